@@ -1,0 +1,13 @@
+"""Mergeable sufficient statistics: the bottom layer of bayesrule.
+
+Every statistic is a commutative monoid: an empty value, ``update`` with a
+block of ``(X, y, sample_weight)``, ``merge`` with another value, and estimates
+derived on demand. Hyperparameters never enter here, so fitting at once, in
+chunks, or on a cluster gives the same statistics.
+"""
+
+from ._common import encode, one_hot_classes
+from ._diagonal import DiagonalStats
+from ._scatter import ScatterStats
+
+__all__ = ["DiagonalStats", "ScatterStats", "encode", "one_hot_classes"]

@@ -1,0 +1,200 @@
+"""Per-class, per-feature weighted means and centred sums of squares (NaN = missing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._common import (
+    as_classes,
+    block_slices,
+    check_features,
+    encode,
+    expand,
+    one_hot_classes,
+    union_classes,
+)
+
+__all__ = ["DiagonalStats"]
+
+_F = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class DiagonalStats:
+    r"""Per-class, per-feature weighted moments; NaN entries are treated as missing.
+
+    For class ``k`` and feature ``j`` it holds the weight of the rows where the
+    feature is observed ``V_kj``, their weighted mean ``m_kj`` and centred sum of
+    squares ``M2_kj = sum w_i (x_ij - m_kj)^2``; and per class the total row
+    weight ``W_k`` (for the priors) and the number of rows with positive weight.
+
+    Same monoid laws as :class:`ScatterStats`: ``empty`` is the identity,
+    ``merge`` is associative and commutative, and
+    ``from_data(A).merge(from_data(B)) == from_data(A ∪ B)``. Merging is the
+    Chan-Golub-LeVeque update applied feature by feature.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+    counts : ndarray of shape (n_classes,), int64
+    weights : ndarray of shape (n_classes,)
+    feature_weights : ndarray of shape (n_classes, n_features)
+    means : ndarray of shape (n_classes, n_features)
+    m2 : ndarray of shape (n_classes, n_features)
+    """
+
+    classes: NDArray[Any]
+    counts: NDArray[np.int64]
+    weights: _F
+    feature_weights: _F
+    means: _F
+    m2: _F
+
+    @classmethod
+    def empty(cls, classes: ArrayLike, n_features: int) -> DiagonalStats:
+        """The identity element."""
+        c = as_classes(classes)
+        k, p = c.size, int(n_features)
+        return cls(
+            classes=c,
+            counts=np.zeros(k, dtype=np.int64),
+            weights=np.zeros(k),
+            feature_weights=np.zeros((k, p)),
+            means=np.zeros((k, p)),
+            m2=np.zeros((k, p)),
+        )
+
+    @classmethod
+    def from_data(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        classes: ArrayLike | None = None,
+    ) -> DiagonalStats:
+        """Statistics of one data set; per-class sums are sparse one-hot products."""
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        y = np.asarray(y)
+        c = as_classes(y if classes is None else classes)
+        n, p = X.shape
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        yi = encode(y, c)
+        out = cls.empty(c, p)
+        for sl in block_slices(n, p):
+            out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], c.size))
+        return out
+
+    def update(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> DiagonalStats:
+        """Return the statistics of the rows seen so far plus ``(X, y, w)``."""
+        X = np.asarray(X)
+        check_features(self.n_features, X.shape[1] if X.ndim == 2 else -1, "update")
+        return self.merge(DiagonalStats.from_data(X, y, sample_weight, classes=self.classes))
+
+    def merge(self, other: DiagonalStats) -> DiagonalStats:
+        """Statistics of the union of the two data sets (classes are united)."""
+        if not isinstance(other, DiagonalStats):
+            raise TypeError(f"can only merge DiagonalStats with DiagonalStats, not {type(other)}.")
+        check_features(self.n_features, other.n_features, "merge")
+        c = union_classes(self.classes, other.classes)
+        a, b = self._aligned(c), other._aligned(c)
+        return a._merge_arrays(b.counts, b.weights, b.feature_weights, b.means, b.m2)
+
+    def _aligned(self, classes: NDArray[Any]) -> DiagonalStats:
+        if np.array_equal(classes, self.classes):
+            return self
+        return DiagonalStats(
+            classes=classes,
+            counts=expand(self.counts, self.classes, classes),
+            weights=expand(self.weights, self.classes, classes),
+            feature_weights=expand(self.feature_weights, self.classes, classes),
+            means=expand(self.means, self.classes, classes),
+            m2=expand(self.m2, self.classes, classes),
+        )
+
+    def _merge_arrays(
+        self, nb: NDArray[np.int64], wb: _F, vb: _F, mb: _F, m2b: _F
+    ) -> DiagonalStats:
+        va, ma = self.feature_weights, self.means
+        V = va + vb
+        safe = np.where(V > 0, V, 1.0)
+        delta = mb - ma
+        mean = ma + delta * (vb / safe)
+        m2 = self.m2 + m2b + delta * delta * (va * vb / safe)
+        return DiagonalStats(
+            classes=self.classes,
+            counts=self.counts + nb,
+            weights=self.weights + wb,
+            feature_weights=V,
+            means=mean,
+            m2=m2,
+        )
+
+    @property
+    def n_features(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size)
+
+    def variances(self, ddof: float = 0.0) -> _F:
+        """Per-class, per-feature variances ``M2 / (V - ddof)``; NaN where undefined."""
+        denom = self.feature_weights - ddof
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(denom > 0, self.m2 / np.where(denom > 0, denom, 1.0), np.nan)
+
+    def pooled_variances(self, ddof: float = 1.0) -> _F:
+        """Per-feature pooled within-class variance ``sum_k M2_k / (sum_k V_k - ddof K)``."""
+        k = (self.feature_weights > 0).sum(axis=0)
+        denom = self.feature_weights.sum(axis=0) - ddof * k
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(denom > 0, self.m2.sum(axis=0) / np.where(denom > 0, denom, 1.0), np.nan)
+
+    def allclose(self, other: DiagonalStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        """Whether two statistics agree to ``rtol`` (scaled by each array's size)."""
+
+        def close(a: _F, b: _F) -> bool:
+            scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+            return bool(np.all(np.abs(a - b) <= atol + rtol * scale))
+
+        return (
+            np.array_equal(self.classes, other.classes)
+            and np.array_equal(self.counts, other.counts)
+            and close(self.weights, other.weights)
+            and close(self.feature_weights, other.feature_weights)
+            and close(self.means, other.means)
+            and close(self.m2, other.m2)
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"DiagonalStats(n_classes={self.n_classes}, n_features={self.n_features}, "
+            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
+        )
+
+
+def _block_moments(
+    X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int
+) -> tuple[NDArray[np.int64], _F, _F, _F, _F]:
+    X = np.asarray(X, dtype=np.float64)
+    observed = ~np.isnan(X)
+    X0 = np.where(observed, X, 0.0)
+    H = one_hot_classes(yi, w, k)
+    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
+    weights = np.bincount(yi, weights=w, minlength=k)
+    V = np.asarray(H @ observed.astype(np.float64))
+    sums = np.asarray(H @ X0)
+    safe = np.where(V > 0, V, 1.0)
+    means = np.where(V > 0, sums / safe, 0.0)
+    D = (X0 - means[yi]) * observed
+    m2 = np.asarray(H @ (D * D))
+    return counts, weights, V, means, m2

@@ -1,0 +1,296 @@
+"""Per-class weighted means and centred scatter matrices: a mergeable statistic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._common import as_classes, block_slices, check_features, encode, expand, union_classes
+
+__all__ = ["ScatterStats"]
+
+_F = NDArray[np.float64]
+
+
+def _shift(W: _F, S: _F, M3: _F, M4: _F, d: _F) -> tuple[_F, _F, _F]:
+    """Re-centre per-class moments about ``old mean + d``.
+
+    With residuals ``r`` about the old mean and ``c = |d|^2``, the moments of
+    ``r - d`` follow from those of ``r`` because ``sum w r = 0``:
+    ``S' = S + W d d'``, ``M3' = M3 - tr(S) d - 2 S d - c W d`` and
+    ``M4' = M4 - 4 d.M3 + 4 d'Sd + 2 c tr(S) + c^2 W``.
+    """
+    c = np.einsum("kp,kp->k", d, d)
+    Sd = np.einsum("kpq,kq->kp", S, d)
+    tr = np.einsum("kpp->k", S)
+    S_new = S + W[:, None, None] * d[:, :, None] * d[:, None, :]
+    M3_new = M3 - (tr + c * W)[:, None] * d - 2.0 * Sd
+    M4_new = (
+        M4 - 4.0 * np.einsum("kp,kp->k", d, M3) + 4.0 * np.einsum("kp,kp->k", d, Sd)
+        + 2.0 * c * tr + c * c * W
+    )
+    return S_new, M3_new, M4_new
+
+
+@dataclass(frozen=True, eq=False)
+class ScatterStats:
+    r"""Per-class weighted sufficient statistics of a Gaussian with full covariance.
+
+    For each class ``k`` with rows ``x_i`` and frequency weights ``w_i`` it holds
+    the weight ``W_k = sum w_i``, the number of rows with positive weight, the
+    mean ``m_k``, the centred scatter ``S_k = sum w_i (x_i - m_k)(x_i - m_k)'``,
+    and two higher moments of the residual norm used by the Ledoit-Wolf
+    shrinkage estimate, ``M3_k = sum w_i |r_i|^2 r_i`` and
+    ``M4_k = sum w_i |r_i|^4`` (``r_i = x_i - m_k``).
+
+    The statistics form a commutative monoid:
+
+    * ``ScatterStats.empty(classes, p)`` is the identity:
+      ``s.merge(empty) == s``;
+    * ``merge`` is associative and commutative;
+    * ``from_data(A).merge(from_data(B)) == from_data(A ∪ B)``, and a row of
+      integer weight ``w`` is the same as ``w`` copies of it.
+
+    Merging uses the pairwise update of Chan, Golub and LeVeque, so nothing is
+    ever computed from raw sums of squares. No hyperparameter (ddof,
+    shrinkage, regularisation) lives here: estimates are derived on demand.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels.
+    counts : ndarray of shape (n_classes,), int64
+        Rows seen with positive weight.
+    weights : ndarray of shape (n_classes,)
+        Sum of sample weights.
+    means : ndarray of shape (n_classes, n_features)
+    scatter : ndarray of shape (n_classes, n_features, n_features)
+    m3 : ndarray of shape (n_classes, n_features)
+    m4 : ndarray of shape (n_classes,)
+
+    References
+    ----------
+    T. F. Chan, G. H. Golub and R. J. LeVeque, "Updating formulae and a
+    pairwise algorithm for computing sample variances", COMPSTAT 1982.
+    """
+
+    classes: NDArray[Any]
+    counts: NDArray[np.int64]
+    weights: _F
+    means: _F
+    scatter: _F
+    m3: _F
+    m4: _F
+
+    # -- construction ---------------------------------------------------------
+    @classmethod
+    def empty(cls, classes: ArrayLike, n_features: int) -> ScatterStats:
+        """The identity element: no rows seen for any of ``classes``."""
+        c = as_classes(classes)
+        k, p = c.size, int(n_features)
+        return cls(
+            classes=c,
+            counts=np.zeros(k, dtype=np.int64),
+            weights=np.zeros(k),
+            means=np.zeros((k, p)),
+            scatter=np.zeros((k, p, p)),
+            m3=np.zeros((k, p)),
+            m4=np.zeros(k),
+        )
+
+    @classmethod
+    def from_data(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        classes: ArrayLike | None = None,
+    ) -> ScatterStats:
+        """Statistics of one data set in a single blocked pass.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite numbers; float32 is accepted, accumulation is float64.
+        y : array-like of shape (n_samples,)
+            Labels, each among ``classes`` when given.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative frequency weights (default: ones).
+        classes : array-like, optional
+            All class labels; defaults to the labels present in ``y``.
+        """
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        y = np.asarray(y)
+        c = as_classes(y if classes is None else classes)
+        n, p = X.shape
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        unit = sample_weight is None or bool(np.all(w == 1.0))
+        yi = encode(y, c)
+        out = cls.empty(c, p)
+        k = c.size
+        for sl in block_slices(n, p):
+            out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], k, unit))
+        return out
+
+    def update(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> ScatterStats:
+        """Return the statistics of the rows seen so far plus ``(X, y, w)``."""
+        X = np.asarray(X)
+        check_features(self.n_features, X.shape[1] if X.ndim == 2 else -1, "update")
+        return self.merge(ScatterStats.from_data(X, y, sample_weight, classes=self.classes))
+
+    # -- monoid ---------------------------------------------------------------
+    def merge(self, other: ScatterStats) -> ScatterStats:
+        """Statistics of the union of the two data sets (classes are united)."""
+        if not isinstance(other, ScatterStats):
+            raise TypeError(f"can only merge ScatterStats with ScatterStats, not {type(other)}.")
+        check_features(self.n_features, other.n_features, "merge")
+        c = union_classes(self.classes, other.classes)
+        a = self._aligned(c)
+        b = other._aligned(c)
+        return a._merge_arrays(b.counts, b.weights, b.means, b.scatter, b.m3, b.m4)
+
+    def _aligned(self, classes: NDArray[Any]) -> ScatterStats:
+        if np.array_equal(classes, self.classes):
+            return self
+        return ScatterStats(
+            classes=classes,
+            counts=expand(self.counts, self.classes, classes),
+            weights=expand(self.weights, self.classes, classes),
+            means=expand(self.means, self.classes, classes),
+            scatter=expand(self.scatter, self.classes, classes),
+            m3=expand(self.m3, self.classes, classes),
+            m4=expand(self.m4, self.classes, classes),
+        )
+
+    def _merge_arrays(
+        self, nb: NDArray[np.int64], wb: _F, mb: _F, Sb: _F, M3b: _F, M4b: _F
+    ) -> ScatterStats:
+        wa, ma = self.weights, self.means
+        W = wa + wb
+        safe = np.where(W > 0, W, 1.0)
+        fa = (wa / safe)[:, None]
+        fb = (wb / safe)[:, None]
+        mean = fa * ma + fb * mb
+        Sa2, M3a2, M4a2 = _shift(wa, self.scatter, self.m3, self.m4, mean - ma)
+        Sb2, M3b2, M4b2 = _shift(wb, Sb, M3b, M4b, mean - mb)
+        return ScatterStats(
+            classes=self.classes,
+            counts=self.counts + nb,
+            weights=W,
+            means=mean,
+            scatter=Sa2 + Sb2,
+            m3=M3a2 + M3b2,
+            m4=M4a2 + M4b2,
+        )
+
+    # -- derived estimates ----------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size)
+
+    def covariances(self, ddof: float = 1.0) -> _F:
+        """Per-class covariances ``S_k / (W_k - ddof)``, shape (n_classes, p, p).
+
+        Raises ValueError naming the class when ``W_k - ddof <= 0``.
+        """
+        denom = self.weights - ddof
+        if np.any(denom <= 0):
+            k = int(np.flatnonzero(denom <= 0)[0])
+            raise ValueError(
+                f"class {self.classes[k]!r} has total weight {self.weights[k]:g} "
+                f"({self.counts[k]} rows); at least {ddof + 1:g} is needed to estimate "
+                "its covariance."
+            )
+        return self.scatter / denom[:, None, None]
+
+    def pooled_scatter(self) -> _F:
+        """Within-class scatter ``sum_k S_k``, shape (p, p)."""
+        return self.scatter.sum(axis=0)
+
+    def pooled_covariance(self, ddof: float = 1.0) -> _F:
+        """Pooled within-class covariance ``sum_k S_k / (W - ddof * K)``.
+
+        ``ddof=1`` gives the unbiased ``1 / (n - K)`` estimate and ``ddof=0`` the
+        maximum-likelihood ``1 / n`` one. Only classes with positive weight count.
+        """
+        k = int(np.count_nonzero(self.weights > 0))
+        denom = self.weights.sum() - ddof * k
+        if denom <= 0:
+            raise ValueError(
+                f"the pooled covariance needs more weight than classes: total weight "
+                f"{self.weights.sum():g} with {k} classes."
+            )
+        return self.pooled_scatter() / denom
+
+    def allclose(self, other: ScatterStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        """Whether two statistics agree to ``rtol`` (scaled by each array's size)."""
+
+        def close(a: _F, b: _F) -> bool:
+            scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+            return bool(np.all(np.abs(a - b) <= atol + rtol * scale))
+
+        return (
+            np.array_equal(self.classes, other.classes)
+            and np.array_equal(self.counts, other.counts)
+            and close(self.weights, other.weights)
+            and close(self.means, other.means)
+            and close(self.scatter, other.scatter)
+            and close(self.m3, other.m3)
+            and close(self.m4, other.m4)
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ScatterStats(n_classes={self.n_classes}, n_features={self.n_features}, "
+            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
+        )
+
+
+def _block_moments(
+    X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int, unit: bool
+) -> tuple[NDArray[np.int64], _F, _F, _F, _F, _F]:
+    """Moments of one block, classes taken as contiguous runs after a sort.
+
+    Each class costs one symmetric matrix product (BLAS syrk) on its centred rows.
+    """
+    p = X.shape[1]
+    counts = np.zeros(k, dtype=np.int64)
+    weights = np.zeros(k)
+    means = np.zeros((k, p))
+    scatter = np.zeros((k, p, p))
+    m3 = np.zeros((k, p))
+    m4 = np.zeros(k)
+    order = np.argsort(yi, kind="stable")
+    bounds = np.searchsorted(yi[order], np.arange(k + 1))
+    for j in np.flatnonzero(np.diff(bounds)):
+        rows = order[bounds[j] : bounds[j + 1]]
+        wk = w[rows]
+        Wk = wk.sum()
+        if Wk <= 0:
+            continue
+        D = np.asarray(X[rows], dtype=np.float64)  # a fresh copy: safe to modify
+        mk = (wk @ D) / Wk
+        D -= mk
+        r2 = np.einsum("ij,ij->i", D, D)
+        wr2 = wk * r2
+        counts[j] = np.count_nonzero(wk > 0)
+        weights[j] = Wk
+        means[j] = mk
+        m3[j] = wr2 @ D
+        m4[j] = wr2 @ r2
+        if not unit:
+            D *= np.sqrt(wk)[:, None]
+        scatter[j] = D.T @ D
+    return counts, weights, means, scatter, m3, m4
