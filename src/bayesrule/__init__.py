@@ -7,6 +7,7 @@ from .discriminant_analysis import (
     QuadraticDiscriminantAnalysis,
     RegularizedDiscriminantAnalysis,
 )
+from .io import load, save
 from .stats import DiagonalStats, ScatterStats
 
 try:
@@ -21,4 +22,6 @@ __all__ = [
     "RegularizedDiscriminantAnalysis",
     "ScatterStats",
     "__version__",
+    "load",
+    "save",
 ]

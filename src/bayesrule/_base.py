@@ -38,16 +38,6 @@ def as_generator(random_state: Any) -> np.random.Generator:
     )
 
 
-def _num_rows(X: Any) -> int:
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) > 0:
-        return int(shape[0])
-    try:
-        return len(X)
-    except TypeError:
-        raise ValueError(f"X must be a 2-D array-like; got {type(X).__name__}.") from None
-
-
 class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     """Base class: Bayes' rule over per-class generative models built from statistics.
 
@@ -95,7 +85,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        n = _num_rows(X)
+        Xv = self._validate_X(X, reset=reset)
+        n = Xv.shape[0]
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
             import warnings
@@ -110,9 +101,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             y_arr = y_arr.ravel()
         if y_arr.ndim != 1:
             raise ValueError(f"y must be 1-dimensional; got shape {y_arr.shape}.")
-        check_lengths(n, y=y_arr, sample_weight=None if sample_weight is None or np.isscalar(sample_weight) else sample_weight)
-        Xv = self._validate_X(X, reset=reset)
-        if Xv.shape[0] == 0:
+        sw = None if sample_weight is None or np.isscalar(sample_weight) else np.asarray(sample_weight)
+        check_lengths(n, y=y_arr, sample_weight=sw)
+        if n == 0:
             raise ValueError("X has 0 samples; at least one is required.")
         check_classification_targets(y_arr)
         w = check_sample_weight(sample_weight, Xv.shape[0])
@@ -234,11 +225,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         present = stats.weights > 0
         if not present.any():
-            raise ValueError("no sample has positive weight; nothing can be fitted.")
-        if self.priors is None:
-            priors = stats.weights / stats.weights.sum()
-        else:
-            priors = check_priors(self.priors, stats.n_classes)
+            raise ValueError("every sample weight is zero: no sample has positive weight, nothing can be fitted.")
+        priors = self._resolve_priors(stats)
         attrs = self._derive(stats, priors, **extra)
         attrs.update(
             stats_=stats,
@@ -249,6 +237,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         )
         for name, value in attrs.items():
             setattr(self, name, value)
+
+    def _resolve_priors(self, stats: Any) -> NDArray[np.float64]:
+        """Class priors: the ``priors`` parameter, else the weighted class proportions.
+
+        Subclasses whose prior parameters are spelled differently (naive
+        Bayes' ``fit_prior`` / ``class_prior``) override this.
+        """
+        if self.priors is None:
+            return np.asarray(stats.weights / stats.weights.sum(), dtype=float)
+        return check_priors(self.priors, stats.n_classes)
 
     def _derive(self, stats: Any, priors: NDArray[np.float64], **extra: Any) -> dict[str, Any]:
         raise NotImplementedError

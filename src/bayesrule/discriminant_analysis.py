@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import eigh
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -20,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import GenerativeClassifier
 from .covariance import shrink, shrinkage_intensity
 from .models.gaussian import Gaussian, stacked_log_prob
-from .stats import ScatterStats, encode
+from .stats import PooledScatterStats, ScatterStats, encode
 
 __all__ = [
     "LinearDiscriminantAnalysis",
@@ -55,6 +56,16 @@ def _external_covariances(
             )
         out[k] = est.covariance_
     return out
+
+
+def _label(stats: Any, k: int) -> str:
+    """A class label as the user wrote it (``3`` or ``'cat'``, not ``np.int64(3)``)."""
+    return repr(stats.classes[k : k + 1].tolist()[0])
+
+
+def _weight_text(stats: Any, k: int) -> str:
+    n, w = int(stats.counts[k]), float(stats.weights[k])
+    return f"{n} sample" + ("s" if n != 1 else "") + (f" of total weight {w:g}" if w != n else "")
 
 
 class _GaussianDA(GenerativeClassifier):
@@ -151,8 +162,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         Accepted for compatibility: ``covariance_`` is always stored.
     tol : float, default=1e-4
         Rank tolerance. Directions in which the pooled covariance has variance
-        below ``tol**2`` times its largest variance (that is, standard deviation
-        below ``tol`` times the largest) are treated as having no
+        below ``tol`` times its largest variance are treated as having no
         within-class variation and are dropped: the model works in the range
         of the covariance. This is what makes constant features (MNIST's
         never-lit pixels) and ``n < p`` work without preprocessing.
@@ -234,8 +244,16 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.covariance_estimator = covariance_estimator
         self.bias = bias
 
+    @property
+    def _stats_type(self) -> Any:  # type: ignore[override]
+        # Ledoit-Wolf needs per-class fourth moments; every other setting only
+        # the pooled scatter, which is K times smaller and faster to compute.
+        if self.shrinkage in ("auto", "ledoit-wolf"):
+            return ScatterStats
+        return PooledScatterStats
+
     def _derive(
-        self, stats: ScatterStats, priors: _F, external: _F | None = None
+        self, stats: Any, priors: _F, external: _F | None = None
     ) -> dict[str, Any]:
         K, p = stats.n_classes, stats.n_features
         max_components = min(K - 1, p)
@@ -251,14 +269,13 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         else:
             cov = stats.pooled_covariance(self._ddof())
             W = float(stats.weights.sum())
-            intensity = shrinkage_intensity(
-                self.shrinkage, stats.pooled_scatter() / W, float(stats.m4.sum()), W
-            )
+            m4 = float(stats.m4.sum()) if isinstance(stats, ScatterStats) else np.nan
+            intensity = shrinkage_intensity(self.shrinkage, stats.pooled_scatter() / W, m4, W)
             if intensity:
                 cov = shrink(cov, intensity)
-        lam, V = np.linalg.eigh(cov)
+        lam, V = eigh(cov, driver="evr")
         top = max(float(lam[-1]), 0.0)
-        keep = lam > (self.tol**2) * top if top > 0 else np.zeros_like(lam, dtype=bool)
+        keep = lam > self.tol * top if top > 0 else np.zeros_like(lam, dtype=bool)
         if not keep.any():
             raise ValueError(
                 "the pooled within-class covariance is zero: every class is constant, "
@@ -282,9 +299,11 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         q = int(np.sum(s > self.tol * s[0])) if s.size and s[0] > 0 else 0
         q = min(q, max_components)
         Vt = Vt[:q]
-        # a deterministic sign: the largest loading of each direction is positive
-        flip = np.sign(Vt[np.arange(q), np.argmax(np.abs(Vt), axis=1)]) if q else np.ones(0)
-        Vt = Vt * flip[:, None]
+        # A deterministic sign for each direction: later classes (in the order of
+        # classes_) project to larger values, sum_k k * <m_k - mbar, v> > 0.
+        proj = (Mw[present] - priors @ Mw) @ Vt.T
+        flip = np.sign(np.flatnonzero(present) @ proj)
+        Vt = Vt * np.where(flip == 0, 1.0, flip)[:, None]
         n_out = max_components if self.n_components is None else self.n_components
         evr = s2 / s2.sum() if s2.sum() > 0 else s2
         gaussians = [Gaussian(means[k], lam, V) for k in range(K)]
@@ -428,9 +447,9 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
                 covs[k] = external[k]
                 continue
             denom = stats.weights[k] - ddof
-            if denom <= 0 or stats.counts[k] < 2:
+            if denom <= 0:
                 raise ValueError(
-                    f"class {stats.classes[k]!r} has {stats.counts[k]} sample(s); at least 2 "
+                    f"class {_label(stats, k)} has {_weight_text(stats, k)}; at least 2 samples "
                     "are needed to estimate its covariance."
                 )
             covs[k] = stats.scatter[k] / denom
@@ -458,15 +477,15 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
     def _gaussian_attrs(self, stats: ScatterStats, covs: _F, intensity: _F) -> dict[str, Any]:
         present = stats.weights > 0
         p = stats.n_features
-        lam, V = np.linalg.eigh(covs[present])
         gaussians: list[Any] = [None] * stats.n_classes
         rotations: list[Any] = [np.zeros((p, 0))] * stats.n_classes
         scalings: list[Any] = [np.zeros(0)] * stats.n_classes
-        for j, k in enumerate(np.flatnonzero(present)):
-            lk, Vk = lam[j][::-1], V[j][:, ::-1]
+        for k in np.flatnonzero(present):
+            lk, Vk = eigh(covs[k], driver="evr")
+            lk, Vk = lk[::-1], Vk[:, ::-1]
             if lk[-1] <= self.tol:
                 raise ValueError(
-                    f"the covariance matrix of class {stats.classes[k]!r} is singular "
+                    f"the covariance matrix of class {_label(stats, k)} is singular "
                     f"(smallest eigenvalue {lk[-1]:.3g} <= tol={self.tol:g}; "
                     f"{stats.counts[k]} samples, {p} features): {self._singular_hint()}."
                 )
@@ -568,9 +587,9 @@ def blended_covariances(stats: ScatterStats, alpha: float, gamma: float, ddof: f
     covs = np.zeros_like(stats.scatter)
     for k in np.flatnonzero(present):
         if alpha > 0:
-            if stats.weights[k] - ddof <= 0 or stats.counts[k] < 2:
+            if stats.weights[k] - ddof <= 0:
                 raise ValueError(
-                    f"class {stats.classes[k]!r} has {stats.counts[k]} sample(s); at least 2 "
+                    f"class {_label(stats, k)} has {_weight_text(stats, k)}; at least 2 samples "
                     "are needed to estimate its covariance (or set alpha=0)."
                 )
             own = stats.scatter[k] / (stats.weights[k] - ddof)

@@ -7,7 +7,19 @@ chunks, or on a cluster gives the same statistics.
 """
 
 from ._common import encode, one_hot_classes
+from ._counts import CategoryStats, CountStats, MixedStats, ValueCountStats
 from ._diagonal import DiagonalStats
+from ._pooled import PooledScatterStats
 from ._scatter import ScatterStats
 
-__all__ = ["DiagonalStats", "ScatterStats", "encode", "one_hot_classes"]
+__all__ = [
+    "CategoryStats",
+    "CountStats",
+    "DiagonalStats",
+    "MixedStats",
+    "PooledScatterStats",
+    "ScatterStats",
+    "ValueCountStats",
+    "encode",
+    "one_hot_classes",
+]

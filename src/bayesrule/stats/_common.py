@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 #: Rows are processed in blocks of about this many float64 values, so that the
 #: temporary copies a block needs stay small next to the training matrix.
-BLOCK_VALUES = 1 << 22
+BLOCK_VALUES = 1 << 23
 
 
 def as_classes(classes: ArrayLike) -> NDArray[Any]:
@@ -86,3 +86,50 @@ def one_hot_classes(yi: NDArray[np.intp], w: NDArray[np.float64], k: int) -> Any
 
     n = yi.size
     return sp.csr_matrix((w, (yi, np.arange(n))), shape=(k, n))
+
+
+def class_means(
+    X: NDArray[Any], yi: NDArray[np.intp], w: NDArray[np.float64], k: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    """Rows with positive weight, weight sums and weighted means per class.
+
+    One sparse one-hot product per block of rows; classes without weight get a
+    zero mean (the empty statistic).
+    """
+    n, p = X.shape
+    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
+    weights = np.bincount(yi, weights=w, minlength=k)
+    sums = np.zeros((k, p))
+    for sl in block_slices(n, p):
+        H = one_hot_classes(yi[sl], w[sl], k)
+        sums += H @ np.asarray(X[sl], dtype=np.float64)
+    safe = np.where(weights > 0, weights, 1.0)
+    return counts, weights, sums / safe[:, None]
+
+
+def syrk_add(D: NDArray[np.float64], acc: NDArray[np.float64]) -> None:
+    """Add ``D' D`` to the upper triangle of the Fortran-ordered ``acc`` in place.
+
+    BLAS syrk does half the work of a general product; ``D.T`` of a C-ordered
+    ``D`` is Fortran-ordered, so nothing is copied. Call :func:`symmetrized`
+    once at the end.
+    """
+    from scipy.linalg.blas import dsyrk
+
+    if D.shape[0]:
+        out = dsyrk(1.0, D.T, beta=1.0, c=acc, trans=0, overwrite_c=True)
+        if out is not acc and not np.shares_memory(out, acc):  # pragma: no cover
+            acc[...] = out
+
+
+def symmetrized(upper: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The symmetric matrix whose upper triangle is ``upper``'s (C-ordered copy)."""
+    return np.ascontiguousarray(np.triu(upper) + np.triu(upper, 1).T)
+
+
+def arrays_close(a: NDArray[Any], b: NDArray[Any], rtol: float, atol: float = 0.0) -> bool:
+    """Entrywise ``|a - b| <= atol + rtol * max(|a|, |b|)`` over the whole array."""
+    if a.shape != b.shape:
+        return False
+    scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+    return bool(np.all(np.abs(a - b) <= atol + rtol * scale))

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    arrays_close,
     as_classes,
     block_slices,
     check_features,
@@ -162,17 +163,13 @@ class DiagonalStats:
     def allclose(self, other: DiagonalStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
         """Whether two statistics agree to ``rtol`` (scaled by each array's size)."""
 
-        def close(a: _F, b: _F) -> bool:
-            scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
-            return bool(np.all(np.abs(a - b) <= atol + rtol * scale))
-
         return (
             np.array_equal(self.classes, other.classes)
             and np.array_equal(self.counts, other.counts)
-            and close(self.weights, other.weights)
-            and close(self.feature_weights, other.feature_weights)
-            and close(self.means, other.means)
-            and close(self.m2, other.m2)
+            and arrays_close(self.weights, other.weights, rtol, atol)
+            and arrays_close(self.feature_weights, other.feature_weights, rtol, atol)
+            and arrays_close(self.means, other.means, rtol, atol)
+            and arrays_close(self.m2, other.m2, rtol, atol)
         )
 
     def __repr__(self) -> str:

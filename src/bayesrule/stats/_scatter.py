@@ -8,7 +8,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import as_classes, block_slices, check_features, encode, expand, union_classes
+from ._common import (
+    arrays_close,
+    BLOCK_VALUES,
+    as_classes,
+    check_features,
+    class_means,
+    encode,
+    expand,
+    symmetrized,
+    syrk_add,
+    union_classes,
+)
 
 __all__ = ["ScatterStats"]
 
@@ -132,11 +143,11 @@ class ScatterStats:
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         unit = sample_weight is None or bool(np.all(w == 1.0))
         yi = encode(y, c)
-        out = cls.empty(c, p)
-        k = c.size
-        for sl in block_slices(n, p):
-            out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], k, unit))
-        return out
+        counts, weights, means = class_means(X, yi, w, c.size)
+        scatter, m3, m4 = _centred_moments(X, yi, w, means, unit)
+        return cls(
+            classes=c, counts=counts, weights=weights, means=means, scatter=scatter, m3=m3, m4=m4
+        )
 
     def update(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -237,18 +248,14 @@ class ScatterStats:
     def allclose(self, other: ScatterStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
         """Whether two statistics agree to ``rtol`` (scaled by each array's size)."""
 
-        def close(a: _F, b: _F) -> bool:
-            scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
-            return bool(np.all(np.abs(a - b) <= atol + rtol * scale))
-
         return (
             np.array_equal(self.classes, other.classes)
             and np.array_equal(self.counts, other.counts)
-            and close(self.weights, other.weights)
-            and close(self.means, other.means)
-            and close(self.scatter, other.scatter)
-            and close(self.m3, other.m3)
-            and close(self.m4, other.m4)
+            and arrays_close(self.weights, other.weights, rtol, atol)
+            and arrays_close(self.means, other.means, rtol, atol)
+            and arrays_close(self.scatter, other.scatter, rtol, atol)
+            and arrays_close(self.m3, other.m3, rtol, atol)
+            and arrays_close(self.m4, other.m4, rtol, atol)
         )
 
     def __repr__(self) -> str:
@@ -258,39 +265,40 @@ class ScatterStats:
         )
 
 
-def _block_moments(
-    X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int, unit: bool
-) -> tuple[NDArray[np.int64], _F, _F, _F, _F, _F]:
-    """Moments of one block, classes taken as contiguous runs after a sort.
+def _centred_moments(
+    X: NDArray[Any], yi: NDArray[np.intp], w: _F, means: _F, unit: bool
+) -> tuple[_F, _F, _F]:
+    """Per-class scatter, M3 and M4 about the exact class means.
 
-    Each class costs one symmetric matrix product (BLAS syrk) on its centred rows.
+    Rows are visited class by class (after one argsort) in chunks of bounded
+    size; each chunk is gathered into a reusable buffer, centred in place and
+    added with one symmetric rank-k product (BLAS syrk).
     """
-    p = X.shape[1]
-    counts = np.zeros(k, dtype=np.int64)
-    weights = np.zeros(k)
-    means = np.zeros((k, p))
+    k, p = means.shape
     scatter = np.zeros((k, p, p))
+    acc = np.zeros((p, p), order="F")
     m3 = np.zeros((k, p))
     m4 = np.zeros(k)
     order = np.argsort(yi, kind="stable")
     bounds = np.searchsorted(yi[order], np.arange(k + 1))
+    step = max(256, BLOCK_VALUES // max(p, 1))
+    buf = np.empty((min(step, X.shape[0]), p))
     for j in np.flatnonzero(np.diff(bounds)):
-        rows = order[bounds[j] : bounds[j + 1]]
-        wk = w[rows]
-        Wk = wk.sum()
-        if Wk <= 0:
-            continue
-        D = np.asarray(X[rows], dtype=np.float64)  # a fresh copy: safe to modify
-        mk = (wk @ D) / Wk
-        D -= mk
-        r2 = np.einsum("ij,ij->i", D, D)
-        wr2 = wk * r2
-        counts[j] = np.count_nonzero(wk > 0)
-        weights[j] = Wk
-        means[j] = mk
-        m3[j] = wr2 @ D
-        m4[j] = wr2 @ r2
+        acc[...] = 0.0
+        rows_j = order[bounds[j] : bounds[j + 1]]
         if not unit:
-            D *= np.sqrt(wk)[:, None]
-        scatter[j] = D.T @ D
-    return counts, weights, means, scatter, m3, m4
+            rows_j = rows_j[w[rows_j] > 0]
+        for s in range(0, rows_j.size, step):
+            rows = rows_j[s : s + step]
+            D = buf[: rows.size]
+            D[...] = X[rows]
+            D -= means[j]
+            r2 = np.einsum("ij,ij->i", D, D)
+            wr2 = r2 if unit else w[rows] * r2
+            m3[j] += wr2 @ D
+            m4[j] += wr2 @ r2
+            if not unit:
+                D *= np.sqrt(w[rows])[:, None]
+            syrk_add(D, acc)
+        scatter[j] = symmetrized(acc)
+    return scatter, m3, m4

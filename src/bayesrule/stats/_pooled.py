@@ -1,0 +1,181 @@
+"""Per-class weighted means with one pooled within-class scatter: LDA's statistic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._common import (
+    arrays_close,
+    BLOCK_VALUES,
+    as_classes,
+    check_features,
+    class_means,
+    encode,
+    expand,
+    symmetrized,
+    syrk_add,
+    union_classes,
+)
+
+__all__ = ["PooledScatterStats"]
+
+_F = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class PooledScatterStats:
+    r"""Per-class weights and means, and the pooled within-class scatter.
+
+    ``scatter = sum_k sum_{i in k} w_i (x_i - m_k)(x_i - m_k)'``. This is all a
+    shared-covariance model (LDA) needs; it takes ``K`` times less memory than
+    :class:`ScatterStats` and is computed with one symmetric product per block
+    of rows, in the rows' own order.
+
+    Monoid laws as for :class:`ScatterStats`. Merging two values updates each
+    class mean by the Chan-Golub-LeVeque rule and adds, for every class, the
+    between-parts term ``(W_a W_b / W) d d'`` (``d`` the difference of the two
+    parts' class means) to the scatter — one matrix product for all classes.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+    counts : ndarray of shape (n_classes,), int64
+    weights : ndarray of shape (n_classes,)
+    means : ndarray of shape (n_classes, n_features)
+    scatter : ndarray of shape (n_features, n_features)
+    """
+
+    classes: NDArray[Any]
+    counts: NDArray[np.int64]
+    weights: _F
+    means: _F
+    scatter: _F
+
+    @classmethod
+    def empty(cls, classes: ArrayLike, n_features: int) -> PooledScatterStats:
+        """The identity element."""
+        c = as_classes(classes)
+        k, p = c.size, int(n_features)
+        return cls(
+            classes=c,
+            counts=np.zeros(k, dtype=np.int64),
+            weights=np.zeros(k),
+            means=np.zeros((k, p)),
+            scatter=np.zeros((p, p)),
+        )
+
+    @classmethod
+    def from_data(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        classes: ArrayLike | None = None,
+    ) -> PooledScatterStats:
+        """Statistics of one data set (see :meth:`ScatterStats.from_data`)."""
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        y = np.asarray(y)
+        c = as_classes(y if classes is None else classes)
+        n, p = X.shape
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        unit = sample_weight is None or bool(np.all(w == 1.0))
+        yi = encode(y, c)
+        counts, weights, means = class_means(X, yi, w, c.size)
+        acc = np.zeros((p, p), order="F")
+        step = max(256, BLOCK_VALUES // max(p, 1))
+        for s in range(0, n, step):
+            D = np.array(X[s : s + step], dtype=np.float64)
+            D -= means[yi[s : s + step]]
+            if not unit:
+                D *= np.sqrt(w[s : s + step])[:, None]
+            syrk_add(D, acc)
+        return cls(
+            classes=c, counts=counts, weights=weights, means=means, scatter=symmetrized(acc)
+        )
+
+    def update(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> PooledScatterStats:
+        """Return the statistics of the rows seen so far plus ``(X, y, w)``."""
+        X = np.asarray(X)
+        check_features(self.n_features, X.shape[1] if X.ndim == 2 else -1, "update")
+        return self.merge(PooledScatterStats.from_data(X, y, sample_weight, classes=self.classes))
+
+    def merge(self, other: PooledScatterStats) -> PooledScatterStats:
+        """Statistics of the union of the two data sets (classes are united)."""
+        if not isinstance(other, PooledScatterStats):
+            raise TypeError(
+                f"can only merge PooledScatterStats with PooledScatterStats, not {type(other).__name__}."
+            )
+        check_features(self.n_features, other.n_features, "merge")
+        c = union_classes(self.classes, other.classes)
+        a, b = self._aligned(c), other._aligned(c)
+        W = a.weights + b.weights
+        safe = np.where(W > 0, W, 1.0)
+        delta = b.means - a.means
+        mean = a.means + delta * (b.weights / safe)[:, None]
+        scaled = delta * np.sqrt(a.weights * b.weights / safe)[:, None]
+        return PooledScatterStats(
+            classes=c,
+            counts=a.counts + b.counts,
+            weights=W,
+            means=mean,
+            scatter=a.scatter + b.scatter + scaled.T @ scaled,
+        )
+
+    def _aligned(self, classes: NDArray[Any]) -> PooledScatterStats:
+        if np.array_equal(classes, self.classes):
+            return self
+        return PooledScatterStats(
+            classes=classes,
+            counts=expand(self.counts, self.classes, classes),
+            weights=expand(self.weights, self.classes, classes),
+            means=expand(self.means, self.classes, classes),
+            scatter=self.scatter,
+        )
+
+    @property
+    def n_features(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size)
+
+    def pooled_scatter(self) -> _F:
+        """Within-class scatter, shape (p, p)."""
+        return self.scatter
+
+    def pooled_covariance(self, ddof: float = 1.0) -> _F:
+        """Pooled within-class covariance ``S_w / (W - ddof * K)`` (K: classes with weight)."""
+        k = int(np.count_nonzero(self.weights > 0))
+        denom = self.weights.sum() - ddof * k
+        if denom <= 0:
+            raise ValueError(
+                f"the pooled covariance needs more weight than classes: total weight "
+                f"{self.weights.sum():g} with {k} classes."
+            )
+        return self.scatter / denom
+
+    def allclose(self, other: PooledScatterStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        """Whether two statistics agree to ``rtol`` (relative to each array's largest entry)."""
+        return (
+            np.array_equal(self.classes, other.classes)
+            and np.array_equal(self.counts, other.counts)
+            and arrays_close(self.weights, other.weights, rtol, atol)
+            and arrays_close(self.means, other.means, rtol, atol)
+            and arrays_close(self.scatter, other.scatter, rtol, atol)
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"PooledScatterStats(n_classes={self.n_classes}, n_features={self.n_features}, "
+            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
+        )
