@@ -127,9 +127,27 @@ def symmetrized(upper: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.ascontiguousarray(np.triu(upper) + np.triu(upper, 1).T)
 
 
-def arrays_close(a: NDArray[Any], b: NDArray[Any], rtol: float, atol: float = 0.0) -> bool:
-    """Entrywise ``|a - b| <= atol + rtol * max(|a|, |b|)`` over the whole array."""
+def arrays_close(
+    a: NDArray[Any], b: NDArray[Any], rtol: float, atol: float = 0.0, floor: float = 0.0
+) -> bool:
+    """Entrywise ``|a - b| <= atol + rtol * max(|a|, |b|, floor)`` over the whole array.
+
+    ``floor`` is the scale below which a centred moment is rounding noise: a
+    moment that is zero in exact arithmetic (one distinct row, symmetric data)
+    is compared on that scale rather than on its own.
+    """
     if a.shape != b.shape:
         return False
-    scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+    scale = max(
+        float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)), floor
+    )
     return bool(np.all(np.abs(a - b) <= atol + rtol * scale))
+
+
+def noise_floor(weights: NDArray[np.float64], means: NDArray[np.float64], order: int) -> float:
+    """Scale of a centred moment of ``order`` made of rounding noise alone.
+
+    Centring loses about the digits of ``|mean|``; we take ``W (1e-6 |mean|)^order``
+    (far above that loss, far below any real spread).
+    """
+    return float(np.max(weights, initial=0.0)) * (1e-6 * float(np.max(np.abs(means), initial=0.0))) ** order

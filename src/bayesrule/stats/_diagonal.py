@@ -15,6 +15,7 @@ from ._common import (
     check_features,
     encode,
     expand,
+    noise_floor,
     one_hot_classes,
     union_classes,
 )
@@ -169,7 +170,9 @@ class DiagonalStats:
             and arrays_close(self.weights, other.weights, rtol, atol)
             and arrays_close(self.feature_weights, other.feature_weights, rtol, atol)
             and arrays_close(self.means, other.means, rtol, atol)
-            and arrays_close(self.m2, other.m2, rtol, atol)
+            and arrays_close(
+                self.m2, other.m2, rtol, atol, noise_floor(self.weights, self.means, 2)
+            )
         )
 
     def __repr__(self) -> str:

@@ -16,6 +16,8 @@ from ._common import (
     class_means,
     encode,
     expand,
+    noise_floor,
+    one_hot_classes,
     symmetrized,
     syrk_add,
     union_classes,
@@ -89,16 +91,20 @@ class PooledScatterStats:
         yi = encode(y, c)
         counts, weights, means = class_means(X, yi, w, c.size)
         acc = np.zeros((p, p), order="F")
+        s1 = np.zeros_like(means)
         step = max(256, BLOCK_VALUES // max(p, 1))
         for s in range(0, n, step):
             D = np.array(X[s : s + step], dtype=np.float64)
             D -= means[yi[s : s + step]]
+            s1 += one_hot_classes(yi[s : s + step], w[s : s + step], c.size) @ D
             if not unit:
                 D *= np.sqrt(w[s : s + step])[:, None]
             syrk_add(D, acc)
-        return cls(
-            classes=c, counts=counts, weights=weights, means=means, scatter=symmetrized(acc)
-        )
+        # Remove the rounding error of the first-pass means exactly:
+        # S = S_about_m - sum_k W_k d_k d_k' with d_k = s1_k / W_k.
+        d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
+        scatter = symmetrized(acc) - (d * weights[:, None]).T @ d
+        return cls(classes=c, counts=counts, weights=weights, means=means + d, scatter=scatter)
 
     def update(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -171,7 +177,9 @@ class PooledScatterStats:
             and np.array_equal(self.counts, other.counts)
             and arrays_close(self.weights, other.weights, rtol, atol)
             and arrays_close(self.means, other.means, rtol, atol)
-            and arrays_close(self.scatter, other.scatter, rtol, atol)
+            and arrays_close(
+                self.scatter, other.scatter, rtol, atol, noise_floor(self.weights, self.means, 2)
+            )
         )
 
     def __repr__(self) -> str:

@@ -1,0 +1,68 @@
+"""Independent Poisson counts: the class model of Poisson naive Bayes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import gammaln
+
+from ._missing import as_2d_params, finish, split_missing
+
+__all__ = ["Poisson"]
+
+_F = NDArray[np.float64]
+
+
+def _sum_log_factorials(X0: Any) -> _F:
+    if sp.issparse(X0):
+        G = sp.csr_matrix(X0, copy=True)
+        G.data = gammaln(G.data + 1.0)
+        return np.asarray(G.sum(axis=1)).ravel()
+    return gammaln(np.asarray(X0) + 1.0).sum(axis=1)
+
+
+class Poisson:
+    r"""``x_j ~ Poisson(rate_j)`` independently, for one or several classes.
+
+    Parameters
+    ----------
+    rate : array-like of shape (n_features,) or (n_classes, n_features)
+        Positive rates.
+
+    ``log_prob(X) = X log(rate)' - sum_j rate_j - sum_j log x_j!``; dense
+    (NaN = missing, its term dropped) or scipy.sparse input.
+    """
+
+    def __init__(self, rate: ArrayLike) -> None:
+        self._single, (self.rate,) = as_2d_params(rate)
+        if np.any(~(self.rate > 0)):
+            raise ValueError("rate of a Poisson must be positive.")
+        self.log_rate = np.log(self.rate)
+
+    def relative_log_prob(self, X: Any) -> _F:
+        """``log_prob`` plus ``sum_j log x_j!`` (a term the same for every class)."""
+        X0, missing = split_missing(X)
+        out = np.asarray(X0 @ self.log_rate.T) - self.rate.sum(axis=1)
+        if missing is not None:
+            out += np.asarray(missing @ self.rate.T)
+        return out
+
+    def log_prob(self, X: Any) -> _F:
+        """Log probability of each row, shape (n,) or (n, n_classes)."""
+        X0, _ = split_missing(X)
+        out = self.relative_log_prob(X) - _sum_log_factorials(X0)[:, None]
+        return finish(out, self._single)
+
+    def __getitem__(self, k: int) -> Poisson:
+        return Poisson(self.rate[k])
+
+    def sample(self, n: int, rng: np.random.Generator) -> _F:
+        """Draw ``n`` rows of counts from a single-class model."""
+        return rng.poisson(self.rate[0], size=(n, self.rate.shape[1])).astype(np.float64)
+
+    def __repr__(self) -> str:
+        k, p = self.rate.shape
+        return f"Poisson(n_classes={k}, n_features={p})"

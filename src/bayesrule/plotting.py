@@ -1,0 +1,495 @@
+"""Pictures of fitted models, in scikit-learn's display-object style.
+
+Each display is built with ``from_estimator`` (or ``from_predictions``),
+which computes what is drawn, and drawn with ``plot(ax=...)``; the computed
+values stay on the object for inspection. matplotlib is imported only when a
+display is drawn, and an install hint is given when it is missing.
+
+* :class:`DecisionRegionsDisplay` — decision regions, class means and
+  covariance ellipses in two dimensions;
+* :class:`ConfusionMatrixDisplay` — the row-normalised confusion matrix;
+* :class:`SampleGridDisplay` — generated images, a row of samples per class.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "ConfusionMatrixDisplay",
+    "DecisionRegionsDisplay",
+    "SampleGridDisplay",
+    "image_shape_for",
+    "require_matplotlib",
+]
+
+_HINT = "matplotlib is required for plots: pip install 'bayesrule[plot]'"
+
+
+def require_matplotlib() -> Any:
+    """Import matplotlib, or raise ImportError with the install hint."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(_HINT) from None
+    return matplotlib
+
+
+def _axes(ax: Any, figsize: tuple[float, float]) -> Any:
+    require_matplotlib()
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def _colours(n: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if n <= 10 else "tab20"]
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def image_shape_for(n_features: int, minimum: int = 64) -> tuple[int, int] | None:
+    """``(s, s)`` when ``n_features`` is a square of at least ``minimum``, else None.
+
+    Small squares (4 features, 9 features) are almost never images, hence the minimum.
+    """
+    s = math.isqrt(int(n_features))
+    return (s, s) if s * s == n_features and n_features >= minimum else None
+
+
+# --------------------------------------------------------------------- decision regions
+def _gaussian_moments(stats: Any) -> tuple[NDArray[Any], NDArray[Any]] | None:
+    """Class means and covariances read from Gaussian statistics, if they are such."""
+    means = getattr(stats, "means", None)
+    weights = getattr(stats, "weights", None)
+    if means is None or weights is None:
+        return None
+    w = np.where(weights > 0, weights, 1.0)
+    scatter = getattr(stats, "scatter", None)
+    if scatter is not None and scatter.ndim == 3:
+        return means, scatter / w[:, None, None]
+    if scatter is not None and scatter.ndim == 2:  # pooled within-class scatter (LDA)
+        pooled = scatter / max(float(weights.sum()), 1.0)
+        return means, np.broadcast_to(pooled, (means.shape[0],) + pooled.shape)
+    m2 = getattr(stats, "m2", None)
+    if m2 is not None:
+        fw = getattr(stats, "feature_weights", None)
+        fw = np.where(fw > 0, fw, 1.0) if fw is not None else w[:, None]
+        return means, np.stack([np.diag(v) for v in m2 / fw])
+    return None
+
+
+def _empirical_moments(Z: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]) -> tuple[NDArray[Any], NDArray[Any]]:
+    means = np.zeros((classes.size, 2))
+    covs = np.zeros((classes.size, 2, 2))
+    for k, c in enumerate(classes):
+        rows = Z[y == c]
+        if rows.shape[0] > 0:
+            means[k] = rows.mean(axis=0)
+        if rows.shape[0] > 1:
+            covs[k] = np.cov(rows, rowvar=False, bias=True)
+    return means, covs
+
+
+class DecisionRegionsDisplay:
+    """Decision regions of a classifier in a plane, with class means and ellipses.
+
+    Build it with :meth:`from_estimator`. For two features the model itself is
+    drawn. For more, the data are projected on the model's first two Fisher
+    discriminants (its own ``transform`` for LDA, otherwise those of an LDA
+    fitted to the same data) and a copy of the model, with the same parameters,
+    is refitted there; if that is impossible (two classes give a single
+    discriminant) the first two features are used. ``note`` says which.
+
+    Attributes
+    ----------
+    xx, yy : ndarray of shape (grid_resolution, grid_resolution)
+        The grid.
+    regions : ndarray of shape (grid_resolution, grid_resolution)
+        Index in ``classes`` of the predicted class at each grid point.
+    X : ndarray of shape (n_samples, 2)
+        The points drawn (projected when needed), coloured by ``y``.
+    means, covariances : ndarrays of shape (n_classes, 2) and (n_classes, 2, 2)
+        The class Gaussians the ellipses show.
+    """
+
+    def __init__(
+        self,
+        *,
+        xx: NDArray[Any],
+        yy: NDArray[Any],
+        regions: NDArray[Any],
+        classes: NDArray[Any],
+        X: NDArray[Any],
+        y: NDArray[Any],
+        means: NDArray[Any],
+        covariances: NDArray[Any],
+        xlabel: str = "feature 1",
+        ylabel: str = "feature 2",
+        title: str = "Decision regions",
+        note: str | None = None,
+    ) -> None:
+        self.xx, self.yy, self.regions = xx, yy, regions
+        self.classes, self.X, self.y = classes, X, y
+        self.means, self.covariances = means, covariances
+        self.xlabel, self.ylabel, self.title, self.note = xlabel, ylabel, title, note
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator: Any,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        projection: str = "auto",
+        feature_names: list[str] | None = None,
+        grid_resolution: int = 200,
+        ax: Any = None,
+        **plot_kwargs: Any,
+    ) -> DecisionRegionsDisplay:
+        """Compute and draw the decision regions of a fitted estimator.
+
+        Parameters
+        ----------
+        estimator : fitted bayesrule estimator
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, used to colour the points and, for more than two
+            features, to refit the model in the plane.
+        projection : {"auto", "fisher", "features"}
+            For more than two features: the Fisher plane ("auto" falls back
+            to the first two features when it is not available) or the first
+            two features.
+        feature_names : list of str, optional
+            Axis labels for two-feature data; default ``feature_names_in_``.
+        grid_resolution : int
+            Grid points along each axis.
+        ax : matplotlib Axes, optional
+        """
+        from sklearn.base import clone
+
+        Xa = np.asarray(X, dtype=float)
+        ya = np.asarray(y)
+        if Xa.ndim != 2 or Xa.shape[0] != ya.shape[0]:
+            raise ValueError(f"X must be 2-D with one row per label; got shapes {Xa.shape} and {ya.shape}.")
+        if projection not in ("auto", "fisher", "features"):
+            raise ValueError(f"projection must be 'auto', 'fisher' or 'features'; got {projection!r}.")
+        name = type(estimator).__name__
+        names = feature_names or [str(n) for n in getattr(estimator, "feature_names_in_", [])]
+        if len(names) != Xa.shape[1]:
+            names = [f"feature {j + 1}" for j in range(Xa.shape[1])]
+        note = None
+        model = estimator
+        Z = Xa
+        xlabel, ylabel = names[0], names[1] if Xa.shape[1] > 1 else ""
+        if Xa.shape[1] < 2:
+            raise ValueError(f"decision regions need at least 2 features; X has {Xa.shape[1]}.")
+        if Xa.shape[1] > 2:
+            model, Z, note = None, None, None
+            if projection in ("auto", "fisher"):
+                try:
+                    Z = _fisher_plane(estimator, Xa, ya)
+                    model = clone(estimator).fit(Z, ya)
+                    xlabel, ylabel = "first Fisher discriminant", "second Fisher discriminant"
+                    note = f"{name} refitted in the 2-D Fisher (LDA) projection of {Xa.shape[1]} features"
+                except ValueError as exc:
+                    if projection == "fisher":
+                        raise ValueError(f"no 2-D Fisher projection: {exc}") from None
+                    model = None
+            if model is None:
+                Z = Xa[:, :2]
+                model = clone(estimator).fit(Z, ya)
+                xlabel, ylabel = names[0], names[1]
+                note = f"{name} refitted on the first two of {Xa.shape[1]} features only"
+        assert Z is not None
+        lo, hi = Z.min(axis=0), Z.max(axis=0)
+        pad = 0.08 * np.where(hi > lo, hi - lo, 1.0)
+        gx = np.linspace(lo[0] - pad[0], hi[0] + pad[0], grid_resolution)
+        gy = np.linspace(lo[1] - pad[1], hi[1] + pad[1], grid_resolution)
+        xx, yy = np.meshgrid(gx, gy)
+        grid = np.column_stack([xx.ravel(), yy.ravel()])
+        if hasattr(model, "feature_names_in_"):
+            import pandas as pd
+
+            grid = pd.DataFrame(grid, columns=model.feature_names_in_)
+        classes = model.classes_
+        pred = model.predict(grid)
+        regions = np.searchsorted(classes, pred).reshape(xx.shape)
+        moments = _gaussian_moments(getattr(model, "stats_", None))
+        if moments is None:
+            moments = _empirical_moments(Z, ya, classes)
+        disp = cls(
+            xx=xx,
+            yy=yy,
+            regions=regions,
+            classes=classes,
+            X=Z,
+            y=ya,
+            means=moments[0],
+            covariances=moments[1],
+            xlabel=xlabel,
+            ylabel=ylabel,
+            title=f"Decision regions of {name}",
+            note=note,
+        )
+        return disp.plot(ax=ax, **plot_kwargs)
+
+    def plot(self, ax: Any = None, *, n_std: float = 2.0, alpha: float = 0.22) -> DecisionRegionsDisplay:
+        """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_``, ``figure_``."""
+        from matplotlib.colors import ListedColormap
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Ellipse
+
+        ax = _axes(ax, (7.0, 5.8))
+        K = self.classes.size
+        colours = _colours(K)
+        ax.contourf(
+            self.xx,
+            self.yy,
+            self.regions,
+            levels=np.arange(K + 1) - 0.5,
+            cmap=ListedColormap(colours),
+            alpha=alpha,
+        )
+        ax.contour(self.xx, self.yy, self.regions, levels=np.arange(K) + 0.5, colors="0.3", linewidths=0.6)
+        handles = []
+        for k, c in enumerate(self.classes):
+            pts = self.X[self.y == c]
+            ax.scatter(pts[:, 0], pts[:, 1], s=14, color=colours[k], edgecolors="0.15", linewidths=0.3)
+            handles.append(Line2D([], [], marker="o", ls="", color=colours[k], mec="0.15", label=str(c)))
+            mean, cov = self.means[k], self.covariances[k]
+            vals, vecs = np.linalg.eigh(cov)
+            vals = np.clip(vals, 0.0, None)
+            angle = float(np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1])))
+            ax.add_patch(
+                Ellipse(
+                    tuple(mean),
+                    2 * n_std * math.sqrt(vals[-1]),
+                    2 * n_std * math.sqrt(vals[0]),
+                    angle=angle,
+                    fill=False,
+                    ec=colours[k],
+                    lw=2.0,
+                )
+            )
+            ax.plot(*mean, marker="X", ms=11, color=colours[k], mec="black", mew=1.2)
+        handles.append(Line2D([], [], marker="X", ls="", color="white", mec="black", ms=10, label="class mean"))
+        handles.append(Line2D([], [], color="0.2", lw=2.0, label=f"{n_std:g}σ ellipse"))
+        ax.legend(handles=handles, title="class", loc="best", fontsize="small", framealpha=0.85)
+        ax.set_xlabel(self.xlabel)
+        ax.set_ylabel(self.ylabel)
+        ax.set_xlim(self.xx.min(), self.xx.max())
+        ax.set_ylim(self.yy.min(), self.yy.max())
+        ax.set_title(self.title if self.note is None else f"{self.title}\n({self.note})", fontsize="medium")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+def _fisher_plane(estimator: Any, X: NDArray[Any], y: NDArray[Any]) -> NDArray[Any]:
+    """The first two Fisher discriminants of ``X``: the model's own, or a fresh LDA's."""
+    if hasattr(estimator, "transform") and hasattr(estimator, "scalings_"):
+        Z = estimator.transform(X)
+    else:
+        from .discriminant_analysis import LinearDiscriminantAnalysis
+
+        Z = LinearDiscriminantAnalysis().fit(X, y).transform(X)
+    if Z.shape[1] < 2:
+        raise ValueError(f"the Fisher space has {Z.shape[1]} dimension (at least 3 classes give 2)")
+    return np.asarray(Z[:, :2])
+
+
+# --------------------------------------------------------------------- confusion matrix
+class ConfusionMatrixDisplay:
+    """The row-normalised confusion matrix as a heatmap.
+
+    Row ``i`` holds the share of the samples of true class ``labels[i]``
+    predicted as each class, so each row sums to 1 and the diagonal is the
+    per-class recall.
+
+    Attributes
+    ----------
+    matrix : ndarray of shape (n_classes, n_classes)
+        Row-normalised (rows of classes absent from ``y_true`` are zero).
+    counts : ndarray of shape (n_classes, n_classes)
+        The raw counts.
+    labels : ndarray of shape (n_classes,)
+    accuracy : float
+    """
+
+    def __init__(
+        self, *, counts: NDArray[Any], labels: NDArray[Any], title: str = "Confusion matrix"
+    ) -> None:
+        self.counts = np.asarray(counts)
+        self.labels = np.asarray(labels)
+        rows = self.counts.sum(axis=1, keepdims=True)
+        self.matrix = self.counts / np.where(rows > 0, rows, 1)
+        total = self.counts.sum()
+        self.accuracy = float(np.trace(self.counts) / total) if total else float("nan")
+        self.title = title
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true: ArrayLike,
+        y_pred: ArrayLike,
+        *,
+        labels: ArrayLike | None = None,
+        title: str = "Confusion matrix",
+        ax: Any = None,
+        **plot_kwargs: Any,
+    ) -> ConfusionMatrixDisplay:
+        """Compute the matrix from true and predicted labels and draw it."""
+        from sklearn.metrics import confusion_matrix
+
+        yt, yp = np.asarray(y_true), np.asarray(y_pred)
+        lab = np.unique(np.concatenate([yt, yp])) if labels is None else np.asarray(labels)
+        disp = cls(counts=confusion_matrix(yt, yp, labels=lab), labels=lab, title=title)
+        return disp.plot(ax=ax, **plot_kwargs)
+
+    @classmethod
+    def from_estimator(
+        cls, estimator: Any, X: ArrayLike, y: ArrayLike, *, ax: Any = None, **plot_kwargs: Any
+    ) -> ConfusionMatrixDisplay:
+        """Predict ``X`` with a fitted estimator and draw the confusion matrix against ``y``."""
+        title = plot_kwargs.pop("title", f"Confusion matrix of {type(estimator).__name__}")
+        return cls.from_predictions(
+            y, estimator.predict(X), labels=estimator.classes_, title=title, ax=ax, **plot_kwargs
+        )
+
+    def plot(self, ax: Any = None, *, cmap: str = "Blues", annotate: bool | None = None) -> ConfusionMatrixDisplay:
+        """Draw the heatmap with a colour bar; cells are annotated up to 20 classes."""
+        ax = _axes(ax, (6.4, 5.6))
+        K = self.labels.size
+        im = ax.imshow(self.matrix, cmap=cmap, vmin=0.0, vmax=1.0)
+        cbar = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        cbar.set_label("share of the true class")
+        if annotate is None:
+            annotate = K <= 20
+        if annotate:
+            size = "small" if K <= 10 else "x-small"
+            for i in range(K):
+                for j in range(K):
+                    v = self.matrix[i, j]
+                    ax.text(
+                        j,
+                        i,
+                        f"{v:.2f}" if v else "0",
+                        ha="center",
+                        va="center",
+                        fontsize=size,
+                        color="white" if v > 0.55 else "black",
+                    )
+        ticks = np.arange(K)
+        ax.set_xticks(ticks, [str(c) for c in self.labels], rotation=45 if K > 10 else 0)
+        ax.set_yticks(ticks, [str(c) for c in self.labels])
+        ax.set_xlabel("predicted class")
+        ax.set_ylabel("true class")
+        ax.set_title(f"{self.title}\naccuracy {self.accuracy:.2%}, rows normalised", fontsize="medium")
+        self.ax_, self.figure_, self.im_ = ax, ax.figure, im
+        return self
+
+
+# --------------------------------------------------------------------- generated samples
+class SampleGridDisplay:
+    """Images generated by the model: one row per class, ``n_per_class`` columns.
+
+    Attributes
+    ----------
+    images : ndarray of shape (n_classes, n_per_class, height, width)
+    labels : ndarray of shape (n_classes,)
+    vmin, vmax : float
+        The grey scale: the range of the class means when the model has them
+        (so that a background of zeros is white), else the samples' 1-99 %.
+    """
+
+    def __init__(
+        self,
+        *,
+        images: NDArray[Any],
+        labels: NDArray[Any],
+        vmin: float,
+        vmax: float,
+        title: str = "Generated samples",
+    ) -> None:
+        self.images, self.labels = images, labels
+        self.vmin, self.vmax, self.title = vmin, vmax, title
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator: Any,
+        *,
+        n_per_class: int = 10,
+        classes: ArrayLike | None = None,
+        image_shape: tuple[int, int] | None = None,
+        random_state: Any = 0,
+        ax: Any = None,
+        **plot_kwargs: Any,
+    ) -> SampleGridDisplay:
+        """Draw ``n_per_class`` samples of each class with ``estimator.sample``.
+
+        Parameters
+        ----------
+        estimator : fitted bayesrule estimator
+        n_per_class : int
+        classes : array-like, optional
+            The classes to show; default all with data.
+        image_shape : (height, width), optional
+            Default: square images when the number of features is a square.
+        random_state : None, int or Generator
+        """
+        p = int(estimator.n_features_in_)
+        shape = image_shape or image_shape_for(p, minimum=1)
+        if shape is None or shape[0] * shape[1] != p:
+            raise ValueError(
+                f"cannot show {p} features as images of shape {shape}; pass image_shape=(h, w) "
+                "with h * w equal to the number of features."
+            )
+        if classes is None:
+            labels = estimator.classes_[estimator.stats_.weights > 0]
+        else:
+            labels = np.atleast_1d(np.asarray(classes))
+        y = np.repeat(labels, n_per_class)
+        Xs, _ = estimator.sample(y.size, y=y, random_state=random_state)
+        images = Xs.reshape(labels.size, n_per_class, *shape)
+        means = getattr(getattr(estimator, "stats_", None), "means", None)
+        if means is not None and np.ptp(means) > 0:
+            vmin, vmax = float(np.min(means)), float(np.max(means))
+        else:
+            vmin, vmax = (float(v) for v in np.percentile(Xs, [1, 99]))
+        title = f"{n_per_class} generated samples per class ({type(estimator).__name__})"
+        disp = cls(images=images, labels=labels, vmin=vmin, vmax=vmax, title=title)
+        return disp.plot(ax=ax, **plot_kwargs)
+
+    def plot(self, ax: Any = None, *, cmap: str = "gray_r") -> SampleGridDisplay:
+        """Draw the images as one mosaic with class labels on the rows."""
+        K, n, h, w = self.images.shape
+        ax = _axes(ax, (max(4.0, 0.75 * n + 1.5), max(3.0, 0.75 * K + 1.0)))
+        gap = max(1, h // 10)
+        mosaic = np.full((K * (h + gap) - gap, n * (w + gap) - gap), np.nan)
+        for k in range(K):
+            for j in range(n):
+                mosaic[k * (h + gap) : k * (h + gap) + h, j * (w + gap) : j * (w + gap) + w] = self.images[k, j]
+        from matplotlib import colormaps
+
+        cm = colormaps[cmap].copy()
+        cm.set_bad("#d9e4f0")  # the gaps between images: a pale blue frame
+        im = ax.imshow(np.clip(mosaic, self.vmin, self.vmax), cmap=cm, vmin=self.vmin, vmax=self.vmax, interpolation="nearest")
+        ax.set_yticks([k * (h + gap) + h / 2 - 0.5 for k in range(K)], [str(c) for c in self.labels])
+        ax.set_xticks([j * (w + gap) + w / 2 - 0.5 for j in range(n)], [str(j + 1) for j in range(n)])
+        ax.tick_params(length=0)
+        ax.set_ylabel("class")
+        ax.set_xlabel("sample")
+        ax.set_title(self.title, fontsize="medium")
+        for side in ax.spines.values():
+            side.set_visible(False)
+        self.ax_, self.figure_, self.im_ = ax, ax.figure, im
+        return self
