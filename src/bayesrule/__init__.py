@@ -8,6 +8,17 @@ from .discriminant_analysis import (
     RegularizedDiscriminantAnalysis,
 )
 from .io import load, save
+from .naive_bayes import (
+    BernoulliNB,
+    CategoricalNB,
+    ComplementNB,
+    DiagonalLDA,
+    GaussianNB,
+    KernelNB,
+    MixedNB,
+    MultinomialNB,
+    PoissonNB,
+)
 from .stats import DiagonalStats, ScatterStats
 
 try:
@@ -16,7 +27,16 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
 __all__ = [
+    "BernoulliNB",
+    "CategoricalNB",
+    "ComplementNB",
+    "DiagonalLDA",
     "DiagonalStats",
+    "GaussianNB",
+    "KernelNB",
+    "MixedNB",
+    "MultinomialNB",
+    "PoissonNB",
     "LinearDiscriminantAnalysis",
     "QuadraticDiscriminantAnalysis",
     "RegularizedDiscriminantAnalysis",

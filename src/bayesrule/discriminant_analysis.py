@@ -68,6 +68,40 @@ def _weight_text(stats: Any, k: int) -> str:
     return f"{n} sample" + ("s" if n != 1 else "") + (f" of total weight {w:g}" if w != n else "")
 
 
+def _range_whitening(cov: _F, tol: float) -> tuple[_F, _F, float]:
+    """Whitening ``W``, factor ``A`` and log pseudo-determinant on the range of ``cov``.
+
+    The rank is decided on the correlation matrix ``C = D^-1/2 cov D^-1/2``
+    (``D`` the variances), so that it does not depend on the units of the
+    features: eigenvalues of ``C`` at most ``tol`` times the largest are
+    dropped, and so are features without variance. With ``C = U L U'``
+    restricted to the kept directions, ``A = D^1/2 U L^1/2`` and
+    ``W = D^-1/2 U L^-1/2`` satisfy ``W' A = I``; for full-rank ``cov``,
+    ``W W' = cov^-1`` exactly.
+    """
+    var = np.diag(cov).copy()
+    live = var > 0
+    if not live.any():
+        raise ValueError(
+            "the pooled within-class covariance is zero: every class is constant, "
+            "so no discriminant can be estimated."
+        )
+    s = np.sqrt(var[live])
+    C = cov[np.ix_(live, live)] / np.outer(s, s)
+    lam, U = eigh(C, driver="evr")
+    keep = lam > tol * lam[-1]
+    lam, U = lam[keep][::-1], U[:, keep][:, ::-1]
+    p, r = cov.shape[0], lam.size
+    root = np.sqrt(lam)
+    factor = np.zeros((p, r))
+    whiten = np.zeros((p, r))
+    factor[live] = (s[:, None] * U) * root
+    whiten[live] = (U / s[:, None]) / root
+    # pdet(A A') = det(A'A) = prod(lam) det(U' D U)
+    _, logdet = np.linalg.slogdet((U.T * var[live]) @ U)
+    return whiten, factor, float(np.sum(np.log(lam)) + logdet)
+
+
 class _GaussianDA(GenerativeClassifier):
     """Shared parts of the three Gaussian discriminant analyses."""
 
@@ -161,10 +195,11 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     store_covariance : bool, default=False
         Accepted for compatibility: ``covariance_`` is always stored.
     tol : float, default=1e-4
-        Rank tolerance. Directions in which the pooled covariance has variance
-        below ``tol`` times its largest variance are treated as having no
-        within-class variation and are dropped: the model works in the range
-        of the covariance. This is what makes constant features (MNIST's
+        Rank tolerance, free of the features' units: the pooled covariance is
+        scaled to a correlation matrix (features without variance are set
+        aside) and its eigen-directions with eigenvalue at most ``tol`` times
+        the largest are treated as having no within-class variation and
+        dropped: the model works in the range of the covariance. This is what makes constant features (MNIST's
         never-lit pixels) and ``n < p`` work without preprocessing.
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default=None
         A scikit-learn covariance estimator fitted on each class's centred rows;
@@ -273,16 +308,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             intensity = shrinkage_intensity(self.shrinkage, stats.pooled_scatter() / W, m4, W)
             if intensity:
                 cov = shrink(cov, intensity)
-        lam, V = eigh(cov, driver="evr")
-        top = max(float(lam[-1]), 0.0)
-        keep = lam > self.tol * top if top > 0 else np.zeros_like(lam, dtype=bool)
-        if not keep.any():
-            raise ValueError(
-                "the pooled within-class covariance is zero: every class is constant, "
-                "so no discriminant can be estimated."
-            )
-        lam, V = lam[keep][::-1], V[:, keep][:, ::-1]
-        whiten = V / np.sqrt(lam)  # (p, r)
+        whiten, factor, log_pdet = _range_whitening(cov, self.tol)
         means = stats.means
         Mw = means @ whiten  # class means in whitened coordinates, (K, r)
         with np.errstate(divide="ignore"):
@@ -306,7 +332,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         Vt = Vt * np.where(flip == 0, 1.0, flip)[:, None]
         n_out = max_components if self.n_components is None else self.n_components
         evr = s2 / s2.sum() if s2.sum() > 0 else s2
-        gaussians = [Gaussian(means[k], lam, V) for k in range(K)]
+        gaussians = [Gaussian(means[k], factor, whiten, log_pdet) for k in range(K)]
         if K == 2:
             coef_out = (coef[1] - coef[0])[None, :]
             intercept_out = np.array([intercept[1] - intercept[0]])
@@ -316,7 +342,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             "means_": means.copy(),
             "covariance_": cov,
             "shrinkage_": intensity,
-            "rank_": int(lam.size),
+            "rank_": int(whiten.shape[1]),
             "coef_": coef_out,
             "intercept_": intercept_out,
             "scalings_": whiten @ Vt.T,
@@ -489,7 +515,7 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
                     f"(smallest eigenvalue {lk[-1]:.3g} <= tol={self.tol:g}; "
                     f"{stats.counts[k]} samples, {p} features): {self._singular_hint()}."
                 )
-            gaussians[k] = Gaussian(stats.means[k], lk, Vk)
+            gaussians[k] = Gaussian.from_eigh(stats.means[k], lk, Vk)
             rotations[k], scalings[k] = Vk, lk
         attrs: dict[str, Any] = {
             "means_": stats.means.copy(),

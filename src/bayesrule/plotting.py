@@ -296,7 +296,12 @@ class DecisionRegionsDisplay:
 def _fisher_plane(estimator: Any, X: NDArray[Any], y: NDArray[Any]) -> NDArray[Any]:
     """The first two Fisher discriminants of ``X``: the model's own, or a fresh LDA's."""
     if hasattr(estimator, "transform") and hasattr(estimator, "scalings_"):
-        Z = estimator.transform(X)
+        import warnings
+
+        with warnings.catch_warnings():
+            # a model fitted on a DataFrame warns about the bare array; the columns match
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            Z = estimator.transform(X)
     else:
         from .discriminant_analysis import LinearDiscriminantAnalysis
 

@@ -28,9 +28,10 @@ def split_missing(X: Any) -> tuple[Any, Any]:
         X0 = sp.csr_matrix((np.where(nan, 0.0, X.data), X.indices, X.indptr), shape=X.shape)
         return X0, missing
     X = np.asarray(X, dtype=np.float64)
-    nan = np.isnan(X)
-    if not nan.any():
+    # NaN propagates through min: one fast reduction settles the common case
+    if X.size == 0 or not np.isnan(np.min(X)):
         return X, None
+    nan = np.isnan(X)
     return np.where(nan, 0.0, X), nan.astype(np.float64)
 
 

@@ -21,46 +21,56 @@ RANK_TOL = 1e-10
 class Gaussian:
     r"""A multivariate normal distribution, possibly degenerate.
 
-    It is stored through the eigendecomposition of its covariance,
-    ``Sigma = V diag(lam) V'``, keeping the ``r`` directions whose eigenvalue
-    exceeds ``tol * max(lam)``. When ``r < p`` the distribution lives on the
-    affine subspace ``mean + range(V)``; :meth:`log_prob` is then the density
-    with respect to Lebesgue measure on that subspace, evaluated at the
-    projection of ``x`` onto it (the pseudo-determinant and pseudo-inverse
-    form).
+    It is stored through a factor ``A`` of its covariance, ``Sigma = A A'``
+    (``p x r``, rank ``r``), and a matching whitening ``W`` with ``W' A = I``,
+    so that ``(x - mean) W`` has identity covariance. When ``r < p`` the
+    distribution lives on the affine subspace ``mean + range(A)``;
+    :meth:`log_prob` is then the density with respect to Lebesgue measure on
+    that subspace (pseudo-determinant form), evaluated at the projection of
+    ``x`` onto it.
 
     Parameters
     ----------
     mean : array-like of shape (p,)
-    eigenvalues : array-like of shape (r,)
-        Positive variances along the principal axes.
-    eigenvectors : array-like of shape (p, r)
-        Orthonormal principal axes.
+    factor : array-like of shape (p, r)
+    whitening : array-like of shape (p, r)
+    log_pdet : float
+        Log pseudo-determinant of ``A A'``.
     """
 
-    def __init__(self, mean: ArrayLike, eigenvalues: ArrayLike, eigenvectors: ArrayLike) -> None:
+    def __init__(
+        self, mean: ArrayLike, factor: ArrayLike, whitening: ArrayLike, log_pdet: float
+    ) -> None:
         self.mean = np.asarray(mean, dtype=float)
-        self.eigenvalues = np.asarray(eigenvalues, dtype=float)
-        self.eigenvectors = np.asarray(eigenvectors, dtype=float)
-        if np.any(self.eigenvalues <= 0):
+        self.factor = np.asarray(factor, dtype=float)
+        self.whitening = np.asarray(whitening, dtype=float)
+        self.log_pdet = float(log_pdet)
+        self.log_norm = -0.5 * (self.log_pdet + self.rank * _LOG_2PI)
+
+    @classmethod
+    def from_eigh(cls, mean: ArrayLike, eigenvalues: ArrayLike, eigenvectors: ArrayLike) -> Gaussian:
+        """From positive eigenvalues ``(r,)`` and orthonormal eigenvectors ``(p, r)``."""
+        lam = np.asarray(eigenvalues, dtype=float)
+        V = np.asarray(eigenvectors, dtype=float)
+        if np.any(lam <= 0):
             raise ValueError("eigenvalues of a Gaussian must be positive.")
-        self.whitening = self.eigenvectors / np.sqrt(self.eigenvalues)
-        self.log_norm = -0.5 * (
-            float(np.sum(np.log(self.eigenvalues))) + self.eigenvalues.size * _LOG_2PI
-        )
+        root = np.sqrt(lam)
+        return cls(mean, V * root, V / root, float(np.sum(np.log(lam))))
 
     @classmethod
     def from_covariance(
         cls, mean: ArrayLike, covariance: ArrayLike, *, tol: float = RANK_TOL
     ) -> Gaussian:
-        """Build from a symmetric positive semi-definite covariance matrix."""
+        """Build from a symmetric positive semi-definite covariance matrix.
+
+        Eigen-directions with eigenvalue at most ``tol * max eigenvalue`` are dropped.
+        """
         cov = np.asarray(covariance, dtype=float)
         lam, V = np.linalg.eigh(cov)
         keep = lam > tol * max(float(lam[-1]), 0.0)
         if not keep.any():
             raise ValueError("the covariance matrix is zero: no direction has any variance.")
-        lam, V = lam[keep][::-1], V[:, keep][:, ::-1]
-        return cls(mean, lam, V)
+        return cls.from_eigh(mean, lam[keep][::-1], V[:, keep][:, ::-1])
 
     @property
     def n_features(self) -> int:
@@ -68,12 +78,11 @@ class Gaussian:
 
     @property
     def rank(self) -> int:
-        return int(self.eigenvalues.size)
+        return int(self.factor.shape[1])
 
     @property
     def covariance(self) -> _F:
-        V = self.eigenvectors
-        return (V * self.eigenvalues) @ V.T
+        return self.factor @ self.factor.T
 
     def log_prob(self, X: ArrayLike) -> _F:
         """Log density at each row of ``X``, shape (n,)."""
@@ -82,8 +91,7 @@ class Gaussian:
 
     def sample(self, n: int, rng: np.random.Generator) -> _F:
         """Draw ``n`` rows."""
-        Z = rng.standard_normal((n, self.rank))
-        return self.mean + (Z * np.sqrt(self.eigenvalues)) @ self.eigenvectors.T
+        return self.mean + rng.standard_normal((n, self.rank)) @ self.factor.T
 
     def __repr__(self) -> str:
         return f"Gaussian(n_features={self.n_features}, rank={self.rank})"

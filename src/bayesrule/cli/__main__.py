@@ -1,0 +1,5 @@
+"""``python -m bayesrule.cli``: the same as the ``bayesrule`` command."""
+
+from . import main
+
+main()
