@@ -56,18 +56,24 @@ def main() -> None:
             A, B = (Xtr > 0.5).astype(float), (Xte > 0.5).astype(float)
         if name.startswith("Poisson"):
             A, B = np.round(Xtr * 255), np.round(Xte * 255)
-        fit_t, _ = best_time(lambda: ours.fit(A, ytr), args.repeat if name != "KernelNB" else 1)
-        pred_t, P = best_time(lambda: ours.predict_proba(B), args.repeat)
+        fit_t, _ = best_time(
+            lambda ours=ours, A=A: ours.fit(A, ytr), args.repeat if name != "KernelNB" else 1
+        )
+        pred_t, P = best_time(lambda ours=ours, B=B: ours.predict_proba(B), args.repeat)
         acc = float(np.mean(ours.classes_[np.argmax(P, axis=1)] == yte))
         if theirs is None:
-            print(f"{name:<26}{fit_t:8.2f}{'':>8}{'':>7}{pred_t:9.3f}{'':>9}{'':>7}{acc:8.4f}{'':>8}")
+            print(
+                f"{name:<26}{fit_t:8.2f}{'':>8}{'':>7}{pred_t:9.3f}{'':>9}{'':>7}{acc:8.4f}{'':>8}"
+            )
             continue
-        sfit_t, _ = best_time(lambda: theirs.fit(A, ytr), args.repeat)
+        sfit_t, _ = best_time(lambda theirs=theirs, A=A: theirs.fit(A, ytr), args.repeat)
         try:
-            spred_t, SP = best_time(lambda: theirs.predict_proba(B), args.repeat)
+            spred_t, SP = best_time(lambda theirs=theirs, B=B: theirs.predict_proba(B), args.repeat)
         except IndexError:  # scikit-learn's CategoricalNB fails on a category unseen in training
-            print(f"{name:<26}{fit_t:8.2f}{sfit_t:8.2f}{sfit_t / fit_t:7.1f}{pred_t:9.3f}"
-                  f"{'error':>9}{'':>7}{acc:8.4f}{'error':>8}")
+            print(
+                f"{name:<26}{fit_t:8.2f}{sfit_t:8.2f}{sfit_t / fit_t:7.1f}{pred_t:9.3f}"
+                f"{'error':>9}{'':>7}{acc:8.4f}{'error':>8}"
+            )
             continue
         sacc = float(np.mean(theirs.classes_[np.argmax(SP, axis=1)] == yte))
         print(

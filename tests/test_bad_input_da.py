@@ -148,7 +148,9 @@ def test_priors_are_renormalised_with_a_warning():
 
 @pytest.mark.parametrize("reg", [-0.1, 1.5])
 def test_qda_reg_param_out_of_range(reg):
-    with pytest.raises(ValueError, match=r"'reg_param' parameter .* must be a float in the range \[0.0, 1.0\]"):
+    with pytest.raises(
+        ValueError, match=r"'reg_param' parameter .* must be a float in the range \[0.0, 1.0\]"
+    ):
         QuadraticDiscriminantAnalysis(reg_param=reg).fit(X, y)
 
 

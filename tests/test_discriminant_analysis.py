@@ -21,8 +21,13 @@ from bayesrule import (
 
 def _synthetic(seed=0, n=400, p=6, k=3):
     X, y = make_classification(
-        n_samples=n, n_features=p, n_informative=p - 1, n_redundant=0, n_classes=k,
-        n_clusters_per_class=1, random_state=seed,
+        n_samples=n,
+        n_features=p,
+        n_informative=p - 1,
+        n_redundant=0,
+        n_classes=k,
+        n_clusters_per_class=1,
+        random_state=seed,
     )
     return X * np.arange(1, p + 1) + 5.0, y
 
@@ -45,7 +50,9 @@ def test_lda_matches_sklearn(name, solver, shrinkage):
     ref = skda.LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage).fit(X, y)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
-    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        ours.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-6
+    )
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(ours.covariance_, ref.covariance_, rtol=1e-10)
@@ -57,8 +64,12 @@ def test_lda_transform_matches_sklearn_svd_up_to_sign(name):
     X, y = DATASETS[name]
     ours = LinearDiscriminantAnalysis(bias=True, tol=1e-12).fit(X, y)
     ref = skda.LinearDiscriminantAnalysis(solver="svd", tol=1e-12).fit(X, y)
-    np.testing.assert_allclose(ours.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-8)
-    np.testing.assert_allclose(np.abs(ours.transform(X)), np.abs(ref.transform(X)), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        ours.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-8
+    )
+    np.testing.assert_allclose(
+        np.abs(ours.transform(X)), np.abs(ref.transform(X)), rtol=1e-6, atol=1e-8
+    )
     np.testing.assert_allclose(ours.xbar_, ref.xbar_, rtol=1e-12)
 
 
@@ -124,7 +135,9 @@ def test_ledoit_wolf_intensity_matches_sklearn_on_residuals():
     q = QuadraticDiscriminantAnalysis(shrinkage="auto").fit(X, y)
     for k in range(3):
         Rk = X[y == k] - X[y == k].mean(0)
-        assert q.shrinkage_[k] == pytest.approx(ledoit_wolf_shrinkage(Rk, assume_centered=True), rel=1e-9)
+        assert q.shrinkage_[k] == pytest.approx(
+            ledoit_wolf_shrinkage(Rk, assume_centered=True), rel=1e-9
+        )
 
 
 def test_oas_matches_sklearn_on_residuals():
@@ -179,7 +192,9 @@ def test_partial_fit_and_merge_equal_fit(make):
         merged = merged.merge(other)
     for model in (streamed, merged):
         assert model.stats_.allclose(full.stats_, rtol=1e-10)
-        np.testing.assert_allclose(model.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            model.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12
+        )
         np.testing.assert_allclose(model.score_samples(X), full.score_samples(X), rtol=1e-10)
         np.testing.assert_array_equal(model.predict(X), full.predict(X))
 
@@ -200,7 +215,10 @@ def test_merge_returns_new_model_and_unites_classes():
 def test_merge_rejects_other_type_and_features():
     X, y = DATASETS["iris"]
     lda = LinearDiscriminantAnalysis().fit(X, y)
-    with pytest.raises(ValueError, match="cannot merge a LinearDiscriminantAnalysis with a QuadraticDiscriminantAnalysis"):
+    with pytest.raises(
+        ValueError,
+        match="cannot merge a LinearDiscriminantAnalysis with a QuadraticDiscriminantAnalysis",
+    ):
         lda.merge(QuadraticDiscriminantAnalysis().fit(X, y))
     with pytest.raises(ValueError, match="expected 4 features, got 3"):
         lda.merge(LinearDiscriminantAnalysis().fit(X[:, :3], y))
@@ -308,10 +326,14 @@ def test_pipeline_and_grid_search():
     pipe = make_pipeline(StandardScaler(), RegularizedDiscriminantAnalysis())
     grid = GridSearchCV(
         pipe,
-        {"regularizeddiscriminantanalysis__alpha": [0.0, 0.5, 1.0],
-         "regularizeddiscriminantanalysis__gamma": [0.0, 0.1]},
+        {
+            "regularizeddiscriminantanalysis__alpha": [0.0, 0.5, 1.0],
+            "regularizeddiscriminantanalysis__gamma": [0.0, 0.1],
+        },
         cv=3,
     ).fit(X, y)
     assert grid.best_score_ > 0.9
-    lda_pipe = make_pipeline(LinearDiscriminantAnalysis(n_components=2), QuadraticDiscriminantAnalysis())
+    lda_pipe = make_pipeline(
+        LinearDiscriminantAnalysis(n_components=2), QuadraticDiscriminantAnalysis()
+    )
     assert lda_pipe.fit(X, y).score(X, y) > 0.95

@@ -60,7 +60,12 @@ def test_integer_weights_equal_repeated_rows(cls, data):
 @given(d1=datasets(), d2=datasets(), d3=datasets())
 def test_merge_is_associative_and_commutative(cls, d1, d2, d3):
     p = d1[0].shape[1]
-    parts = [cls.from_data(X[:, :p] if X.shape[1] >= p else np.resize(X, (len(X), p)), y, w, classes=CLASSES) for X, y, w in (d1, d2, d3)]
+    parts = [
+        cls.from_data(
+            X[:, :p] if X.shape[1] >= p else np.resize(X, (len(X), p)), y, w, classes=CLASSES
+        )
+        for X, y, w in (d1, d2, d3)
+    ]
     a, b, c = parts
     left = a.merge(b).merge(c)
     right = a.merge(b.merge(c))

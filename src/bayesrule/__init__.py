@@ -19,7 +19,8 @@ from .naive_bayes import (
     MultinomialNB,
     PoissonNB,
 )
-from .stats import DiagonalStats, ScatterStats
+from .rda_cv import RegularizedDiscriminantAnalysisCV
+from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 
 try:
     __version__ = version("bayesrule")
@@ -39,7 +40,9 @@ __all__ = [
     "PoissonNB",
     "LinearDiscriminantAnalysis",
     "QuadraticDiscriminantAnalysis",
+    "PooledScatterStats",
     "RegularizedDiscriminantAnalysis",
+    "RegularizedDiscriminantAnalysisCV",
     "ScatterStats",
     "__version__",
     "load",

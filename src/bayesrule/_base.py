@@ -101,7 +101,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             y_arr = y_arr.ravel()
         if y_arr.ndim != 1:
             raise ValueError(f"y must be 1-dimensional; got shape {y_arr.shape}.")
-        sw = None if sample_weight is None or np.isscalar(sample_weight) else np.asarray(sample_weight)
+        sw = (
+            None
+            if sample_weight is None or np.isscalar(sample_weight)
+            else np.asarray(sample_weight)
+        )
         check_lengths(n, y=y_arr, sample_weight=sw)
         if n == 0:
             raise ValueError("X has 0 samples; at least one is required.")
@@ -192,9 +196,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if type(other) is not type(self):
-            raise ValueError(
-                f"cannot merge a {type(self).__name__} with a {type(other).__name__}."
-            )
+            raise ValueError(f"cannot merge a {type(self).__name__} with a {type(other).__name__}.")
         check_is_fitted(other)
         if other.n_features_in_ != self.n_features_in_:
             raise ValueError(
@@ -225,7 +227,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         present = stats.weights > 0
         if not present.any():
-            raise ValueError("every sample weight is zero: no sample has positive weight, nothing can be fitted.")
+            raise ValueError(
+                "every sample weight is zero: no sample has positive weight, nothing can be fitted."
+            )
         priors = self._resolve_priors(stats)
         attrs = self._derive(stats, priors, **extra)
         attrs.update(

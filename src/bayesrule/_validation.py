@@ -124,8 +124,7 @@ def check_priors(priors: ArrayLike, n_classes: int) -> NDArray[np.float64]:
         raise ValueError(f"priors must be an array of numbers; got {priors!r}.") from None
     if p.ndim != 1 or p.shape[0] != n_classes:
         raise ValueError(
-            f"priors must have one entry per class ({n_classes} classes); "
-            f"got shape {p.shape}."
+            f"priors must have one entry per class ({n_classes} classes); got shape {p.shape}."
         )
     if not np.all(np.isfinite(p)):
         raise ValueError(f"priors must be finite; got {p.tolist()}.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -85,7 +86,7 @@ def _locate(folder: Path, stem: str) -> Path | None:
 
 def load_mnist(
     path: str | os.PathLike[str] | None = None, *, scale: bool = True
-) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+) -> tuple[NDArray[Any], NDArray[np.int64], NDArray[Any], NDArray[np.int64]]:
     """MNIST as ``(X_train, y_train, X_test, y_test)``: 60000 / 10000 rows of 784 pixels.
 
     Parameters
@@ -105,7 +106,7 @@ def load_mnist(
         )
     arrays = {k: read_idx(_locate(folder, v)) for k, v in _MNIST_FILES.items()}  # type: ignore[arg-type]
 
-    def images(a: NDArray[np.uint8]) -> NDArray[np.float64]:
+    def images(a: NDArray[np.uint8]) -> NDArray[Any]:
         flat = a.reshape(a.shape[0], -1)
         return flat / 255.0 if scale else flat
 
@@ -117,13 +118,13 @@ def load_mnist(
     )
 
 
-def wine_split(random_state: int = 0) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+def wine_split(
+    random_state: int = 0,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
     """scikit-learn's wine data split 118 train / 60 test, stratified, seeded."""
     from sklearn.datasets import load_wine
     from sklearn.model_selection import train_test_split
 
     X, y = load_wine(return_X_y=True)
-    Xtr, Xte, ytr, yte = train_test_split(
-        X, y, test_size=60, stratify=y, random_state=random_state
-    )
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=60, stratify=y, random_state=random_state)
     return Xtr, ytr, Xte, yte

@@ -58,12 +58,12 @@ def _external_covariances(
     return out
 
 
-def _label(stats: Any, k: int) -> str:
+def _label(stats: Any, k: Any) -> str:
     """A class label as the user wrote it (``3`` or ``'cat'``, not ``np.int64(3)``)."""
     return repr(stats.classes[k : k + 1].tolist()[0])
 
 
-def _weight_text(stats: Any, k: int) -> str:
+def _weight_text(stats: Any, k: Any) -> str:
     n, w = int(stats.counts[k]), float(stats.weights[k])
     return f"{n} sample" + ("s" if n != 1 else "") + (f" of total weight {w:g}" if w != n else "")
 
@@ -287,9 +287,8 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             return ScatterStats
         return PooledScatterStats
 
-    def _derive(
-        self, stats: Any, priors: _F, external: _F | None = None
-    ) -> dict[str, Any]:
+    def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
+        external = extra.get("external")
         K, p = stats.n_classes, stats.n_features
         max_components = min(K - 1, p)
         if self.n_components is not None and self.n_components > max_components:
@@ -480,7 +479,9 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
                 )
             covs[k] = stats.scatter[k] / denom
             W = float(stats.weights[k])
-            intensity[k] = shrinkage_intensity(self.shrinkage, stats.scatter[k] / W, float(stats.m4[k]), W)
+            intensity[k] = shrinkage_intensity(
+                self.shrinkage, stats.scatter[k] / W, float(stats.m4[k]), W
+            )
             if intensity[k]:
                 covs[k] = shrink(covs[k], intensity[k])
         return covs, intensity
@@ -495,8 +496,8 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
     def _singular_hint(self) -> str:
         return "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
 
-    def _derive(self, stats: ScatterStats, priors: _F, external: _F | None = None) -> dict[str, Any]:
-        covs, intensity = self._class_covariances(stats, external)
+    def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
+        covs, intensity = self._class_covariances(stats, extra.get("external"))
         covs = self._regularise(stats, covs)
         return self._gaussian_attrs(stats, covs, intensity)
 
@@ -601,7 +602,7 @@ class RegularizedDiscriminantAnalysis(QuadraticDiscriminantAnalysis):
     def _singular_hint(self) -> str:
         return "set gamma > 0 (e.g. gamma=0.05) or lower alpha"
 
-    def _derive(self, stats: ScatterStats, priors: _F, external: _F | None = None) -> dict[str, Any]:
+    def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
         covs = blended_covariances(stats, self.alpha, self.gamma, self._ddof())
         return self._gaussian_attrs(stats, covs, np.full(stats.n_classes, float(self.gamma)))
 

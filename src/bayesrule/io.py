@@ -83,7 +83,7 @@ class _Writer:
         self.members: dict[str, bytes] = {}
         self.stats_classes = stats_classes
 
-    def _array(self, value: NDArray[Any], where: str) -> dict[str, Any]:
+    def _array(self, value: Any, where: str) -> dict[str, Any]:
         arr = _safe_array(np.asarray(value), where)
         stem = re.sub(r"[^A-Za-z0-9_.-]", "_", where) or "array"
         name = f"arrays/{stem}.npy"
@@ -167,7 +167,9 @@ def _sha256(data: bytes) -> str:
 
 
 # --------------------------------------------------------------------------- save
-def save(model: Any, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None) -> Path:
+def save(
+    model: Any, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
+) -> Path:
     """Write a fitted bayesrule estimator to a model file, atomically.
 
     The file is first written in full to a temporary file in the same
@@ -210,10 +212,7 @@ def save(model: Any, path: str | os.PathLike[str], *, metadata: dict[str, Any] |
         raise ModelFileError(f"{path}: the directory {path.parent} does not exist.")
 
     writer = _Writer(_stats_classes())
-    params = {
-        k: writer.encode(v, f"params.{k}")
-        for k, v in model.get_params(deep=False).items()
-    }
+    params = {k: writer.encode(v, f"params.{k}") for k, v in model.get_params(deep=False).items()}
     stats = writer.encode(model.stats_, "stats")
     names = getattr(model, "feature_names_in_", None)
     meta: dict[str, Any] = {
@@ -325,7 +324,9 @@ def _read_metadata(path: Path, zf: zipfile.ZipFile) -> dict[str, Any]:
     except (TypeError, ValueError):
         expected = ""
     if meta.get("checksum") != expected:
-        raise ModelFileError(f"{path}: checksum mismatch in {METADATA}; the file was edited or damaged.")
+        raise ModelFileError(
+            f"{path}: checksum mismatch in {METADATA}; the file was edited or damaged."
+        )
     members = meta.get("members")
     if not isinstance(members, dict):
         raise ModelFileError(f"{path}: {METADATA} lists no members.")

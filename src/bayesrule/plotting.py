@@ -87,7 +87,9 @@ def _gaussian_moments(stats: Any) -> tuple[NDArray[Any], NDArray[Any]] | None:
     return None
 
 
-def _empirical_moments(Z: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]) -> tuple[NDArray[Any], NDArray[Any]]:
+def _empirical_moments(
+    Z: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]
+) -> tuple[NDArray[Any], NDArray[Any]]:
     means = np.zeros((classes.size, 2))
     covs = np.zeros((classes.size, 2, 2))
     for k, c in enumerate(classes):
@@ -179,21 +181,25 @@ class DecisionRegionsDisplay:
         Xa = np.asarray(X, dtype=float)
         ya = np.asarray(y)
         if Xa.ndim != 2 or Xa.shape[0] != ya.shape[0]:
-            raise ValueError(f"X must be 2-D with one row per label; got shapes {Xa.shape} and {ya.shape}.")
+            raise ValueError(
+                f"X must be 2-D with one row per label; got shapes {Xa.shape} and {ya.shape}."
+            )
         if projection not in ("auto", "fisher", "features"):
-            raise ValueError(f"projection must be 'auto', 'fisher' or 'features'; got {projection!r}.")
+            raise ValueError(
+                f"projection must be 'auto', 'fisher' or 'features'; got {projection!r}."
+            )
         name = type(estimator).__name__
         names = feature_names or [str(n) for n in getattr(estimator, "feature_names_in_", [])]
         if len(names) != Xa.shape[1]:
             names = [f"feature {j + 1}" for j in range(Xa.shape[1])]
-        note = None
-        model = estimator
-        Z = Xa
-        xlabel, ylabel = names[0], names[1] if Xa.shape[1] > 1 else ""
         if Xa.shape[1] < 2:
             raise ValueError(f"decision regions need at least 2 features; X has {Xa.shape[1]}.")
+        note: str | None = None
+        model: Any = estimator
+        Z: NDArray[Any] = Xa
+        xlabel, ylabel = names[0], names[1]
         if Xa.shape[1] > 2:
-            model, Z, note = None, None, None
+            model = None
             if projection in ("auto", "fisher"):
                 try:
                     Z = _fisher_plane(estimator, Xa, ya)
@@ -209,7 +215,6 @@ class DecisionRegionsDisplay:
                 model = clone(estimator).fit(Z, ya)
                 xlabel, ylabel = names[0], names[1]
                 note = f"{name} refitted on the first two of {Xa.shape[1]} features only"
-        assert Z is not None
         lo, hi = Z.min(axis=0), Z.max(axis=0)
         pad = 0.08 * np.where(hi > lo, hi - lo, 1.0)
         gx = np.linspace(lo[0] - pad[0], hi[0] + pad[0], grid_resolution)
@@ -242,7 +247,9 @@ class DecisionRegionsDisplay:
         )
         return disp.plot(ax=ax, **plot_kwargs)
 
-    def plot(self, ax: Any = None, *, n_std: float = 2.0, alpha: float = 0.22) -> DecisionRegionsDisplay:
+    def plot(
+        self, ax: Any = None, *, n_std: float = 2.0, alpha: float = 0.22
+    ) -> DecisionRegionsDisplay:
         """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_``, ``figure_``."""
         from matplotlib.colors import ListedColormap
         from matplotlib.lines import Line2D
@@ -259,12 +266,18 @@ class DecisionRegionsDisplay:
             cmap=ListedColormap(colours),
             alpha=alpha,
         )
-        ax.contour(self.xx, self.yy, self.regions, levels=np.arange(K) + 0.5, colors="0.3", linewidths=0.6)
+        ax.contour(
+            self.xx, self.yy, self.regions, levels=np.arange(K) + 0.5, colors="0.3", linewidths=0.6
+        )
         handles = []
         for k, c in enumerate(self.classes):
             pts = self.X[self.y == c]
-            ax.scatter(pts[:, 0], pts[:, 1], s=14, color=colours[k], edgecolors="0.15", linewidths=0.3)
-            handles.append(Line2D([], [], marker="o", ls="", color=colours[k], mec="0.15", label=str(c)))
+            ax.scatter(
+                pts[:, 0], pts[:, 1], s=14, color=colours[k], edgecolors="0.15", linewidths=0.3
+            )
+            handles.append(
+                Line2D([], [], marker="o", ls="", color=colours[k], mec="0.15", label=str(c))
+            )
             mean, cov = self.means[k], self.covariances[k]
             vals, vecs = np.linalg.eigh(cov)
             vals = np.clip(vals, 0.0, None)
@@ -281,14 +294,18 @@ class DecisionRegionsDisplay:
                 )
             )
             ax.plot(*mean, marker="X", ms=11, color=colours[k], mec="black", mew=1.2)
-        handles.append(Line2D([], [], marker="X", ls="", color="white", mec="black", ms=10, label="class mean"))
+        handles.append(
+            Line2D([], [], marker="X", ls="", color="white", mec="black", ms=10, label="class mean")
+        )
         handles.append(Line2D([], [], color="0.2", lw=2.0, label=f"{n_std:g}σ ellipse"))
         ax.legend(handles=handles, title="class", loc="best", fontsize="small", framealpha=0.85)
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
         ax.set_xlim(self.xx.min(), self.xx.max())
         ax.set_ylim(self.yy.min(), self.yy.max())
-        ax.set_title(self.title if self.note is None else f"{self.title}\n({self.note})", fontsize="medium")
+        ax.set_title(
+            self.title if self.note is None else f"{self.title}\n({self.note})", fontsize="medium"
+        )
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -369,7 +386,9 @@ class ConfusionMatrixDisplay:
             y, estimator.predict(X), labels=estimator.classes_, title=title, ax=ax, **plot_kwargs
         )
 
-    def plot(self, ax: Any = None, *, cmap: str = "Blues", annotate: bool | None = None) -> ConfusionMatrixDisplay:
+    def plot(
+        self, ax: Any = None, *, cmap: str = "Blues", annotate: bool | None = None
+    ) -> ConfusionMatrixDisplay:
         """Draw the heatmap with a colour bar; cells are annotated up to 20 classes."""
         ax = _axes(ax, (6.4, 5.6))
         K = self.labels.size
@@ -397,7 +416,9 @@ class ConfusionMatrixDisplay:
         ax.set_yticks(ticks, [str(c) for c in self.labels])
         ax.set_xlabel("predicted class")
         ax.set_ylabel("true class")
-        ax.set_title(f"{self.title}\naccuracy {self.accuracy:.2%}, rows normalised", fontsize="medium")
+        ax.set_title(
+            f"{self.title}\naccuracy {self.accuracy:.2%}, rows normalised", fontsize="medium"
+        )
         self.ax_, self.figure_, self.im_ = ax, ax.figure, im
         return self
 
@@ -482,14 +503,25 @@ class SampleGridDisplay:
         mosaic = np.full((K * (h + gap) - gap, n * (w + gap) - gap), np.nan)
         for k in range(K):
             for j in range(n):
-                mosaic[k * (h + gap) : k * (h + gap) + h, j * (w + gap) : j * (w + gap) + w] = self.images[k, j]
+                mosaic[k * (h + gap) : k * (h + gap) + h, j * (w + gap) : j * (w + gap) + w] = (
+                    self.images[k, j]
+                )
         from matplotlib import colormaps
 
-        cm = colormaps[cmap].copy()
-        cm.set_bad("#d9e4f0")  # the gaps between images: a pale blue frame
-        im = ax.imshow(np.clip(mosaic, self.vmin, self.vmax), cmap=cm, vmin=self.vmin, vmax=self.vmax, interpolation="nearest")
-        ax.set_yticks([k * (h + gap) + h / 2 - 0.5 for k in range(K)], [str(c) for c in self.labels])
-        ax.set_xticks([j * (w + gap) + w / 2 - 0.5 for j in range(n)], [str(j + 1) for j in range(n)])
+        cm = colormaps[cmap].with_extremes(bad="#d9e4f0")  # the gaps: a pale blue frame
+        im = ax.imshow(
+            np.clip(mosaic, self.vmin, self.vmax),
+            cmap=cm,
+            vmin=self.vmin,
+            vmax=self.vmax,
+            interpolation="nearest",
+        )
+        ax.set_yticks(
+            [k * (h + gap) + h / 2 - 0.5 for k in range(K)], [str(c) for c in self.labels]
+        )
+        ax.set_xticks(
+            [j * (w + gap) + w / 2 - 0.5 for j in range(n)], [str(j + 1) for j in range(n)]
+        )
         ax.tick_params(length=0)
         ax.set_ylabel("class")
         ax.set_xlabel("sample")

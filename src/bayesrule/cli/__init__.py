@@ -11,7 +11,9 @@ import sys
 
 __all__ = ["main"]
 
-_HINT = "the bayesrule command needs typer, rich, pandas and matplotlib: pip install 'bayesrule[cli]'"
+_HINT = (
+    "the bayesrule command needs typer, rich, pandas and matplotlib: pip install 'bayesrule[cli]'"
+)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,9 +31,8 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 _state = {"debug": False, "quiet": False}
 
-#: rows x features above which ``fit`` works in chunks and shows a progress bar
-_CHUNKED_FIT_VALUES = 4_000_000
-_FIT_CHUNKS = 10
+#: rows x features above which ``fit`` shows a progress bar
+_BIG_FIT_VALUES = 4_000_000
 
 
 # ------------------------------------------------------------------ errors
@@ -61,13 +60,17 @@ def _handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _say(message: str) -> None:
     if not _state["quiet"]:
-        err.print(message)
+        err.print(message, soft_wrap=True)
 
 
 @app.callback()
 def _options(
-    debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback of an error.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or messages.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the full traceback of an error.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bars or messages.")
+    ] = False,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     """Fit, apply and inspect bayesrule models from the command line."""
@@ -124,7 +127,9 @@ def _load_model(path: Path) -> Any:
     return load(path)
 
 
-def _features_for(model: Any, data: Path, target: str | None, split: str, need_target: bool) -> Dataset:
+def _features_for(
+    model: Any, data: Path, target: str | None, split: str, need_target: bool
+) -> Dataset:
     names = getattr(model, "feature_names_in_", None)
     ds = read_data(
         data,
@@ -171,41 +176,32 @@ def _image_shape(model_path: Path, n_features: int) -> tuple[int, int] | None:
 
 
 def _fit_with_progress(est: Any, ds: Dataset) -> Any:
-    """Fit at once, or for big data in chunks with ``partial_fit`` behind a progress bar."""
-    assert ds.y is not None
-    n, p = ds.n_rows, ds.n_features
-    if n * p <= _CHUNKED_FIT_VALUES or _state["quiet"]:
-        return est.fit(ds.X, ds.y)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    """Fit at once, with a progress bar (pulsing, with the time elapsed) on big data.
 
-    # Few large chunks: each partial_fit derives the parameters again (an
-    # eigendecomposition for the Gaussian models), so many small ones cost more
-    # than the fit itself.
-    step = -(-n // _FIT_CHUNKS)
-    classes = np.unique(ds.y)
+    The fit is one call to ``fit``, not a loop of ``partial_fit``: the model is
+    then exactly the one the Python API gives, and each ``partial_fit`` would
+    derive the parameters again (an eigendecomposition), which costs more than
+    the pass over the data.
+    """
+    if ds.n_rows * ds.n_features <= _BIG_FIT_VALUES or _state["quiet"]:
+        return est.fit(ds.X, ds.y)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
-        TextColumn(f"fitting {type(est).__name__}"),
+        TextColumn(f"fitting {type(est).__name__} on {ds.n_rows:,} rows"),
         BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} rows"),
-        TimeRemainingColumn(),
+        TimeElapsedColumn(),
         console=err,
         transient=True,
     ) as bar:
-        task = bar.add_task("fit", total=n)
-        for start in range(0, n, step):
-            sl = slice(start, min(start + step, n))
-            try:
-                est.partial_fit(ds.rows(sl), ds.y[sl], classes=classes)
-            except NotImplementedError:  # a model that needs all rows at once
-                bar.update(task, description="fit")
-                return est.fit(ds.X, ds.y)
-            bar.update(task, completed=sl.stop)
-    return est
+        bar.add_task("fit", total=None)
+        return est.fit(ds.X, ds.y)
 
 
 # ------------------------------------------------------------------ commands
 DataArg = Annotated[
-    Path, typer.Argument(help="CSV, Parquet, .npy, .npz, or a directory (or images file) of IDX data.")
+    Path,
+    typer.Argument(help="CSV, Parquet, .npy, .npz, or a directory (or images file) of IDX data."),
 ]
 ModelArg = Annotated[Path, typer.Argument(help="A model file written by `bayesrule fit`.")]
 SplitOpt = Annotated[str, typer.Option(help="For an IDX directory: 'train' or 'test' files.")]
@@ -217,9 +213,12 @@ def fit(
     data: DataArg,
     output: Annotated[Path, typer.Option("--output", "-o", help="Model file to write.")],
     target: Annotated[
-        str | None, typer.Option("--target", "-t", help="Label column (.npy: column index; .npz: array name).")
+        str | None,
+        typer.Option("--target", "-t", help="Label column (.npy: column index; .npz: array name)."),
     ] = None,
-    model: Annotated[str, typer.Option("--model", "-m", help=f"One of: {', '.join(available())}.")] = "lda",
+    model: Annotated[
+        str, typer.Option("--model", "-m", help=f"One of: {', '.join(available())}.")
+    ] = "lda",
     settings: Annotated[
         list[str] | None, typer.Option("--set", help="A parameter, name=value (repeatable).")
     ] = None,
@@ -249,9 +248,15 @@ def fit(
 def predict(
     model: ModelArg,
     data: DataArg,
-    output: Annotated[Path, typer.Option("--output", "-o", help="CSV or Parquet file, by its suffix.")],
-    proba: Annotated[bool, typer.Option("--proba", help="Add a probability column per class.")] = False,
-    target: Annotated[str | None, typer.Option("--target", "-t", help="A label column to leave out.")] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="CSV or Parquet file, by its suffix.")
+    ],
+    proba: Annotated[
+        bool, typer.Option("--proba", help="Add a probability column per class.")
+    ] = False,
+    target: Annotated[
+        str | None, typer.Option("--target", "-t", help="A label column to leave out.")
+    ] = None,
     split: SplitOpt = "test",
 ) -> None:
     """Predict the class of every row: one output row per input row."""
@@ -275,7 +280,8 @@ def evaluate(
     data: DataArg,
     target: Annotated[str | None, typer.Option("--target", "-t", help="Label column.")] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Report folder: metrics.json, CSV and PNG.")
+        Path | None,
+        typer.Option("--output", "-o", help="Report folder: metrics.json, CSV and PNG."),
     ] = None,
     split: SplitOpt = "test",
 ) -> None:
@@ -301,7 +307,9 @@ def evaluate(
     rows = counts.sum(axis=1, keepdims=True)
     normalised = counts / np.where(rows > 0, rows, 1)
 
-    summary = Table(title=f"{type(est).__name__} on {Path(ds.source).name}: accuracy {accuracy:.2%} ({ds.n_rows:,} rows)")
+    summary = Table(
+        title=f"{type(est).__name__} on {Path(ds.source).name}: accuracy {accuracy:.2%} ({ds.n_rows:,} rows)"
+    )
     for col in ("class", "precision", "recall", "support"):
         summary.add_column(col, justify="right")
     for k, c in enumerate(labels):
@@ -333,17 +341,23 @@ def evaluate(
             "n_samples": ds.n_rows,
             "accuracy": accuracy,
             "per_class": [
-                {"class": c.item() if hasattr(c, "item") else c, "precision": float(precision[k]),
-                 "recall": float(recall[k]), "support": int(support[k])}
+                {
+                    "class": c.item() if hasattr(c, "item") else c,
+                    "precision": float(precision[k]),
+                    "recall": float(recall[k]),
+                    "support": int(support[k]),
+                }
                 for k, c in enumerate(labels)
             ],
         }
         (output / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-        pd.DataFrame(normalised, index=[str(c) for c in labels], columns=[str(c) for c in labels]).rename_axis(
-            "true \\ predicted"
-        ).to_csv(output / "confusion_matrix.csv")
+        pd.DataFrame(
+            normalised, index=[str(c) for c in labels], columns=[str(c) for c in labels]
+        ).rename_axis("true \\ predicted").to_csv(output / "confusion_matrix.csv")
         fig = _figure((6.4, 5.6))
-        disp = ConfusionMatrixDisplay(counts=counts, labels=labels, title=f"Confusion matrix of {type(est).__name__}")
+        disp = ConfusionMatrixDisplay(
+            counts=counts, labels=labels, title=f"Confusion matrix of {type(est).__name__}"
+        )
         disp.plot(ax=fig.subplots())
         _save_figure(fig, output / "confusion_matrix.png")
         _say(f"report -> {output}/ (metrics.json, confusion_matrix.csv, confusion_matrix.png)")
@@ -353,12 +367,15 @@ def evaluate(
 @_handles_errors
 def sample(
     model: ModelArg,
-    output: Annotated[Path, typer.Option("--output", "-o", help="CSV (or Parquet) file of samples.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="CSV (or Parquet) file of samples.")
+    ],
     n: Annotated[int, typer.Option("-n", "--n-samples", min=1, help="Samples per class.")] = 10,
     class_: Annotated[str | None, typer.Option("--class", help="Only this class.")] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     png: Annotated[
-        Path | None, typer.Option(help="Image grid to write (default: OUT with .png, for image data).")
+        Path | None,
+        typer.Option(help="Image grid to write (default: OUT with .png, for image data)."),
     ] = None,
 ) -> None:
     """Draw new rows from the fitted generative model: N per class."""
@@ -381,7 +398,9 @@ def sample(
     y = np.repeat(chosen, n)
     X, y = est.sample(y.size, y=y, random_state=seed)
     names = getattr(est, "feature_names_in_", None)
-    cols = [str(c) for c in names] if names is not None else [f"x{j + 1}" for j in range(X.shape[1])]
+    cols = (
+        [str(c) for c in names] if names is not None else [f"x{j + 1}" for j in range(X.shape[1])]
+    )
     table = pd.DataFrame(X, columns=cols)
     table["class"] = y
     write_table(table, output)
@@ -414,7 +433,9 @@ def sample(
 def plot(
     model: ModelArg,
     data: DataArg,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Picture to write (.png, .svg, .pdf).")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Picture to write (.png, .svg, .pdf).")
+    ],
     target: Annotated[str | None, typer.Option("--target", "-t", help="Label column.")] = None,
     projection: Annotated[
         str, typer.Option(help="For more than 2 features: 'auto', 'fisher' or 'features'.")
@@ -426,11 +447,16 @@ def plot(
 
     est = _load_model(model)
     ds = _features_for(est, data, target, split, need_target=True)
+    assert ds.y is not None  # need_target=True
     fig = _figure((7.0, 5.8))
     X = np.asarray(ds.X, dtype=float)
     DecisionRegionsDisplay.from_estimator(
-        est, X if X.shape[1] > 2 else ds.X, ds.y, projection=projection,
-        feature_names=ds.feature_names, ax=fig.subplots(),
+        est,
+        X if X.shape[1] > 2 else ds.X,
+        ds.y,
+        projection=projection,
+        feature_names=ds.feature_names,
+        ax=fig.subplots(),
     )
     _save_figure(fig, output)
     _say(f"decision regions -> {output}")
@@ -441,7 +467,11 @@ def plot(
 def demo(
     output: Annotated[Path, typer.Option("--output", "-o", help="Report folder.")] = Path("report"),
     data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="MNIST IDX folder (default: $BAYESRULE_DATA or ../shared/datasets/mnist).")
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help="MNIST IDX folder (default: $BAYESRULE_DATA or ../shared/datasets/mnist).",
+        ),
     ] = None,
 ) -> None:
     """Reproduce the lecture notes' results: every model on MNIST and wine, with pictures."""

@@ -60,7 +60,11 @@ def _labels(values: Any, what: str) -> NDArray[Any]:
         items = y.tolist()
         if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in items):
             raise UsageError(f"{what} has missing values.")
-        y = np.array([str(v) for v in items]) if any(isinstance(v, str) for v in items) else np.array(items)
+        y = (
+            np.array([str(v) for v in items])
+            if any(isinstance(v, str) for v in items)
+            else np.array(items)
+        )
     elif y.dtype.kind == "f":
         if np.isnan(y).any():
             raise UsageError(f"{what} has {int(np.isnan(y).sum())} missing values.")
@@ -167,11 +171,15 @@ def _read_array(path: Path, suffix: str, target: str | None, need_target: bool) 
             arrays = {k: npz[k] for k in npz.files}
         label_key = target if target is not None else ("y" if "y" in arrays else None)
         if target is not None and target not in arrays:
-            raise UsageError(f"{path}: no array {target!r} for --target; arrays are: {', '.join(arrays)}.")
+            raise UsageError(
+                f"{path}: no array {target!r} for --target; arrays are: {', '.join(arrays)}."
+            )
         rest = [k for k in arrays if k != label_key]
         x_key = "X" if "X" in arrays else (rest[0] if len(rest) == 1 else None)
         if x_key is None:
-            raise UsageError(f"{path}: cannot tell the features apart; name them 'X' (arrays: {', '.join(arrays)}).")
+            raise UsageError(
+                f"{path}: cannot tell the features apart; name them 'X' (arrays: {', '.join(arrays)})."
+            )
         X = arrays[x_key]
         if label_key is not None:
             y = _labels(arrays[label_key], f"{path}: the array {label_key!r}")
@@ -198,7 +206,9 @@ def _read_array(path: Path, suffix: str, target: str | None, need_target: bool) 
     else:
         shape = None
     if X.ndim != 2 or X.dtype.kind not in "biuf":
-        raise UsageError(f"{path}: features must be a numeric 2-D array; got {X.dtype} of shape {X.shape}.")
+        raise UsageError(
+            f"{path}: features must be a numeric 2-D array; got {X.dtype} of shape {X.shape}."
+        )
     if y is not None and y.shape[0] != X.shape[0]:
         raise UsageError(f"{path}: {X.shape[0]} rows of features but {y.shape[0]} labels.")
     return Dataset(X=X.astype(float), y=y, feature_names=None, image_shape=shape, source=str(path))
@@ -226,8 +236,12 @@ def _read_idx(path: Path, split: str, need_target: bool) -> Dataset:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if images.ndim != 3:
-        raise UsageError(f"{images_path}: expected an IDX file of images (3 dimensions), got {images.ndim}.")
-    labels_path = images_path.with_name(re.sub(r"images([-.])idx3", r"labels\1idx1", images_path.name))
+        raise UsageError(
+            f"{images_path}: expected an IDX file of images (3 dimensions), got {images.ndim}."
+        )
+    labels_path = images_path.with_name(
+        re.sub(r"images([-.])idx3", r"labels\1idx1", images_path.name)
+    )
     y = None
     if labels_path.is_file():
         try:
@@ -241,7 +255,11 @@ def _read_idx(path: Path, split: str, need_target: bool) -> Dataset:
     # Pixels scaled to [0, 1], as bayesrule.datasets.load_mnist does.
     X = images.reshape(images.shape[0], -1) / 255.0
     return Dataset(
-        X=X, y=y, feature_names=None, image_shape=(int(images.shape[1]), int(images.shape[2])), source=str(images_path)
+        X=X,
+        y=y,
+        feature_names=None,
+        image_shape=(int(images.shape[1]), int(images.shape[2])),
+        source=str(images_path),
     )
 
 
@@ -258,4 +276,6 @@ def write_table(df: Any, path: Path) -> None:
         try:
             df.to_parquet(path, index=False)
         except ImportError as exc:
-            raise UsageError(f"writing Parquet needs {exc.name}: pip install 'bayesrule[cli]'") from None
+            raise UsageError(
+                f"writing Parquet needs {exc.name}: pip install 'bayesrule[cli]'"
+            ) from None

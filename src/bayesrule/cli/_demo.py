@@ -1,13 +1,15 @@
 """``bayesrule demo``: the results table from :mod:`bayesrule.demo` plus its pictures.
 
 The table itself (every model's MNIST test accuracy and timings, the wine
-test errors) is computed by ``bayesrule.demo.run(data_dir=..., report_dir=...)``,
-which returns a dict. This module relies only on that call and reads two
-optional keys of the result:
+test errors) is computed by ``bayesrule.demo.run(data_dir=..., report_dir=...)``
+(``data_dir`` and ``report_dir`` as str or None). Of its result this module
+reads, each only when present (as an attribute, or a key of a dict):
 
-* ``"table"`` — a list of row dicts, printed in the terminal when present;
-* ``"lda"`` — the LDA fitted on MNIST's training set, reused for the
-  pictures instead of being fitted again.
+* ``rows`` (or ``table``) — a list of row dicts, printed as a table when
+  ``bayesrule.demo.format_report(result)`` is not there to print it;
+* ``models`` — fitted models keyed by ``(dataset, name)``; ``("mnist", "LDA")``
+  is reused for the pictures instead of being fitted again;
+* ``mnist_dir`` — where MNIST was read from (None: not found).
 
 It then adds the pictures to the report folder: LDA's row-normalised
 confusion matrix on the MNIST test set and ten generated samples per digit;
@@ -17,6 +19,7 @@ the wine test split, saying so.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,12 @@ def _demo_run() -> Callable[..., Any]:
     if not callable(run):
         raise UsageError("bayesrule.demo has no run(data_dir=..., report_dir=...) function.")
     return run
+
+
+def _field(result: Any, name: str, default: Any = None) -> Any:
+    if isinstance(result, Mapping):
+        return result.get(name, default)
+    return getattr(result, name, default)
 
 
 def _print_table(rows: Any, console: Any) -> None:
@@ -57,7 +66,9 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def run_demo(output: Path, data_dir: Path | None, console: Any, say: Callable[[str], None]) -> list[Path]:
+def run_demo(
+    output: Path, data_dir: Path | None, console: Any, say: Callable[[str], None]
+) -> list[Path]:
     """Run the demo into ``output`` and write its pictures; returns the pictures written."""
     from matplotlib.figure import Figure
 
@@ -67,9 +78,12 @@ def run_demo(output: Path, data_dir: Path | None, console: Any, say: Callable[[s
 
     run = _demo_run()
     output.mkdir(parents=True, exist_ok=True)
-    result = run(data_dir=data_dir, report_dir=output)
-    result = result if isinstance(result, Mapping) else {}
-    _print_table(result.get("table"), console)
+    result = run(data_dir=None if data_dir is None else str(data_dir), report_dir=str(output))
+    formatter = getattr(sys.modules.get("bayesrule.demo"), "format_report", None)
+    if callable(formatter):
+        console.print(formatter(result), markup=False, highlight=False, soft_wrap=True)
+    else:
+        _print_table(_field(result, "rows", _field(result, "table")), console)
 
     pictures: list[Path] = []
 
@@ -77,10 +91,14 @@ def run_demo(output: Path, data_dir: Path | None, console: Any, say: Callable[[s
         fig.savefig(output / name, dpi=110)
         pictures.append(output / name)
 
-    folder = find_mnist(data_dir)
+    found = _field(result, "mnist_dir", "unknown")
+    folder = (
+        find_mnist(data_dir) if found == "unknown" else (None if found is None else Path(found))
+    )
     if folder is not None:
         X_train, y_train, X_test, y_test = load_mnist(folder)
-        lda = result.get("lda")
+        models = _field(result, "models", {})
+        lda = models.get(("mnist", "LDA")) if isinstance(models, Mapping) else None
         if not isinstance(lda, LinearDiscriminantAnalysis):
             lda = LinearDiscriminantAnalysis().fit(X_train, y_train)
         fig = Figure(figsize=(6.6, 5.8), layout="constrained")

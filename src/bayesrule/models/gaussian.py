@@ -48,7 +48,9 @@ class Gaussian:
         self.log_norm = -0.5 * (self.log_pdet + self.rank * _LOG_2PI)
 
     @classmethod
-    def from_eigh(cls, mean: ArrayLike, eigenvalues: ArrayLike, eigenvectors: ArrayLike) -> Gaussian:
+    def from_eigh(
+        cls, mean: ArrayLike, eigenvalues: ArrayLike, eigenvectors: ArrayLike
+    ) -> Gaussian:
         """From positive eigenvalues ``(r,)`` and orthonormal eigenvectors ``(p, r)``."""
         lam = np.asarray(eigenvalues, dtype=float)
         V = np.asarray(eigenvectors, dtype=float)

@@ -83,7 +83,9 @@ class KernelDensity:
             self._log_w = np.log(self.weights / self.feature_weights[:, self.feature])
         self.grid_size = int(grid_size)
         if method == "auto":
-            method = "exact" if np.diff(self.indptr).max(initial=0) <= self.grid_size // 4 else "grid"
+            method = (
+                "exact" if np.diff(self.indptr).max(initial=0) <= self.grid_size // 4 else "grid"
+            )
         if method not in ("exact", "grid"):
             raise ValueError(f"method must be 'auto', 'exact' or 'grid'; got {method!r}.")
         self.method = method
@@ -99,8 +101,12 @@ class KernelDensity:
         big = np.where(has, self.values, np.inf)
         small = np.where(has, self.values, -np.inf)
         starts = self.indptr[:-1]
-        self._lo = np.minimum.reduceat(big, starts, axis=1) if self.values.size else np.zeros((K, p))
-        self._hi = np.maximum.reduceat(small, starts, axis=1) if self.values.size else np.zeros((K, p))
+        self._lo = (
+            np.minimum.reduceat(big, starts, axis=1) if self.values.size else np.zeros((K, p))
+        )
+        self._hi = (
+            np.maximum.reduceat(small, starts, axis=1) if self.values.size else np.zeros((K, p))
+        )
         # log weight of the extreme values themselves (values are sorted per feature)
         idx_lo = np.where(has, np.arange(self.values.size), self.values.size)
         first = np.minimum.reduceat(idx_lo, starts, axis=1)
@@ -114,8 +120,12 @@ class KernelDensity:
         """Lower bound of ``log f_kj(x)`` from the extreme values alone; x is (..., p)."""
         h = self.bandwidth[kslice]
         norm = -np.log(h) - _HALF_LOG_2PI
-        lo = self._lw_lo[kslice][:, None] - 0.5 * ((x - self._lo[kslice][:, None]) / h[:, None]) ** 2
-        hi = self._lw_hi[kslice][:, None] - 0.5 * ((x - self._hi[kslice][:, None]) / h[:, None]) ** 2
+        lo = (
+            self._lw_lo[kslice][:, None] - 0.5 * ((x - self._lo[kslice][:, None]) / h[:, None]) ** 2
+        )
+        hi = (
+            self._lw_hi[kslice][:, None] - 0.5 * ((x - self._hi[kslice][:, None]) / h[:, None]) ** 2
+        )
         return np.maximum(lo, hi) + norm[:, None]
 
     # ----------------------------------------------------------------- grid
@@ -226,13 +236,19 @@ class KernelDensity:
         K = self.bandwidth.shape[0]
         out = np.empty((X.shape[0], K))
         for s in range(0, X.shape[0], block_rows):
-            out[s : s + block_rows] = np.nansum(self.feature_log_prob(X[s : s + block_rows]), axis=2).T
+            out[s : s + block_rows] = np.nansum(
+                self.feature_log_prob(X[s : s + block_rows]), axis=2
+            ).T
         return out[:, 0] if self._single else out
 
     def __getitem__(self, k: int) -> KernelDensity:
         return KernelDensity(
-            self.indptr, self.values, self.weights[k], self.bandwidth[k],
-            method=self.method, grid_size=self.grid_size,
+            self.indptr,
+            self.values,
+            self.weights[k],
+            self.bandwidth[k],
+            method=self.method,
+            grid_size=self.grid_size,
         )
 
     def sample(self, n: int, rng: np.random.Generator) -> _F:

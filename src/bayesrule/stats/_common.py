@@ -98,7 +98,7 @@ def class_means(
     """
     n, p = X.shape
     counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
-    weights = np.bincount(yi, weights=w, minlength=k)
+    weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
     sums = np.zeros((k, p))
     for sl in block_slices(n, p):
         H = one_hot_classes(yi[sl], w[sl], k)
@@ -138,9 +138,7 @@ def arrays_close(
     """
     if a.shape != b.shape:
         return False
-    scale = max(
-        float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)), floor
-    )
+    scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)), floor)
     return bool(np.all(np.abs(a - b) <= atol + rtol * scale))
 
 
@@ -150,4 +148,7 @@ def noise_floor(weights: NDArray[np.float64], means: NDArray[np.float64], order:
     Centring loses about the digits of ``|mean|``; we take ``W (1e-6 |mean|)^order``
     (far above that loss, far below any real spread).
     """
-    return float(np.max(weights, initial=0.0)) * (1e-6 * float(np.max(np.abs(means), initial=0.0))) ** order
+    return (
+        float(np.max(weights, initial=0.0))
+        * (1e-6 * float(np.max(np.abs(means), initial=0.0))) ** order
+    )

@@ -38,8 +38,11 @@ def _weights(n: int, sample_weight: ArrayLike | None) -> _F:
 
 
 def _class_totals(yi: NDArray[np.intp], w: _F, k: int) -> tuple[NDArray[np.int64], _F]:
-    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
-    return counts, np.bincount(yi, weights=w, minlength=k)
+    counts: NDArray[np.int64] = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(
+        np.int64
+    )
+    totals: _F = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
+    return counts, totals
 
 
 def _close(a: _F, b: _F, rtol: float, atol: float) -> bool:
@@ -250,7 +253,9 @@ class CategoryStats:
             flat += np.bincount(idx, weights=w[sl][rows], minlength=cells)
         return cls(c, counts, weights, flat.reshape(c.size, p, C))
 
-    def update(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> CategoryStats:
+    def update(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> CategoryStats:
         """The statistics of the rows seen so far plus ``(X, y, w)``."""
         X = np.asarray(X)
         check_features(self.n_features, X.shape[1], "update")
@@ -406,17 +411,33 @@ class ValueCountStats:
         counts, weights = _class_totals(yi, w, c.size)
         out = cls.empty(c, p)
         for sl in block_slices(n, p):
-            keep = ~np.isnan(X[sl]) & (w[sl] > 0)[:, None]
-            rows, cols = np.nonzero(keep)
-            rows = rows + sl.start
-            W = np.zeros((c.size, rows.size))
-            W[yi[rows], np.arange(rows.size)] = w[rows]
-            indptr, values, Wg = _group_entries(cols, X[rows, cols], W, p)
-            block = cls(c, np.zeros(c.size, np.int64), np.zeros(c.size), indptr, values, Wg)
+            Xb, yb, wb = X[sl], yi[sl], w[sl]
+            b = Xb.shape[0]
+            # sorting each column (NaN last) and reading column by column orders
+            # the entries by (feature, value) without a lexsort
+            order = np.argsort(Xb, axis=0, kind="stable")
+            vals = np.take_along_axis(Xb, order, axis=0).T.ravel()
+            cls_ = yb[order].T.ravel()
+            ww = wb[order].T.ravel()
+            col = np.repeat(np.arange(p), b)
+            keep = ~np.isnan(vals) & (ww > 0)
+            col, vals, cls_, ww = col[keep], vals[keep], cls_[keep], ww[keep]
+            if vals.size == 0:
+                continue
+            start = np.ones(vals.size, dtype=bool)
+            start[1:] = (col[1:] != col[:-1]) | (vals[1:] != vals[:-1])
+            gid = np.cumsum(start) - 1
+            U = int(gid[-1]) + 1
+            Wg = np.bincount(cls_ * U + gid, weights=ww, minlength=c.size * U).reshape(c.size, U)
+            indptr = np.zeros(p + 1, np.intp)
+            indptr[1:] = np.cumsum(np.bincount(col[start], minlength=p))
+            block = cls(c, np.zeros(c.size, np.int64), np.zeros(c.size), indptr, vals[start], Wg)
             out = out.merge(block)
         return cls(c, counts, weights, out.indptr, out.values, out.value_weights)
 
-    def update(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> ValueCountStats:
+    def update(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> ValueCountStats:
         """The statistics of the rows seen so far plus ``(X, y, w)``."""
         X = np.asarray(X)
         check_features(self.n_features, X.shape[1], "update")
@@ -438,9 +459,7 @@ class ValueCountStats:
             np.hstack([a.value_weights, b.value_weights]),
             p,
         )
-        return ValueCountStats(
-            c, a.counts + b.counts, a.weights + b.weights, indptr, values, Wg
-        )
+        return ValueCountStats(c, a.counts + b.counts, a.weights + b.weights, indptr, values, Wg)
 
     def _aligned(self, classes: NDArray[Any]) -> ValueCountStats:
         if np.array_equal(classes, self.classes):

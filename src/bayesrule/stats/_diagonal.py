@@ -159,7 +159,9 @@ class DiagonalStats:
         k = (self.feature_weights > 0).sum(axis=0)
         denom = self.feature_weights.sum(axis=0) - ddof * k
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(denom > 0, self.m2.sum(axis=0) / np.where(denom > 0, denom, 1.0), np.nan)
+            return np.where(
+                denom > 0, self.m2.sum(axis=0) / np.where(denom > 0, denom, 1.0), np.nan
+            )
 
     def allclose(self, other: DiagonalStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
         """Whether two statistics agree to ``rtol`` (scaled by each array's size)."""
@@ -190,7 +192,7 @@ def _block_moments(
     X0 = np.where(observed, X, 0.0)
     H = one_hot_classes(yi, w, k)
     counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
-    weights = np.bincount(yi, weights=w, minlength=k)
+    weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
     V = np.asarray(H @ observed.astype(np.float64))
     sums = np.asarray(H @ X0)
     safe = np.where(V > 0, V, 1.0)

@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
-    arrays_close,
     BLOCK_VALUES,
+    arrays_close,
     as_classes,
     check_features,
     class_means,

@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
-    arrays_close,
     BLOCK_VALUES,
+    arrays_close,
     as_classes,
     check_features,
     class_means,
@@ -27,9 +27,7 @@ __all__ = ["ScatterStats"]
 _F = NDArray[np.float64]
 
 
-def _shift(
-    W: _F, S: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None
-) -> tuple[_F, _F, _F]:
+def _shift(W: _F, S: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None) -> tuple[_F, _F, _F]:
     """Re-centre per-class moments from residuals ``r`` to ``r - d``.
 
     ``s1 = sum w r`` is zero when ``r`` is centred at the weighted mean (the
