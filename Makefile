@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+export BAYESRULE_DATA
+
 demo: $(STAMP)
-	$(PY) -m bayesrule.demo
+	$(VENV)/bin/bayesrule demo --output report
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -15,7 +15,9 @@ GAMMAS = (0.0, 0.05, 0.3)
 
 
 def test_scores_equal_a_plain_grid_search():
-    m = RegularizedDiscriminantAnalysisCV(alphas=ALPHAS, gammas=GAMMAS, cv=3, random_state=1).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(alphas=ALPHAS, gammas=GAMMAS, cv=3, random_state=1).fit(
+        X, y
+    )
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
     for i, a in enumerate(ALPHAS):
         for j, g in enumerate(GAMMAS):

@@ -1009,7 +1009,7 @@ class KernelNB(_BaseNB):
         the feature's Scott bandwidth over all classes, so that a feature
         constant within a class still has a usable density.
     method : {'auto', 'exact', 'grid'}, default='auto'
-        'auto' is 'exact' when every feature has at most ``grid_size // 4``
+        'auto' is 'exact' when the classes hold at most ``64 * grid_size``
         distinct values.
     grid_size : int, default=1024
 

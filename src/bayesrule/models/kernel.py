@@ -37,8 +37,8 @@ class KernelDensity:
         feature linearly onto ``grid_size`` points, convolves them with the
         kernel by FFT and interpolates the log density linearly; beyond the
         grid (and where the density underflows) it uses the lower bound given
-        by the nearest extreme value alone. 'auto' is exact when every
-        feature has at most ``grid_size // 4`` distinct values.
+        by the nearest extreme value alone. 'auto' is exact when the classes
+        hold at most ``64 * grid_size`` stored values in all.
     grid_size : int, default=1024
 
     ``log_prob`` drops the term of a NaN (missing) entry: it integrates to 1.
@@ -83,9 +83,8 @@ class KernelDensity:
             self._log_w = np.log(self.weights / self.feature_weights[:, self.feature])
         self.grid_size = int(grid_size)
         if method == "auto":
-            method = (
-                "exact" if np.diff(self.indptr).max(initial=0) <= self.grid_size // 4 else "grid"
-            )
+            # exact evaluation costs (classes x stored values) per row to predict
+            method = "exact" if K * self.values.size <= 64 * self.grid_size else "grid"
         if method not in ("exact", "grid"):
             raise ValueError(f"method must be 'auto', 'exact' or 'grid'; got {method!r}.")
         self.method = method

@@ -428,7 +428,8 @@ class ValueCountStats:
             start[1:] = (col[1:] != col[:-1]) | (vals[1:] != vals[:-1])
             gid = np.cumsum(start) - 1
             U = int(gid[-1]) + 1
-            Wg = np.bincount(cls_ * U + gid, weights=ww, minlength=c.size * U).reshape(c.size, U)
+            flat = np.bincount(cls_ * U + gid, weights=ww, minlength=c.size * U)
+            Wg = np.asarray(flat, dtype=np.float64).reshape(c.size, U)
             indptr = np.zeros(p + 1, np.intp)
             indptr[1:] = np.cumsum(np.bincount(col[start], minlength=p))
             block = cls(c, np.zeros(c.size, np.int64), np.zeros(c.size), indptr, vals[start], Wg)
