@@ -59,6 +59,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     _allow_nan: bool = False
     #: minimum number of classes ``fit`` requires
     _min_classes: int = 2
+    #: Look for NaN and infinity in the results (statistics, scores) instead of
+    #: in X first, and search X for the offending row only when a result is
+    #: not finite: non-finite input always reaches the results of these
+    #: models, and this saves a pass over the data.
+    _deferred_finite_check: bool = False
 
     # ------------------------------------------------------------------ input
     def _validate_X(self, X: Any, *, reset: bool) -> NDArray[Any]:
@@ -75,8 +80,19 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             if "convert" in msg or "could not" in msg or "dtype" in msg:
                 raise ValueError(f"X must be numeric: {msg}") from None
             raise
-        check_finite(Xv, "X", allow_nan=self._allow_nan)
+        if not self._deferred_finite_check:
+            check_finite(Xv, "X", allow_nan=self._allow_nan)
         return Xv
+
+    def _after(self, Xv: NDArray[Any], result: NDArray[Any]) -> None:
+        """With a deferred check: raise the row-naming error if ``result`` is not finite."""
+        if self._deferred_finite_check and not np.all(np.isfinite(result)):
+            check_finite(Xv, "X", allow_nan=self._allow_nan)
+
+    def _stats_from(self, Xv: NDArray[Any], y: NDArray[Any], w: NDArray[Any], classes: Any) -> Any:
+        stats = self._stats_type.from_data(Xv, y, w, classes=classes)
+        self._after(Xv, stats.means)
+        return stats
 
     def _validate_fit_input(
         self, X: Any, y: Any, sample_weight: Any, *, reset: bool
@@ -137,8 +153,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} needs at least {self._min_classes} classes to "
                 f"classify; y has {classes.size} class ({classes.tolist()})."
             )
-        stats = self._stats_type.from_data(Xv, y_arr, w, classes=classes)
-        self._install(stats)
+        self._install(self._stats_from(Xv, y_arr, w, classes))
         return self
 
     def partial_fit(
@@ -183,7 +198,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                     f"of the first call to partial_fit, {self.classes_.tolist()}."
                 )
             stats = self.stats_
-        new = stats.merge(self._stats_type.from_data(Xv, y_arr, w, classes=stats.classes))
+        new = stats.merge(self._stats_from(Xv, y_arr, w, stats.classes))
         self._install(new)
         return self
 
@@ -284,12 +299,18 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        return self._relative_joint(self._validate_X(X, reset=False))
+        Xv = self._validate_X(X, reset=False)
+        jll = self._relative_joint(Xv)
+        self._after(Xv, jll[:, self.stats_.weights > 0])
+        return jll
 
     def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes)."""
         check_is_fitted(self)
-        return self._joint(self._validate_X(X, reset=False))
+        Xv = self._validate_X(X, reset=False)
+        jll = self._joint(Xv)
+        self._after(Xv, jll[:, self.stats_.weights > 0])
+        return jll
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log posterior ``log P(y = k | x)``, a log-softmax stable for any input."""

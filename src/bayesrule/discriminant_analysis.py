@@ -68,8 +68,8 @@ def _weight_text(stats: Any, k: Any) -> str:
     return f"{n} sample" + ("s" if n != 1 else "") + (f" of total weight {w:g}" if w != n else "")
 
 
-def _range_whitening(cov: _F, tol: float) -> tuple[_F, _F, float]:
-    """Whitening ``W``, factor ``A`` and log pseudo-determinant on the range of ``cov``.
+def _range_whitening(cov: _F, tol: float) -> tuple[_F, _F]:
+    """Whitening ``W`` and factor ``A`` (``W' A = I``) on the range of ``cov``.
 
     The rank is decided on the correlation matrix ``C = D^-1/2 cov D^-1/2``
     (``D`` the variances), so that it does not depend on the units of the
@@ -97,15 +97,14 @@ def _range_whitening(cov: _F, tol: float) -> tuple[_F, _F, float]:
     whiten = np.zeros((p, r))
     factor[live] = (s[:, None] * U) * root
     whiten[live] = (U / s[:, None]) / root
-    # pdet(A A') = det(A'A) = prod(lam) det(U' D U)
-    _, logdet = np.linalg.slogdet((U.T * var[live]) @ U)
-    return whiten, factor, float(np.sum(np.log(lam)) + logdet)
+    return whiten, factor
 
 
 class _GaussianDA(GenerativeClassifier):
     """Shared parts of the three Gaussian discriminant analyses."""
 
     _stats_type = ScatterStats
+    _deferred_finite_check = True
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
         """Fit the model from ``(X, y)`` in one pass over the data.
@@ -132,6 +131,7 @@ class _GaussianDA(GenerativeClassifier):
             raise ValueError("covariance_estimator does not support sample_weight.")
         Xv, y_arr, w = self._validate_fit_input(X, y, None, reset=True)
         stats = ScatterStats.from_data(Xv, y_arr, w)
+        self._after(Xv, stats.means)
         if stats.n_classes < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes; y has 1.")
         covs = _external_covariances(self.covariance_estimator, Xv, y_arr, stats)
@@ -307,7 +307,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             intensity = shrinkage_intensity(self.shrinkage, stats.pooled_scatter() / W, m4, W)
             if intensity:
                 cov = shrink(cov, intensity)
-        whiten, factor, log_pdet = _range_whitening(cov, self.tol)
+        whiten, factor = _range_whitening(cov, self.tol)
         means = stats.means
         Mw = means @ whiten  # class means in whitened coordinates, (K, r)
         with np.errstate(divide="ignore"):
@@ -331,7 +331,6 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         Vt = Vt * np.where(flip == 0, 1.0, flip)[:, None]
         n_out = max_components if self.n_components is None else self.n_components
         evr = s2 / s2.sum() if s2.sum() > 0 else s2
-        gaussians = [Gaussian(means[k], factor, whiten, log_pdet) for k in range(K)]
         if K == 2:
             coef_out = (coef[1] - coef[0])[None, :]
             intercept_out = np.array([intercept[1] - intercept[0]])
@@ -350,7 +349,8 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             "_max_components": n_out,
             "_coef_all": coef,
             "_quad_all": quad,
-            "_gaussians_": gaussians,
+            "_factor_": factor,
+            "_whiten_": whiten,
             "_n_features_out": min(n_out, q),
         }
 
@@ -358,6 +358,22 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         # log pi_k + log p_k(x) minus the class-independent -|x|^2_Sigma / 2
         # (and the normalising constant): one (n, p) x (p, K) matrix product.
         return self._mask_absent(Xv @ self._coef_all.T + self._quad_all + self._log_priors())
+
+    @property
+    def _gaussians_(self) -> list[Gaussian]:
+        # Built on first use (densities, sampling): classification does not
+        # need the pseudo-determinant.
+        cached = self.__dict__.get("_gaussians_cache")
+        if cached is None or cached[0] is not self._whiten_:
+            var = np.diag(self.covariance_)
+            live = var > 0
+            # pdet(A A') = det(A'A) for the factor A (p x r)
+            A = self._factor_[live]
+            _, log_pdet = np.linalg.slogdet(A.T @ A)
+            gs = [Gaussian(m, self._factor_, self._whiten_, log_pdet) for m in self.means_]
+            cached = (self._whiten_, gs)
+            self.__dict__["_gaussians_cache"] = cached
+        return cached[1]
 
     def _class_log_density(self, X: NDArray[Any]) -> _F:
         g = self._gaussians_[0]
@@ -374,7 +390,9 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         """
         check_is_fitted(self)
         Xv = self._validate_X(X, reset=False)
-        return ((Xv - self.xbar_) @ self.scalings_)[:, : self._max_components]
+        out = ((Xv - self.xbar_) @ self.scalings_)[:, : self._max_components]
+        self._after(Xv, out)
+        return out
 
     def get_feature_names_out(self, input_features: Any = None) -> NDArray[Any]:
         """Names ``lineardiscriminantanalysis0``, ... for the transformed columns."""

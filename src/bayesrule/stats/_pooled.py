@@ -92,13 +92,21 @@ class PooledScatterStats:
         counts, weights, means = class_means(X, yi, w, c.size)
         acc = np.zeros((p, p), order="F")
         s1 = np.zeros_like(means)
-        step = max(256, BLOCK_VALUES // max(p, 1))
+        # Large blocks keep syrk efficient; the centring is done in small
+        # sub-blocks straight into one reused buffer, so the only temporary of
+        # block size is that buffer.
+        step = max(256, 4 * BLOCK_VALUES // max(p, 1))
+        sub = max(64, BLOCK_VALUES // 4 // max(p, 1))
+        buf = np.empty((min(step, n), p))
         for s in range(0, n, step):
-            D = np.array(X[s : s + step], dtype=np.float64)
-            D -= means[yi[s : s + step]]
-            s1 += one_hot_classes(yi[s : s + step], w[s : s + step], c.size) @ D
+            e = min(s + step, n)
+            D = buf[: e - s]
+            for a in range(s, e, sub):
+                b = min(a + sub, e)
+                np.subtract(X[a:b], means[yi[a:b]], out=D[a - s : b - s])
+            s1 += one_hot_classes(yi[s:e], w[s:e], c.size) @ D
             if not unit:
-                D *= np.sqrt(w[s : s + step])[:, None]
+                D *= np.sqrt(w[s:e])[:, None]
             syrk_add(D, acc)
         # Remove the rounding error of the first-pass means exactly:
         # S = S_about_m - sum_k W_k d_k d_k' with d_k = s1_k / W_k.
