@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import eigh
+from scipy.linalg import LinAlgError, cholesky, eigh, eigvalsh
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -515,37 +515,83 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
         return "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
-        covs, intensity = self._class_covariances(stats, extra.get("external"))
+        external = extra.get("external")
+        covs, intensity = self._class_covariances(stats, external)
+        # eigenvalues of (1 - r)((1 - a) S + a tr(S)/p I) + r I are at least
+        # (1 - r) a tr(S)/p + r
+        r = float(self.reg_param)
+        tr = np.einsum("kpp->k", covs) / stats.n_features
+        floors = r + (1.0 - r) * (intensity * tr if external is None else 0.0)
         covs = self._regularise(stats, covs)
-        return self._gaussian_attrs(stats, covs, intensity)
+        return self._gaussian_attrs(stats, covs, intensity, floors)
 
-    def _gaussian_attrs(self, stats: ScatterStats, covs: _F, intensity: _F) -> dict[str, Any]:
-        present = stats.weights > 0
+    def _gaussian_attrs(
+        self, stats: ScatterStats, covs: _F, intensity: _F, floors: _F
+    ) -> dict[str, Any]:
+        """Gaussians from regularised class covariances.
+
+        ``floors[k]`` is a lower bound on the eigenvalues of ``covs[k]`` known
+        from the regularisation; where it exceeds ``tol`` the covariance is
+        certainly regular and a Cholesky factorisation is all that is needed.
+        Otherwise the eigenvalues are computed to test for singularity.
+        """
         p = stats.n_features
         gaussians: list[Any] = [None] * stats.n_classes
-        rotations: list[Any] = [np.zeros((p, 0))] * stats.n_classes
-        scalings: list[Any] = [np.zeros(0)] * stats.n_classes
-        for k in np.flatnonzero(present):
-            lk, Vk = eigh(covs[k], driver="evr")
-            lk, Vk = lk[::-1], Vk[:, ::-1]
-            if lk[-1] <= self.tol:
+        for k in np.flatnonzero(stats.weights > 0):
+            smallest = floors[k]
+            if smallest <= self.tol:
+                smallest = float(eigvalsh(covs[k], driver="evd")[0])
+            chol = None
+            if smallest > self.tol:
+                try:
+                    chol = cholesky(covs[k], lower=True)
+                except LinAlgError:
+                    chol = None
+            if chol is None:
                 raise ValueError(
                     f"the covariance matrix of class {_label(stats, k)} is singular "
-                    f"(smallest eigenvalue {lk[-1]:.3g} <= tol={self.tol:g}; "
+                    f"(smallest eigenvalue {smallest:.3g} <= tol={self.tol:g}; "
                     f"{stats.counts[k]} samples, {p} features): {self._singular_hint()}."
                 )
-            gaussians[k] = Gaussian.from_eigh(stats.means[k], lk, Vk)
-            rotations[k], scalings[k] = Vk, lk
+            gaussians[k] = Gaussian.from_cholesky(stats.means[k], chol)
         attrs: dict[str, Any] = {
             "means_": stats.means.copy(),
-            "rotations_": rotations,
-            "scalings_": scalings,
             "shrinkage_": intensity,
+            "_covs_": covs,
             "_gaussians_": gaussians,
         }
         if self.store_covariance:
             attrs["covariance_"] = covs
         return attrs
+
+    def _eigen(self) -> tuple[list[Any], list[Any]]:
+        cached = self.__dict__.get("_eigen_cache")
+        if cached is None or cached[0] is not self._covs_:
+            rotations: list[Any] = []
+            scalings: list[Any] = []
+            for k, cov in enumerate(self._covs_):
+                if self.stats_.weights[k] <= 0:
+                    rotations.append(np.zeros((cov.shape[0], 0)))
+                    scalings.append(np.zeros(0))
+                    continue
+                lam, V = eigh(cov, driver="evr")
+                rotations.append(V[:, ::-1])
+                scalings.append(lam[::-1])
+            cached = (self._covs_, rotations, scalings)
+            self.__dict__["_eigen_cache"] = cached
+        return cached[1], cached[2]
+
+    @property
+    def rotations_(self) -> list[Any]:
+        """Eigenvectors of each class covariance, by decreasing eigenvalue (computed on use)."""
+        check_is_fitted(self, "_covs_")
+        return self._eigen()[0]
+
+    @property
+    def scalings_(self) -> list[Any]:
+        """Eigenvalues of each class covariance, decreasing (computed on use)."""
+        check_is_fitted(self, "_covs_")
+        return self._eigen()[1]
 
     def _class_log_density(self, X: NDArray[Any]) -> _F:
         present = self.stats_.weights > 0
@@ -621,8 +667,15 @@ class RegularizedDiscriminantAnalysis(QuadraticDiscriminantAnalysis):
         return "set gamma > 0 (e.g. gamma=0.05) or lower alpha"
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
-        covs = blended_covariances(stats, self.alpha, self.gamma, self._ddof())
-        return self._gaussian_attrs(stats, covs, np.full(stats.n_classes, float(self.gamma)))
+        return _rda_attrs(self, stats, float(self.alpha), float(self.gamma))
+
+
+def _rda_attrs(est: Any, stats: ScatterStats, alpha: float, gamma: float) -> dict[str, Any]:
+    covs = blended_covariances(stats, alpha, gamma, est._ddof())
+    # after shrinking by gamma every eigenvalue is at least gamma tr/p, and
+    # tr/p is unchanged by the shrinkage
+    floors = gamma * np.einsum("kpp->k", covs) / stats.n_features
+    return est._gaussian_attrs(stats, covs, np.full(stats.n_classes, gamma), floors)
 
 
 def blended_covariances(stats: ScatterStats, alpha: float, gamma: float, ddof: float) -> _F:

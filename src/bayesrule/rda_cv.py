@@ -22,7 +22,11 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from .discriminant_analysis import RegularizedDiscriminantAnalysis, blended_covariances
+from .discriminant_analysis import (
+    RegularizedDiscriminantAnalysis,
+    _rda_attrs,
+    blended_covariances,
+)
 from .stats import ScatterStats, encode
 
 __all__ = ["RegularizedDiscriminantAnalysisCV"]
@@ -164,8 +168,7 @@ class RegularizedDiscriminantAnalysisCV(RegularizedDiscriminantAnalysis):
         return self
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
-        covs = blended_covariances(stats, self.alpha_, self.gamma_, self._ddof())
-        return self._gaussian_attrs(stats, covs, np.full(stats.n_classes, self.gamma_))
+        return _rda_attrs(self, stats, self.alpha_, self.gamma_)
 
     def _fold_scores(
         self, train: ScatterStats, X: _F, yi: NDArray[np.intp], w: _F, alphas: _F, gammas: _F

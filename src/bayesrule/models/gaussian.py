@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import LinAlgError, cholesky
+from scipy.linalg import solve_triangular
 from scipy.linalg.blas import dtrsm
 
 __all__ = ["Gaussian", "stacked_log_prob"]
@@ -41,22 +41,43 @@ class Gaussian:
     """
 
     def __init__(
-        self, mean: ArrayLike, factor: ArrayLike, whitening: ArrayLike, log_pdet: float
+        self,
+        mean: ArrayLike,
+        factor: ArrayLike,
+        whitening: ArrayLike | None,
+        log_pdet: float,
+        *,
+        cholesky: ArrayLike | None = None,
     ) -> None:
         self.mean = np.asarray(mean, dtype=float)
         self.factor = np.asarray(factor, dtype=float)
-        self.whitening = np.asarray(whitening, dtype=float)
+        self._whitening = None if whitening is None else np.asarray(whitening, dtype=float)
         self.log_pdet = float(log_pdet)
         self.log_norm = -0.5 * (self.log_pdet + self.rank * _LOG_2PI)
-        # For a full-rank covariance, the Cholesky factor C (Sigma = C C')
-        # gives Mahalanobis distances by a triangular solve: half the work of
-        # a product with the full whitening matrix.
-        self.cholesky: _F | None = None
-        if self.rank == self.n_features:
-            try:
-                self.cholesky = cholesky(self.covariance, lower=True)
-            except LinAlgError:  # pragma: no cover - numerically indefinite
-                self.cholesky = None
+        # For a full-rank covariance, the lower Cholesky factor C (Sigma = C C')
+        # gives Mahalanobis distances by a triangular solve: half the work of a
+        # product with a square whitening matrix.
+        self.cholesky = None if cholesky is None else np.asarray(cholesky, dtype=float)
+        if self._whitening is None and self.cholesky is None:
+            raise ValueError("a Gaussian needs a whitening matrix or a Cholesky factor.")
+
+    @property
+    def whitening(self) -> _F:
+        """``W`` with ``W' A = I`` (for a Cholesky factor, ``C^-T``)."""
+        if self._whitening is None:
+            assert self.cholesky is not None
+            eye = np.eye(self.cholesky.shape[0])
+            self._whitening = solve_triangular(self.cholesky, eye, lower=True).T
+        return self._whitening
+
+    @classmethod
+    def from_cholesky(cls, mean: ArrayLike, chol: ArrayLike) -> Gaussian:
+        """From the lower Cholesky factor ``C`` of a positive definite covariance ``C C'``."""
+        C = np.asarray(chol, dtype=float)
+        d = np.diag(C)
+        if np.any(d <= 0):
+            raise ValueError("a Cholesky factor must have a positive diagonal.")
+        return cls(mean, C, None, 2.0 * float(np.sum(np.log(d))), cholesky=C)
 
     @classmethod
     def from_eigh(

@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-#: Rows are processed in blocks of about this many float64 values, so that the
-#: temporary copies a block needs stay small next to the training matrix.
-BLOCK_VALUES = 1 << 23
+#: Rows are processed in blocks of about this many float64 values (16 MiB), so
+#: that the temporary copies a block needs stay small next to the training
+#: matrix; a buffer this size is also reused by the allocator between calls
+#: instead of being mapped (and page-faulted) afresh.
+BLOCK_VALUES = 1 << 21
 
 
 def as_classes(classes: ArrayLike) -> NDArray[Any]:
@@ -152,3 +154,34 @@ def noise_floor(weights: NDArray[np.float64], means: NDArray[np.float64], order:
         float(np.max(weights, initial=0.0))
         * (1e-6 * float(np.max(np.abs(means), initial=0.0))) ** order
     )
+
+
+#: Rows sampled (at a fixed stride) to estimate provisional class means.
+PILOT_ROWS = 8192
+
+
+def pilot_means(
+    X: NDArray[Any], yi: NDArray[np.intp], w: NDArray[np.float64], k: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    """Rows with positive weight, weight sums, and provisional class centres.
+
+    The centres are the weighted class means of an evenly strided sample of
+    at most about ``PILOT_ROWS`` rows (all rows for small data), so no extra
+    pass over a large ``X`` is needed. Moments are then accumulated about these
+    centres and corrected exactly with the residual sums: with centres close to
+    the means (a sample of thousands of rows), nothing is lost, unlike raw sums
+    of squares.
+    """
+    n, p = X.shape
+    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
+    weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
+    stride = max(1, n // PILOT_ROWS)
+    rows = np.arange(0, n, stride)
+    ws, ys = w[rows], yi[rows]
+    Xs = np.asarray(X[rows], dtype=np.float64)
+    sw = np.bincount(ys, weights=ws, minlength=k)
+    sums = np.asarray(one_hot_classes(ys, ws, k) @ Xs)
+    total = float(sw.sum())
+    fallback = sums.sum(axis=0) / total if total > 0 else np.zeros(p)
+    centres = np.where(sw[:, None] > 0, sums / np.where(sw > 0, sw, 1.0)[:, None], fallback)
+    return counts, weights, centres

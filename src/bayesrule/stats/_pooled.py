@@ -13,7 +13,7 @@ from ._common import (
     arrays_close,
     as_classes,
     check_features,
-    class_means,
+    pilot_means,
     encode,
     expand,
     noise_floor,
@@ -89,30 +89,39 @@ class PooledScatterStats:
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         unit = sample_weight is None or bool(np.all(w == 1.0))
         yi = encode(y, c)
-        counts, weights, means = class_means(X, yi, w, c.size)
-        acc = np.zeros((p, p), order="F")
+        counts, weights, means = pilot_means(X, yi, w, c.size)
+        k = c.size
+        # When there are few classes, the per-class residual sums ride along in
+        # the symmetric product: with the (weighted) one-hot columns H appended
+        # to the centred block D, syrk([D H]) holds D'D and D'H together.
+        fuse = k <= max(8, p // 8)
+        q = p + k if fuse else p
+        acc = np.zeros((q, q), order="F")
         s1 = np.zeros_like(means)
-        # Large blocks keep syrk efficient; the centring is done in small
-        # sub-blocks straight into one reused buffer, so the only temporary of
-        # block size is that buffer.
-        step = max(256, 4 * BLOCK_VALUES // max(p, 1))
-        sub = max(64, BLOCK_VALUES // 4 // max(p, 1))
-        buf = np.empty((min(step, n), p))
+        step = max(64, BLOCK_VALUES // max(q, 1))
+        buf = np.empty((min(step, n), q))
         for s in range(0, n, step):
             e = min(s + step, n)
             D = buf[: e - s]
-            for a in range(s, e, sub):
-                b = min(a + sub, e)
-                np.subtract(X[a:b], means[yi[a:b]], out=D[a - s : b - s])
-            s1 += one_hot_classes(yi[s:e], w[s:e], c.size) @ D
+            np.subtract(X[s:e], means[yi[s:e]], out=D[:, :p])
+            if fuse:
+                D[:, p:] = 0.0
+                D[np.arange(e - s), p + yi[s:e]] = 1.0
+            else:
+                s1 += one_hot_classes(yi[s:e], w[s:e], k) @ D
             if not unit:
                 D *= np.sqrt(w[s:e])[:, None]
             syrk_add(D, acc)
+        full = symmetrized(acc)
+        if fuse:
+            s1 = full[p:, :p]
+        scatter = full[:p, :p]
         # Remove the rounding error of the first-pass means exactly:
         # S = S_about_m - sum_k W_k d_k d_k' with d_k = s1_k / W_k.
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
-        scatter = symmetrized(acc) - (d * weights[:, None]).T @ d
-        return cls(classes=c, counts=counts, weights=weights, means=means + d, scatter=scatter)
+        scatter = scatter - (d * weights[:, None]).T @ d
+        means = np.where(weights[:, None] > 0, means + d, 0.0)  # no weight: the empty statistic
+        return cls(classes=c, counts=counts, weights=weights, means=means, scatter=scatter)
 
     def update(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None

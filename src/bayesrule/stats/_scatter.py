@@ -13,7 +13,7 @@ from ._common import (
     arrays_close,
     as_classes,
     check_features,
-    class_means,
+    pilot_means,
     encode,
     expand,
     noise_floor,
@@ -153,14 +153,14 @@ class ScatterStats:
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         unit = sample_weight is None or bool(np.all(w == 1.0))
         yi = encode(y, c)
-        counts, weights, means = class_means(X, yi, w, c.size)
+        counts, weights, means = pilot_means(X, yi, w, c.size)
         scatter, m3, m4, s1 = _centred_moments(X, yi, w, means, unit)
         # One refinement step: the rounding error of the first-pass means,
         # d = sum w r / W, is removed exactly (this keeps every digit for data
         # far from the origin).
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
         scatter, m3, m4 = _shift(weights, scatter, m3, m4, d, s1)
-        means = means + d
+        means = np.where(weights[:, None] > 0, means + d, 0.0)  # no weight: the empty statistic
         return cls(
             classes=c, counts=counts, weights=weights, means=means, scatter=scatter, m3=m3, m4=m4
         )
@@ -297,20 +297,23 @@ def _centred_moments(
 ) -> tuple[_F, _F, _F, _F]:
     """Per-class scatter, M3, M4 and residual sums about the given class means.
 
-    Rows are visited class by class (after one argsort) in chunks of bounded
-    size; each chunk is gathered into a reusable buffer, centred in place and
-    added with one symmetric rank-k product (BLAS syrk).
+    Rows are visited class by class (after one argsort) in blocks of bounded
+    size. Each block of residuals ``R`` is written into a reused buffer as
+    ``[R, 1, |R|^2]`` (rows scaled by ``sqrt(w)``), so that one symmetric
+    product (BLAS syrk) yields ``R'R``, the residual sums ``R'1``, ``M3 = R'|R|^2``
+    and ``M4 = |R|^2' |R|^2`` together.
     """
     k, p = means.shape
     scatter = np.zeros((k, p, p))
-    acc = np.zeros((p, p), order="F")
     m3 = np.zeros((k, p))
     m4 = np.zeros(k)
     s1 = np.zeros((k, p))
+    q = p + 2
+    acc = np.zeros((q, q), order="F")
     order = np.argsort(yi, kind="stable")
     bounds = np.searchsorted(yi[order], np.arange(k + 1))
-    step = max(256, BLOCK_VALUES // max(p, 1))
-    buf = np.empty((min(step, X.shape[0]), p))
+    step = max(64, BLOCK_VALUES // q)
+    buf = np.empty((min(step, X.shape[0]), q))
     for j in np.flatnonzero(np.diff(bounds)):
         acc[...] = 0.0
         rows_j = order[bounds[j] : bounds[j + 1]]
@@ -318,16 +321,17 @@ def _centred_moments(
             rows_j = rows_j[w[rows_j] > 0]
         for s in range(0, rows_j.size, step):
             rows = rows_j[s : s + step]
-            D = buf[: rows.size]
-            D[...] = X[rows]
-            D -= means[j]
-            r2 = np.einsum("ij,ij->i", D, D)
-            wr2 = r2 if unit else w[rows] * r2
-            s1[j] += D.sum(axis=0) if unit else w[rows] @ D
-            m3[j] += wr2 @ D
-            m4[j] += wr2 @ r2
+            B = buf[: rows.size]
+            R = B[:, :p]
+            np.subtract(X[rows], means[j], out=R)
+            B[:, p] = 1.0
+            np.einsum("ij,ij->i", R, R, out=B[:, p + 1])
             if not unit:
-                D *= np.sqrt(w[rows])[:, None]
-            syrk_add(D, acc)
-        scatter[j] = symmetrized(acc)
+                B *= np.sqrt(w[rows])[:, None]
+            syrk_add(B, acc)
+        full = symmetrized(acc)
+        scatter[j] = full[:p, :p]
+        s1[j] = full[p, :p]
+        m3[j] = full[p + 1, :p]
+        m4[j] = full[p + 1, p + 1]
     return scatter, m3, m4, s1
