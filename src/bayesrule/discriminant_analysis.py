@@ -88,7 +88,7 @@ def _range_whitening(cov: _F, tol: float) -> tuple[_F, _F]:
         )
     s = np.sqrt(var[live])
     C = cov[np.ix_(live, live)] / np.outer(s, s)
-    lam, U = eigh(C, driver="evr")
+    lam, U = eigh(C, driver="evd")
     keep = lam > tol * lam[-1]
     lam, U = lam[keep][::-1], U[:, keep][:, ::-1]
     p, r = cov.shape[0], lam.size
@@ -521,7 +521,7 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
         # (1 - r) a tr(S)/p + r
         r = float(self.reg_param)
         tr = np.einsum("kpp->k", covs) / stats.n_features
-        floors = r + (1.0 - r) * (intensity * tr if external is None else 0.0)
+        floors = r + (1.0 - r) * (intensity * tr if external is None else np.zeros_like(tr))
         covs = self._regularise(stats, covs)
         return self._gaussian_attrs(stats, covs, intensity, floors)
 
