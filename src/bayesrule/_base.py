@@ -91,7 +91,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _stats_from(self, Xv: NDArray[Any], y: NDArray[Any], w: NDArray[Any], classes: Any) -> Any:
         stats = self._stats_type.from_data(Xv, y, w, classes=classes)
-        self._after(Xv, stats.means)
+        if self._deferred_finite_check:
+            self._after(Xv, stats.means)
         return stats
 
     def _validate_fit_input(
