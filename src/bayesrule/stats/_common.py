@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -185,3 +186,64 @@ def pilot_means(
     fallback = sums.sum(axis=0) / total if total > 0 else np.zeros(p)
     centres = np.where(sw[:, None] > 0, sums / np.where(sw > 0, sw, 1.0)[:, None], fallback)
     return counts, weights, centres
+
+
+class ClassStatistic:
+    """What every per-class statistic shares: the monoid plumbing around its merge rule.
+
+    A subclass is a frozen dataclass whose first field is ``classes``; it
+    lists in ``_per_class`` the fields indexed by class along their first axis
+    (zero for a class not seen), and implements ``from_data``, ``n_features``
+    and ``_merge_aligned(other)`` for two values over the same classes.
+    ``merge`` unites the classes, so statistics of data sets that saw
+    different classes merge too.
+    """
+
+    _per_class: ClassVar[tuple[str, ...]] = ()
+    classes: NDArray[Any]
+    counts: NDArray[np.int64]
+    weights: NDArray[np.float64]
+
+    @property
+    def n_features(self) -> int:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size)
+
+    @classmethod
+    def from_data(cls, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        """Return the statistics of the rows seen so far plus ``(X, y, w)``."""
+        shape = getattr(X, "shape", None) or np.shape(X)
+        check_features(self.n_features, shape[1] if len(shape) == 2 else -1, "update")
+        return self.merge(type(self).from_data(X, y, sample_weight, classes=self.classes))
+
+    def merge(self, other: Any) -> Any:
+        """Statistics of the union of the two data sets (classes are united)."""
+        if type(other) is not type(self):
+            raise TypeError(
+                f"can only merge {type(self).__name__} with {type(self).__name__}, "
+                f"not {type(other).__name__}."
+            )
+        check_features(self.n_features, other.n_features, "merge")
+        c = union_classes(self.classes, other.classes)
+        return self._aligned(c)._merge_aligned(other._aligned(c))
+
+    def _merge_aligned(self, other: Any) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def _aligned(self, classes: NDArray[Any]) -> Any:
+        if np.array_equal(classes, self.classes):
+            return self
+        changes = {f: expand(getattr(self, f), self.classes, classes) for f in self._per_class}
+        return dataclasses.replace(self, classes=classes, **changes)  # type: ignore[type-var]
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(n_classes={self.n_classes}, n_features={self.n_features}, "
+            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
+        )

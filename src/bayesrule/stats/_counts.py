@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    ClassStatistic,
     as_classes,
     block_slices,
     check_features,
@@ -53,8 +54,8 @@ def _close(a: _F, b: _F, rtol: float, atol: float) -> bool:
 
 
 # --------------------------------------------------------------------------- counts
-@dataclass(frozen=True, eq=False)
-class CountStats:
+@dataclass(frozen=True, eq=False, repr=False)
+class CountStats(ClassStatistic):
     r"""Per-class, per-feature weighted sums of non-negative values (NaN = missing).
 
     For class ``k`` and feature ``j``: the weight of the rows where the
@@ -78,6 +79,8 @@ class CountStats:
     weights: _F
     feature_weights: _F
     sums: _F
+
+    _per_class = ("counts", "weights", "feature_weights", "sums")
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> CountStats:
@@ -125,45 +128,19 @@ class CountStats:
             S += Hb @ np.where(observed, Xb, 0.0)
         return cls(c, counts, weights, V, S)
 
-    def update(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> CountStats:
-        """The statistics of the rows seen so far plus ``(X, y, w)``."""
-        check_features(self.n_features, X.shape[1], "update")
-        return self.merge(CountStats.from_data(X, y, sample_weight, classes=self.classes))
-
-    def merge(self, other: CountStats) -> CountStats:
-        """Statistics of the union of the two data sets (classes are united)."""
-        if not isinstance(other, CountStats):
-            raise TypeError(f"can only merge CountStats with CountStats, not {type(other)}.")
-        check_features(self.n_features, other.n_features, "merge")
-        c = union_classes(self.classes, other.classes)
-        a, b = self._aligned(c), other._aligned(c)
+    def _merge_aligned(self, other: CountStats) -> CountStats:
+        a, b = self, other
         return CountStats(
-            c,
+            a.classes,
             a.counts + b.counts,
             a.weights + b.weights,
             a.feature_weights + b.feature_weights,
             a.sums + b.sums,
         )
 
-    def _aligned(self, classes: NDArray[Any]) -> CountStats:
-        if np.array_equal(classes, self.classes):
-            return self
-        own = self.classes
-        return CountStats(
-            classes,
-            expand(self.counts, own, classes),
-            expand(self.weights, own, classes),
-            expand(self.feature_weights, own, classes),
-            expand(self.sums, own, classes),
-        )
-
     @property
     def n_features(self) -> int:
         return int(self.sums.shape[1])
-
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.size)
 
     def allclose(self, other: CountStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
         """Whether two statistics agree to ``rtol`` (relative to each array's scale)."""
@@ -173,12 +150,6 @@ class CountStats:
             and _close(self.weights, other.weights, rtol, atol)
             and _close(self.feature_weights, other.feature_weights, rtol, atol)
             and _close(self.sums, other.sums, rtol, atol)
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"CountStats(n_classes={self.n_classes}, n_features={self.n_features}, "
-            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
         )
 
 

@@ -9,15 +9,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    ClassStatistic,
     arrays_close,
     as_classes,
     block_slices,
-    check_features,
     encode,
-    expand,
     noise_floor,
     one_hot_classes,
-    union_classes,
 )
 
 __all__ = ["DiagonalStats"]
@@ -25,8 +23,8 @@ __all__ = ["DiagonalStats"]
 _F = NDArray[np.float64]
 
 
-@dataclass(frozen=True, eq=False)
-class DiagonalStats:
+@dataclass(frozen=True, eq=False, repr=False)
+class DiagonalStats(ClassStatistic):
     r"""Per-class, per-feature weighted moments; NaN entries are treated as missing.
 
     For class ``k`` and feature ``j`` it holds the weight of the rows where the
@@ -55,6 +53,8 @@ class DiagonalStats:
     feature_weights: _F
     means: _F
     m2: _F
+
+    _per_class = ("counts", "weights", "feature_weights", "means", "m2")
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> DiagonalStats:
@@ -93,34 +93,9 @@ class DiagonalStats:
             out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], c.size))
         return out
 
-    def update(
-        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> DiagonalStats:
-        """Return the statistics of the rows seen so far plus ``(X, y, w)``."""
-        X = np.asarray(X)
-        check_features(self.n_features, X.shape[1] if X.ndim == 2 else -1, "update")
-        return self.merge(DiagonalStats.from_data(X, y, sample_weight, classes=self.classes))
-
-    def merge(self, other: DiagonalStats) -> DiagonalStats:
-        """Statistics of the union of the two data sets (classes are united)."""
-        if not isinstance(other, DiagonalStats):
-            raise TypeError(f"can only merge DiagonalStats with DiagonalStats, not {type(other)}.")
-        check_features(self.n_features, other.n_features, "merge")
-        c = union_classes(self.classes, other.classes)
-        a, b = self._aligned(c), other._aligned(c)
-        return a._merge_arrays(b.counts, b.weights, b.feature_weights, b.means, b.m2)
-
-    def _aligned(self, classes: NDArray[Any]) -> DiagonalStats:
-        if np.array_equal(classes, self.classes):
-            return self
-        return DiagonalStats(
-            classes=classes,
-            counts=expand(self.counts, self.classes, classes),
-            weights=expand(self.weights, self.classes, classes),
-            feature_weights=expand(self.feature_weights, self.classes, classes),
-            means=expand(self.means, self.classes, classes),
-            m2=expand(self.m2, self.classes, classes),
-        )
+    def _merge_aligned(self, other: DiagonalStats) -> DiagonalStats:
+        b = other
+        return self._merge_arrays(b.counts, b.weights, b.feature_weights, b.means, b.m2)
 
     def _merge_arrays(
         self, nb: NDArray[np.int64], wb: _F, vb: _F, mb: _F, m2b: _F
@@ -143,10 +118,6 @@ class DiagonalStats:
     @property
     def n_features(self) -> int:
         return int(self.means.shape[1])
-
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.size)
 
     def variances(self, ddof: float = 0.0) -> _F:
         """Per-class, per-feature variances ``M2 / (V - ddof)``; NaN where undefined."""
@@ -175,12 +146,6 @@ class DiagonalStats:
             and arrays_close(
                 self.m2, other.m2, rtol, atol, noise_floor(self.weights, self.means, 2)
             )
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"DiagonalStats(n_classes={self.n_classes}, n_features={self.n_features}, "
-            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
         )
 
 

@@ -10,17 +10,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
     BLOCK_VALUES,
+    ClassStatistic,
     arrays_close,
     as_classes,
-    check_features,
     encode,
-    expand,
     noise_floor,
     one_hot_classes,
     pilot_means,
     symmetrized,
     syrk_add,
-    union_classes,
 )
 
 __all__ = ["PooledScatterStats"]
@@ -28,8 +26,8 @@ __all__ = ["PooledScatterStats"]
 _F = NDArray[np.float64]
 
 
-@dataclass(frozen=True, eq=False)
-class PooledScatterStats:
+@dataclass(frozen=True, eq=False, repr=False)
+class PooledScatterStats(ClassStatistic):
     r"""Per-class weights and means, and the pooled within-class scatter.
 
     ``scatter = sum_k sum_{i in k} w_i (x_i - m_k)(x_i - m_k)'``. This is all a
@@ -56,6 +54,8 @@ class PooledScatterStats:
     weights: _F
     means: _F
     scatter: _F
+
+    _per_class = ("counts", "weights", "means")
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> PooledScatterStats:
@@ -123,23 +123,8 @@ class PooledScatterStats:
         means = np.where(weights[:, None] > 0, means + d, 0.0)  # no weight: the empty statistic
         return cls(classes=c, counts=counts, weights=weights, means=means, scatter=scatter)
 
-    def update(
-        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> PooledScatterStats:
-        """Return the statistics of the rows seen so far plus ``(X, y, w)``."""
-        X = np.asarray(X)
-        check_features(self.n_features, X.shape[1] if X.ndim == 2 else -1, "update")
-        return self.merge(PooledScatterStats.from_data(X, y, sample_weight, classes=self.classes))
-
-    def merge(self, other: PooledScatterStats) -> PooledScatterStats:
-        """Statistics of the union of the two data sets (classes are united)."""
-        if not isinstance(other, PooledScatterStats):
-            raise TypeError(
-                f"can only merge PooledScatterStats with PooledScatterStats, not {type(other).__name__}."
-            )
-        check_features(self.n_features, other.n_features, "merge")
-        c = union_classes(self.classes, other.classes)
-        a, b = self._aligned(c), other._aligned(c)
+    def _merge_aligned(self, other: PooledScatterStats) -> PooledScatterStats:
+        a, b, c = self, other, self.classes
         W = a.weights + b.weights
         safe = np.where(W > 0, W, 1.0)
         delta = b.means - a.means
@@ -153,24 +138,9 @@ class PooledScatterStats:
             scatter=a.scatter + b.scatter + scaled.T @ scaled,
         )
 
-    def _aligned(self, classes: NDArray[Any]) -> PooledScatterStats:
-        if np.array_equal(classes, self.classes):
-            return self
-        return PooledScatterStats(
-            classes=classes,
-            counts=expand(self.counts, self.classes, classes),
-            weights=expand(self.weights, self.classes, classes),
-            means=expand(self.means, self.classes, classes),
-            scatter=self.scatter,
-        )
-
     @property
     def n_features(self) -> int:
         return int(self.means.shape[1])
-
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.size)
 
     def pooled_scatter(self) -> _F:
         """Within-class scatter, shape (p, p)."""
@@ -197,10 +167,4 @@ class PooledScatterStats:
             and arrays_close(
                 self.scatter, other.scatter, rtol, atol, noise_floor(self.weights, self.means, 2)
             )
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"PooledScatterStats(n_classes={self.n_classes}, n_features={self.n_features}, "
-            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
         )

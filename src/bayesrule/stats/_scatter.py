@@ -10,16 +10,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
     BLOCK_VALUES,
+    ClassStatistic,
     arrays_close,
     as_classes,
-    check_features,
     encode,
-    expand,
     noise_floor,
     pilot_means,
     symmetrized,
     syrk_add,
-    union_classes,
 )
 
 __all__ = ["ScatterStats"]
@@ -56,8 +54,8 @@ def _shift(W: _F, S: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None) -> tuple[_
     return S_new, M3_new, M4_new
 
 
-@dataclass(frozen=True, eq=False)
-class ScatterStats:
+@dataclass(frozen=True, eq=False, repr=False)
+class ScatterStats(ClassStatistic):
     r"""Per-class weighted sufficient statistics of a Gaussian with full covariance.
 
     For each class ``k`` with rows ``x_i`` and frequency weights ``w_i`` it holds
@@ -105,6 +103,8 @@ class ScatterStats:
     scatter: _F
     m3: _F
     m4: _F
+
+    _per_class = ("counts", "weights", "means", "scatter", "m3", "m4")
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -165,37 +165,10 @@ class ScatterStats:
             classes=c, counts=counts, weights=weights, means=means, scatter=scatter, m3=m3, m4=m4
         )
 
-    def update(
-        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> ScatterStats:
-        """Return the statistics of the rows seen so far plus ``(X, y, w)``."""
-        X = np.asarray(X)
-        check_features(self.n_features, X.shape[1] if X.ndim == 2 else -1, "update")
-        return self.merge(ScatterStats.from_data(X, y, sample_weight, classes=self.classes))
-
     # -- monoid ---------------------------------------------------------------
-    def merge(self, other: ScatterStats) -> ScatterStats:
-        """Statistics of the union of the two data sets (classes are united)."""
-        if not isinstance(other, ScatterStats):
-            raise TypeError(f"can only merge ScatterStats with ScatterStats, not {type(other)}.")
-        check_features(self.n_features, other.n_features, "merge")
-        c = union_classes(self.classes, other.classes)
-        a = self._aligned(c)
-        b = other._aligned(c)
-        return a._merge_arrays(b.counts, b.weights, b.means, b.scatter, b.m3, b.m4)
-
-    def _aligned(self, classes: NDArray[Any]) -> ScatterStats:
-        if np.array_equal(classes, self.classes):
-            return self
-        return ScatterStats(
-            classes=classes,
-            counts=expand(self.counts, self.classes, classes),
-            weights=expand(self.weights, self.classes, classes),
-            means=expand(self.means, self.classes, classes),
-            scatter=expand(self.scatter, self.classes, classes),
-            m3=expand(self.m3, self.classes, classes),
-            m4=expand(self.m4, self.classes, classes),
-        )
+    def _merge_aligned(self, other: ScatterStats) -> ScatterStats:
+        b = other
+        return self._merge_arrays(b.counts, b.weights, b.means, b.scatter, b.m3, b.m4)
 
     def _merge_arrays(
         self, nb: NDArray[np.int64], wb: _F, mb: _F, Sb: _F, M3b: _F, M4b: _F
@@ -222,10 +195,6 @@ class ScatterStats:
     @property
     def n_features(self) -> int:
         return int(self.means.shape[1])
-
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.size)
 
     def covariances(self, ddof: float = 1.0) -> _F:
         """Per-class covariances ``S_k / (W_k - ddof)``, shape (n_classes, p, p).
@@ -284,12 +253,6 @@ class ScatterStats:
         scale = float(np.sqrt(np.max(np.abs(self.m4) * np.abs(tr), initial=0.0)))
         scale = max(scale, self._floor(3))
         return bool(np.all(np.abs(self.m3 - other.m3) <= atol + rtol * scale))
-
-    def __repr__(self) -> str:
-        return (
-            f"ScatterStats(n_classes={self.n_classes}, n_features={self.n_features}, "
-            f"rows={int(self.counts.sum())}, weight={float(self.weights.sum()):g})"
-        )
 
 
 def _centred_moments(
