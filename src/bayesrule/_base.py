@@ -92,7 +92,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _stats_from(self, Xv: NDArray[Any], y: NDArray[Any], w: NDArray[Any], classes: Any) -> Any:
         stats = self._stats_type.from_data(Xv, y, w, classes=classes)
         if self._deferred_finite_check:
-            self._after(Xv, stats.means)
+            # every statistic with means carries a NaN or infinity of X into them
+            means = getattr(stats, "means", None)
+            self._after(Xv, means if means is not None else np.array([np.nan]))
         return stats
 
     def _validate_fit_input(

@@ -287,6 +287,11 @@ class _BaseNB(GenerativeClassifier):
     _allow_nan = True
     _sparse = False
     _positive = False
+    _deferred_finite_check = True
+    #: whether +inf in X always makes the log likelihood non-finite (so the
+    #: deferred check catches it); not so after binarizing, or far in a
+    #: kernel density's tail, where X is checked eagerly instead
+    _inf_reaches_results = True
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -317,15 +322,20 @@ class _BaseNB(GenerativeClassifier):
                 raise ValueError(f"X must be numeric: {msg}") from None
             raise
         values = Xv.data if sp.issparse(Xv) else Xv
-        # two fast reductions decide the common case (no NaN, no infinity, and
-        # the sign); NaN propagates through min, so only then look closer
+        # One fast reduction decides the common case: NaN propagates through
+        # min, and min gives the sign. +inf is left to the deferred check on
+        # the results (it always reaches them), which saves a pass.
         lo = float(np.min(values, initial=0.0))
-        hi = float(np.max(values, initial=0.0))
+        hi = 0.0 if self._inf_reaches_results else float(np.max(values, initial=0.0))
         if not (np.isfinite(lo) and np.isfinite(hi)):
             check_finite(np.atleast_2d(values), "X", allow_nan=True)
         if self._positive and not lo >= 0:
             _check_nonnegative(Xv, type(self).__name__, self._feature_names())
         return Xv
+
+    def _after(self, Xv: Any, result: Any) -> None:
+        values = Xv.data if sp.issparse(Xv) else Xv
+        super()._after(np.atleast_2d(values), result)
 
     def _present(self) -> NDArray[np.bool_]:
         return np.asarray(self.stats_.weights > 0)
@@ -571,6 +581,8 @@ class BernoulliNB(_DiscreteNB):
     C. D. Manning, P. Raghavan and H. Schütze, Introduction to Information
     Retrieval, Cambridge University Press, 2008, section 13.3.
     """
+
+    _inf_reaches_results = False
 
     _stats_type = CountStats
     _sparse = True
@@ -909,6 +921,8 @@ class CategoricalNB(_DiscreteNB):
     Retrieval, Cambridge University Press, 2008, section 13.2.
     """
 
+    _inf_reaches_results = False
+
     _stats_type = CategoryStats
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -1026,6 +1040,8 @@ class KernelNB(_BaseNB):
     probability density function and mode", Annals of Mathematical
     Statistics 33(3), 1962.
     """
+
+    _inf_reaches_results = False
 
     _stats_type = ValueCountStats
     _parameter_constraints: dict = {
@@ -1147,6 +1163,8 @@ class MixedNB(_BaseNB):
     T. Hastie, R. Tibshirani and J. Friedman, The Elements of Statistical
     Learning, 2nd ed., section 6.6.3.
     """
+
+    _inf_reaches_results = False
 
     _parameter_constraints: dict = {
         "columns": [dict, list, None],

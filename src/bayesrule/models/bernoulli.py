@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._missing import as_2d_params, finish, split_missing
@@ -35,6 +36,12 @@ class Bernoulli:
 
     def log_prob(self, X: Any) -> _F:
         """Log probability of each row, shape (n,) or (n, n_classes)."""
+        if not sp.issparse(X):
+            # Optimistic: a NaN shows up in the product; only then split it out.
+            out = np.asarray(X, dtype=np.float64) @ (self.log_p - self.log_q).T
+            out += self.log_q.sum(axis=1)
+            if np.all(np.isfinite(out)):
+                return finish(out, self._single)
         X0, missing = split_missing(X)
         out = np.asarray(X0 @ (self.log_p - self.log_q).T) + self.log_q.sum(axis=1)
         if missing is not None:

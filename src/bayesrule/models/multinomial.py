@@ -56,6 +56,12 @@ class Multinomial:
 
     def relative_log_prob(self, X: Any) -> _F:
         """``log_prob`` minus the multinomial coefficient (the same for every class)."""
+        if not sp.issparse(X):
+            # Optimistic: without NaN this one product is the answer; a NaN
+            # shows up in the product, and only then are missing entries split out.
+            out = np.asarray(X, dtype=np.float64) @ self.log_theta.T
+            if np.all(np.isfinite(out)):
+                return out
         X0, missing = split_missing(X)
         out = np.asarray(X0 @ self.log_theta.T)
         if missing is not None:
