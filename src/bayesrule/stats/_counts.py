@@ -122,8 +122,20 @@ class CountStats(ClassStatistic):
         S = np.zeros((c.size, p))
         for sl in block_slices(n, p):
             Xb = X[sl]
-            observed = ~np.isnan(Xb)
             Hb = one_hot_classes(yi[sl], w[sl], c.size)
+            if not np.isnan(np.min(Xb, initial=0.0)):
+                # nothing missing in this block (the common case): every
+                # feature is observed with the rows' whole weight, and with few
+                # classes a dense one-hot matrix lets BLAS do the sums
+                V += np.bincount(yi[sl], weights=w[sl], minlength=c.size)[:, None]
+                if c.size <= 64:
+                    Hd = np.zeros((c.size, Xb.shape[0]))
+                    Hd[yi[sl], np.arange(Xb.shape[0])] = w[sl]
+                    S += Hd @ Xb
+                else:
+                    S += Hb @ Xb
+                continue
+            observed = ~np.isnan(Xb)
             V += Hb @ observed.astype(np.float64)
             S += Hb @ np.where(observed, Xb, 0.0)
         return cls(c, counts, weights, V, S)
