@@ -46,6 +46,27 @@ def encode(y: ArrayLike, classes: NDArray[Any]) -> NDArray[np.intp]:
     return idx.astype(np.intp)
 
 
+def prepare(
+    X: Any, y: ArrayLike, sample_weight: ArrayLike | None, classes: ArrayLike | None
+) -> tuple[Any, NDArray[Any], NDArray[np.intp], NDArray[np.float64], bool]:
+    """The common start of every ``from_data``: ``(X, classes, codes, weights, unit)``.
+
+    ``X`` is checked to be 2-D (dense arrays are not copied; sparse matrices
+    are passed through), the classes default to the labels of ``y``, labels are
+    encoded against them, and ``unit`` says whether every weight is 1.
+    """
+    if not hasattr(X, "tocsr"):
+        X = np.asarray(X)
+    if len(X.shape) != 2:
+        raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+    y = np.asarray(y)
+    c = as_classes(y if classes is None else classes)
+    n = X.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    unit = sample_weight is None or bool(np.all(w == 1.0))
+    return X, c, encode(y, c), w, unit
+
+
 def union_classes(a: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
     """Sorted union of two label arrays, refusing to mix strings with numbers."""
     if a.size and b.size and (a.dtype.kind in "OUS") != (b.dtype.kind in "OUS"):

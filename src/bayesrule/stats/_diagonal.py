@@ -13,9 +13,9 @@ from ._common import (
     arrays_close,
     as_classes,
     block_slices,
-    encode,
     noise_floor,
     one_hot_classes,
+    prepare,
 )
 
 __all__ = ["DiagonalStats"]
@@ -73,21 +73,15 @@ class DiagonalStats(ClassStatistic):
     @classmethod
     def from_data(
         cls,
-        X: ArrayLike,
+        X: Any,
         y: ArrayLike,
         sample_weight: ArrayLike | None = None,
         *,
         classes: ArrayLike | None = None,
     ) -> DiagonalStats:
         """Statistics of one data set; per-class sums are sparse one-hot products."""
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
+        X, c, yi, w, _ = prepare(X, y, sample_weight, classes)
         n, p = X.shape
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        yi = encode(y, c)
         out = cls.empty(c, p)
         for sl in block_slices(n, p):
             out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], c.size))

@@ -13,10 +13,10 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
-    encode,
     noise_floor,
     one_hot_classes,
     pilot_means,
+    prepare,
     symmetrized,
     syrk_add,
 )
@@ -73,22 +73,15 @@ class PooledScatterStats(ClassStatistic):
     @classmethod
     def from_data(
         cls,
-        X: ArrayLike,
+        X: Any,
         y: ArrayLike,
         sample_weight: ArrayLike | None = None,
         *,
         classes: ArrayLike | None = None,
     ) -> PooledScatterStats:
         """Statistics of one data set (see :meth:`ScatterStats.from_data`)."""
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
+        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         n, p = X.shape
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        unit = sample_weight is None or bool(np.all(w == 1.0))
-        yi = encode(y, c)
         counts, weights, means = pilot_means(X, yi, w, c.size)
         k = c.size
         # When there are few classes, the per-class residual sums ride along in

@@ -13,9 +13,9 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
-    encode,
     noise_floor,
     pilot_means,
+    prepare,
     symmetrized,
     syrk_add,
 )
@@ -125,7 +125,7 @@ class ScatterStats(ClassStatistic):
     @classmethod
     def from_data(
         cls,
-        X: ArrayLike,
+        X: Any,
         y: ArrayLike,
         sample_weight: ArrayLike | None = None,
         *,
@@ -144,15 +144,8 @@ class ScatterStats(ClassStatistic):
         classes : array-like, optional
             All class labels; defaults to the labels present in ``y``.
         """
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
+        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         n, p = X.shape
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        unit = sample_weight is None or bool(np.all(w == 1.0))
-        yi = encode(y, c)
         counts, weights, means = pilot_means(X, yi, w, c.size)
         scatter, m3, m4, s1 = _centred_moments(X, yi, w, means, unit)
         # One refinement step: the rounding error of the first-pass means,
