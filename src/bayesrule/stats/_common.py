@@ -112,25 +112,6 @@ def one_hot_classes(yi: NDArray[np.intp], w: NDArray[np.float64], k: int) -> Any
     return sp.csr_matrix((w, (yi, np.arange(n))), shape=(k, n))
 
 
-def class_means(
-    X: NDArray[Any], yi: NDArray[np.intp], w: NDArray[np.float64], k: int
-) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
-    """Rows with positive weight, weight sums and weighted means per class.
-
-    One sparse one-hot product per block of rows; classes without weight get a
-    zero mean (the empty statistic).
-    """
-    n, p = X.shape
-    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
-    weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
-    sums = np.zeros((k, p))
-    for sl in block_slices(n, p):
-        H = one_hot_classes(yi[sl], w[sl], k)
-        sums += H @ np.asarray(X[sl], dtype=np.float64)
-    safe = np.where(weights > 0, weights, 1.0)
-    return counts, weights, sums / safe[:, None]
-
-
 def syrk_add(D: NDArray[np.float64], acc: NDArray[np.float64]) -> None:
     """Add ``D' D`` to the upper triangle of the Fortran-ordered ``acc`` in place.
 
