@@ -337,3 +337,25 @@ def test_pipeline_and_grid_search():
         LinearDiscriminantAnalysis(n_components=2), QuadraticDiscriminantAnalysis()
     )
     assert lda_pipe.fit(X, y).score(X, y) > 0.95
+
+
+def test_degenerate_gaussian_density_on_its_subspace():
+    """A rank-deficient Gaussian scores points of its subspace like the reduced normal."""
+    from bayesrule.models import Gaussian, stacked_log_prob
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(4, 2))
+    g = Gaussian.from_covariance(np.zeros(4), A @ A.T)
+    assert g.rank == 2 and g.cholesky is None
+    Z = rng.normal(size=(5, 2))
+    X = Z @ A.T  # points in the range
+    # density w.r.t. Lebesgue measure on range(A): N(z; 0, I) / sqrt(det(A'A))
+    ref = (
+        multivariate_normal(np.zeros(2), np.eye(2)).logpdf(Z) - 0.5 * np.linalg.slogdet(A.T @ A)[1]
+    )
+    np.testing.assert_allclose(g.log_prob(X), ref, rtol=1e-10)
+    full = Gaussian.from_cholesky(np.ones(4), np.linalg.cholesky(A @ A.T + np.eye(4)))
+    both = stacked_log_prob([g, full], X)
+    np.testing.assert_allclose(
+        both[:, 1], multivariate_normal(np.ones(4), A @ A.T + np.eye(4)).logpdf(X), rtol=1e-10
+    )

@@ -64,14 +64,18 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     #: not finite: non-finite input always reaches the results of these
     #: models, and this saves a pass over the data.
     _deferred_finite_check: bool = False
+    #: whether scipy.sparse CSR input is accepted (and kept sparse)
+    _sparse: bool = False
 
     # ------------------------------------------------------------------ input
-    def _validate_X(self, X: Any, *, reset: bool) -> NDArray[Any]:
+    def _numeric_X(self, X: Any, *, reset: bool) -> Any:
+        """X as a float array (or CSR matrix), feature count and names checked; no value checks."""
         try:
-            Xv = validate_data(
+            return validate_data(
                 self,
                 X,
                 reset=reset,
+                accept_sparse="csr" if self._sparse else False,
                 dtype=[np.float64, np.float32],
                 ensure_all_finite=False,
             )
@@ -80,6 +84,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             if "convert" in msg or "could not" in msg or "dtype" in msg:
                 raise ValueError(f"X must be numeric: {msg}") from None
             raise
+
+    def _validate_X(self, X: Any, *, reset: bool) -> NDArray[Any]:
+        Xv = self._numeric_X(X, reset=reset)
         if not self._deferred_finite_check:
             check_finite(Xv, "X", allow_nan=self._allow_nan)
         return Xv

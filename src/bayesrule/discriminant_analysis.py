@@ -152,9 +152,6 @@ class _GaussianDA(GenerativeClassifier):
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
         return self._gaussians_[k].sample(n, rng)
 
-    def _class_log_density(self, X: NDArray[Any]) -> _F:
-        return stacked_log_prob(self._gaussians_, X)
-
 
 class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     r"""Linear discriminant analysis: Gaussian classes sharing one covariance.

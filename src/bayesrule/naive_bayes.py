@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import GenerativeClassifier
 from ._validation import check_finite, check_priors
@@ -307,20 +307,7 @@ class _BaseNB(GenerativeClassifier):
         return getattr(self, "feature_names_in_", None)
 
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
-        try:
-            Xv = validate_data(
-                self,
-                X,
-                reset=reset,
-                accept_sparse="csr" if self._sparse else False,
-                dtype=[np.float64, np.float32],
-                ensure_all_finite=False,
-            )
-        except ValueError as exc:
-            msg = str(exc)
-            if "convert" in msg or "could not" in msg or "dtype" in msg:
-                raise ValueError(f"X must be numeric: {msg}") from None
-            raise
+        Xv = self._numeric_X(X, reset=reset)
         values = Xv.data if sp.issparse(Xv) else Xv
         # One fast reduction decides the common case: NaN propagates through
         # min, and min gives the sign. +inf is left to the deferred check on

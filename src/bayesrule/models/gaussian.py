@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -145,27 +144,12 @@ class Gaussian:
         return f"Gaussian(n_features={self.n_features}, rank={self.rank})"
 
 
-def stacked_log_prob(gaussians: Sequence[Gaussian], X: ArrayLike, block_rows: int = 2048) -> _F:
-    """Log densities of several Gaussians at once, shape (n, len(gaussians)).
+def stacked_log_prob(gaussians: Sequence[Gaussian], X: ArrayLike) -> _F:
+    """Log densities of several Gaussians, shape (n, len(gaussians)).
 
-    All whitening matrices are stacked side by side so that every block of
-    rows needs a single matrix product, ``X W`` with ``W = [W_1 ... W_K]``;
-    ``(x - m_k) W_k = x W_k - m_k W_k``.
+    Each Gaussian costs one triangular solve per block of rows when its
+    covariance has full rank (half the work of a product with a square
+    whitening matrix), else one product with its ``p x r`` whitening.
     """
     X = np.asarray(X, dtype=float)
-    if all(g.cholesky is not None for g in gaussians):
-        # full-rank covariances: one triangular solve per class beats one
-        # product with all the (square) whitening matrices side by side
-        return np.column_stack([g.log_prob(X) for g in gaussians])
-    W = np.hstack([g.whitening for g in gaussians])
-    shift = np.concatenate([g.mean @ g.whitening for g in gaussians])
-    ranks = np.array([g.rank for g in gaussians])
-    starts = np.concatenate([[0], np.cumsum(ranks)[:-1]])
-    log_norm = np.array([g.log_norm for g in gaussians])
-    out = np.empty((X.shape[0], len(gaussians)))
-    for s in range(0, X.shape[0], block_rows):
-        Z: Any = X[s : s + block_rows] @ W
-        Z -= shift
-        Z *= Z
-        out[s : s + block_rows] = log_norm - 0.5 * np.add.reduceat(Z, starts, axis=1)
-    return out
+    return np.column_stack([g.log_prob(X) for g in gaussians])
