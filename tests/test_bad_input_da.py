@@ -32,6 +32,16 @@ def test_non_finite_x_names_row_and_column(cls, bad, word):
 
 
 @pytest.mark.parametrize("cls", ALL)
+def test_values_whose_squares_overflow_say_so(cls):
+    # finite X, but the scatter overflows float64: the error says why, not "singular"
+    model = cls(reg_param=0.5) if cls is QuadraticDiscriminantAnalysis else cls()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"covariance.* is not finite.*overflow.*rescale X"):
+            model.fit(X * 1e160, y)
+
+
+@pytest.mark.parametrize("cls", ALL)
 def test_single_class(cls):
     with pytest.raises(ValueError, match=r"needs at least 2 classes.*1 class"):
         cls().fit(X[:50], y[:50])

@@ -68,17 +68,26 @@ def _weight_text(stats: Any, k: Any) -> str:
     return f"{n} sample" + ("s" if n != 1 else "") + (f" of total weight {w:g}" if w != n else "")
 
 
-def _range_whitening(cov: _F, tol: float) -> tuple[_F, _F]:
-    """Whitening ``W`` and factor ``A`` (``W' A = I``) on the range of ``cov``.
+def _check_finite_covariance(cov: _F, what: str) -> None:
+    if not np.all(np.isfinite(cov)):
+        raise ValueError(
+            f"{what} is not finite: X holds values so large that their squares "
+            "overflow float64; rescale X."
+        )
+
+
+def _range_whitening(cov: _F, tol: float) -> _F:
+    """Whitening ``W`` (``p x r``) on the range of ``cov``: ``W W' = cov^+``.
 
     The rank is decided on the correlation matrix ``C = D^-1/2 cov D^-1/2``
     (``D`` the variances), so that it does not depend on the units of the
     features: eigenvalues of ``C`` at most ``tol`` times the largest are
     dropped, and so are features without variance. With ``C = U L U'``
-    restricted to the kept directions, ``A = D^1/2 U L^1/2`` and
-    ``W = D^-1/2 U L^-1/2`` satisfy ``W' A = I``; for full-rank ``cov``,
-    ``W W' = cov^-1`` exactly.
+    restricted to the kept directions, ``W = D^-1/2 U L^-1/2``; the matching
+    factor ``A = cov W = D^1/2 U L^1/2`` (``W' A = I``, ``A A' = cov`` on the
+    range) is only needed for densities and sampling and is formed there.
     """
+    _check_finite_covariance(cov, "the pooled within-class covariance")
     var = np.diag(cov).copy()
     live = var > 0
     if not live.any():
@@ -88,16 +97,12 @@ def _range_whitening(cov: _F, tol: float) -> tuple[_F, _F]:
         )
     s = np.sqrt(var[live])
     C = cov[np.ix_(live, live)] / np.outer(s, s)
-    lam, U = eigh(C, driver="evd")
-    keep = lam > tol * lam[-1]
-    lam, U = lam[keep][::-1], U[:, keep][:, ::-1]
-    p, r = cov.shape[0], lam.size
-    root = np.sqrt(lam)
-    factor = np.zeros((p, r))
-    whiten = np.zeros((p, r))
-    factor[live] = (s[:, None] * U) * root
-    whiten[live] = (U / s[:, None]) / root
-    return whiten, factor
+    # NumPy's LAPACK: the same thread pool as the products before it.
+    lam, U = np.linalg.eigh(C)
+    keep = np.flatnonzero(lam > tol * lam[-1])[::-1]  # largest first
+    whiten = np.zeros((cov.shape[0], keep.size))
+    whiten[live] = U[:, keep] / (s[:, None] * np.sqrt(lam[keep]))
+    return whiten
 
 
 class _GaussianDA(GenerativeClassifier):
@@ -304,7 +309,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             intensity = shrinkage_intensity(self.shrinkage, stats.pooled_scatter() / W, m4, W)
             if intensity:
                 cov = shrink(cov, intensity)
-        whiten, factor = _range_whitening(cov, self.tol)
+        whiten = _range_whitening(cov, self.tol)
         means = stats.means
         Mw = means @ whiten  # class means in whitened coordinates, (K, r)
         with np.errstate(divide="ignore"):
@@ -346,7 +351,6 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             "_max_components": n_out,
             "_coef_all": coef,
             "_quad_all": quad,
-            "_factor_": factor,
             "_whiten_": whiten,
             "_n_features_out": min(n_out, q),
         }
@@ -364,10 +368,12 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         if cached is None or cached[0] is not self._whiten_:
             var = np.diag(self.covariance_)
             live = var > 0
-            # pdet(A A') = det(A'A) for the factor A (p x r)
-            A = self._factor_[live]
+            # the factor A = cov W (A A' = cov on its range, W' A = I);
+            # pdet(A A') = det(A'A)
+            factor = self.covariance_ @ self._whiten_
+            A = factor[live]
             _, log_pdet = np.linalg.slogdet(A.T @ A)
-            gs = [Gaussian(m, self._factor_, self._whiten_, log_pdet) for m in self.means_]
+            gs = [Gaussian(m, factor, self._whiten_, log_pdet) for m in self.means_]
             cached = (self._whiten_, gs)
             self.__dict__["_gaussians_cache"] = cached
         return cached[1]
@@ -535,6 +541,7 @@ class QuadraticDiscriminantAnalysis(_GaussianDA):
         p = stats.n_features
         gaussians: list[Any] = [None] * stats.n_classes
         for k in np.flatnonzero(stats.weights > 0):
+            _check_finite_covariance(covs[k], f"the covariance matrix of class {_label(stats, k)}")
             smallest = floors[k]
             if smallest <= self.tol:
                 smallest = float(eigvalsh(covs[k], driver="evd")[0])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -113,23 +113,53 @@ def one_hot_classes(yi: NDArray[np.intp], w: NDArray[np.float64], k: int) -> Any
 
 
 def syrk_add(D: NDArray[np.float64], acc: NDArray[np.float64]) -> None:
-    """Add ``D' D`` to the upper triangle of the Fortran-ordered ``acc`` in place.
+    """Add ``D' D`` to the symmetric ``acc`` in place.
 
-    BLAS syrk does half the work of a general product; ``D.T`` of a C-ordered
-    ``D`` is Fortran-ordered, so nothing is copied. Call :func:`symmetrized`
-    once at the end.
+    NumPy recognises ``D.T @ D`` and calls BLAS syrk (half the work of a
+    general product), and releases the GIL while it runs, so that
+    :func:`in_parallel` can run such products side by side.
     """
-    from scipy.linalg.blas import dsyrk
-
     if D.shape[0]:
-        out = dsyrk(1.0, D.T, beta=1.0, c=acc, trans=0, overwrite_c=True)
-        if out is not acc and not np.shares_memory(out, acc):  # pragma: no cover
-            acc[...] = out
+        acc += np.dot(D.T, D)
 
 
-def symmetrized(upper: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The symmetric matrix whose upper triangle is ``upper``'s (C-ordered copy)."""
-    return np.ascontiguousarray(np.triu(upper) + np.triu(upper, 1).T)
+#: Below this many multiply-adds a pass runs in the calling thread alone.
+PARALLEL_MIN_WORK = 5e7
+
+
+def blas_threads() -> int:
+    """How many threads NumPy's BLAS would use (at least 1)."""
+    from threadpoolctl import threadpool_info
+
+    counts = [int(i.get("num_threads") or 1) for i in threadpool_info() if i["user_api"] == "blas"]
+    return max(1, max(counts, default=1))
+
+
+def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> list[Any]:
+    """``[fn(item) for item in items]``, run by as many threads as the BLAS has.
+
+    The passes are symmetric products over blocks of rows, and a single
+    syrk spreads poorly over threads; several single-threaded products on
+    separate parts of the data, added at the end, use the cores fully. While
+    they run, the BLAS is limited to one thread per call (process-wide,
+    restored afterwards). Small jobs (``work`` multiply-adds) stay serial.
+    """
+    workers = min(len(items), blas_threads()) if work >= PARALLEL_MIN_WORK else 1
+    if workers <= 1:
+        return [fn(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def row_ranges(n: int, work: float) -> list[tuple[int, int]]:
+    """Contiguous ``(start, stop)`` row ranges, one per thread :func:`in_parallel` will use."""
+    parts = min(blas_threads(), max(1, n // 64)) if work >= PARALLEL_MIN_WORK else 1
+    edges = np.linspace(0, n, parts + 1).astype(int).tolist()
+    return list(zip(edges[:-1], edges[1:], strict=True))
 
 
 def arrays_close(
@@ -188,6 +218,33 @@ def pilot_means(
     fallback = sums.sum(axis=0) / total if total > 0 else np.zeros(p)
     centres = np.where(sw[:, None] > 0, sums / np.where(sw > 0, sw, 1.0)[:, None], fallback)
     return counts, weights, centres
+
+
+#: Rows sampled to estimate whether products about the origin would cancel.
+PROBE_ROWS = 1024
+
+
+def origin_cancellation(X: Any, yi: NDArray[np.intp], w: NDArray[np.float64], k: int) -> float:
+    """Estimated ``max_j sum_i w_i x_ij^2 / sum_i w_i (x_ij - m_{y_i j})^2``.
+
+    The largest ratio, over the columns, of the raw to the within-class sum
+    of squares, on an evenly strided sample of about ``PROBE_ROWS`` rows: the
+    factor by which ``X'X - sum_k W_k m_k m_k'`` would amplify rounding. A
+    column without spread in the sample counts as 1 if it is zero there and
+    as infinite otherwise, and so does anything non-finite.
+    """
+    n = X.shape[0]
+    stride = max(1, n // PROBE_ROWS)
+    Xs = np.asarray(X[::stride], dtype=np.float64)
+    ys, ws = yi[::stride], w[::stride]
+    sw = np.bincount(ys, weights=ws, minlength=k)
+    means = np.asarray(one_hot_classes(ys, ws, k) @ Xs) / np.where(sw > 0, sw, 1.0)[:, None]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        raw = ws @ (Xs * Xs)
+        R = Xs - means[ys]
+        within = ws @ (R * R)
+        ratio = np.where(raw == 0.0, 1.0, raw / within)
+    return float(np.max(ratio, initial=1.0)) if np.all(np.isfinite(ratio)) else np.inf
 
 
 class ClassStatistic:

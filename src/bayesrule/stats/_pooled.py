@@ -13,17 +13,24 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
+    in_parallel,
     noise_floor,
     one_hot_classes,
+    origin_cancellation,
     pilot_means,
     prepare,
-    symmetrized,
+    row_ranges,
     syrk_add,
 )
 
 __all__ = ["PooledScatterStats"]
 
 _F = NDArray[np.float64]
+
+#: Largest ``sum_i x_ij^2 / S_jj`` (raw over within-class sum of squares of a
+#: column) for which the scatter may be taken about the origin: the
+#: cancellation then costs at most three of the sixteen digits.
+ORIGIN_CANCELLATION = 1e3
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -79,42 +86,30 @@ class PooledScatterStats(ClassStatistic):
         *,
         classes: ArrayLike | None = None,
     ) -> PooledScatterStats:
-        """Statistics of one data set (see :meth:`ScatterStats.from_data`)."""
+        """Statistics of one data set (see :meth:`ScatterStats.from_data`).
+
+        One pass of symmetric products over blocks ``[X - C, H]`` (``C`` the
+        rows' class centres, ``H`` their one-hot codes) gives the scatter about
+        the centres and the residual sums that correct it exactly. Where a
+        sample shows that ``X``'s columns are not far from the origin against
+        their within-class spread, the centres are zero and the blocks are
+        plain copies of ``X``; the finished sums are then checked exactly
+        (see :data:`ORIGIN_CANCELLATION`), and in the rare case that fails the
+        pass is repeated about pilot class means, as it always is for data far
+        from the origin. Both give the same statistics to rounding.
+        """
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
-        n, p = X.shape
-        counts, weights, means = pilot_means(X, yi, w, c.size)
         k = c.size
-        # When there are few classes, the per-class residual sums ride along in
-        # the symmetric product: with the (weighted) one-hot columns H appended
-        # to the centred block D, syrk([D H]) holds D'D and D'H together.
-        fuse = k <= max(8, p // 8)
-        q = p + k if fuse else p
-        acc = np.zeros((q, q), order="F")
-        s1 = np.zeros_like(means)
-        step = max(64, BLOCK_VALUES // max(q, 1))
-        buf = np.empty((min(step, n), q))
-        for s in range(0, n, step):
-            e = min(s + step, n)
-            D = buf[: e - s]
-            np.subtract(X[s:e], means[yi[s:e]], out=D[:, :p])
-            if fuse:
-                D[:, p:] = 0.0
-                D[np.arange(e - s), p + yi[s:e]] = 1.0
-            else:
-                s1 += one_hot_classes(yi[s:e], w[s:e], k) @ D
-            if not unit:
-                D *= np.sqrt(w[s:e])[:, None]
-            syrk_add(D, acc)
-        full = symmetrized(acc)
-        if fuse:
-            s1 = full[p:, :p]
-        scatter = full[:p, :p]
-        # Remove the rounding error of the first-pass means exactly:
-        # S = S_about_m - sum_k W_k d_k d_k' with d_k = s1_k / W_k.
-        d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
-        scatter = scatter - (d * weights[:, None]).T @ d
-        means = np.where(weights[:, None] > 0, means + d, 0.0)  # no weight: the empty statistic
-        return cls(classes=c, counts=counts, weights=weights, means=means, scatter=scatter)
+        if origin_cancellation(X, yi, w, k) <= ORIGIN_CANCELLATION / 10:
+            counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
+            weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
+            stats = _pooled_products(X, c, yi, w, unit, counts, weights, None)
+            if stats is not None:
+                return stats
+        counts, weights, centres = pilot_means(X, yi, w, k)
+        stats = _pooled_products(X, c, yi, w, unit, counts, weights, centres)
+        assert stats is not None  # about pilot means nothing is checked
+        return stats
 
     def _merge_aligned(self, other: PooledScatterStats) -> PooledScatterStats:
         a, b, c = self, other, self.classes
@@ -161,3 +156,78 @@ class PooledScatterStats(ClassStatistic):
                 self.scatter, other.scatter, rtol, atol, noise_floor(self.weights, self.means, 2)
             )
         )
+
+
+def _pooled_products(
+    X: Any,
+    c: NDArray[Any],
+    yi: NDArray[np.intp],
+    w: _F,
+    unit: bool,
+    counts: NDArray[np.int64],
+    weights: _F,
+    centres: _F | None,
+) -> PooledScatterStats | None:
+    """The statistics from one pass of products about ``centres``.
+
+    ``centres`` are per-class rows (pilot means), or ``None`` for the origin;
+    for the origin the result is ``None`` when the cancellation check fails.
+    """
+    n, p = X.shape
+    k = c.size
+    # When there are few classes, the per-class residual sums ride along in
+    # the symmetric product: with the (weighted) one-hot columns H appended
+    # to the centred block D, syrk([D H]) holds D'D and D'H together.
+    fuse = k <= max(8, p // 8)
+    q = p + k if fuse else p
+
+    def part(bounds: tuple[int, int]) -> tuple[_F, _F]:
+        lo, hi = bounds
+        acc = np.zeros((q, q))
+        s1 = np.zeros((k, p))
+        step = max(64, BLOCK_VALUES // max(q, 1))
+        buf = np.empty((min(step, hi - lo), q))
+        for s in range(lo, hi, step):
+            e = min(s + step, hi)
+            D, yb = buf[: e - s], yi[s:e]
+            if centres is None:
+                D[:, :p] = X[s:e]
+            else:
+                np.subtract(X[s:e], centres[yb], out=D[:, :p])
+            if fuse:
+                D[:, p:] = 0.0
+                D[np.arange(e - s), p + yb] = 1.0
+            else:
+                s1 += one_hot_classes(yb, w[s:e], k) @ D
+            if not unit:
+                D *= np.sqrt(w[s:e])[:, None]
+            syrk_add(D, acc)
+        return acc, s1
+
+    work = float(n) * q * q / 2
+    parts = in_parallel(part, row_ranges(n, work), work)
+    full = sum(a for a, _ in parts[1:]) + parts[0][0]
+    s1 = sum(b for _, b in parts[1:]) + parts[0][1]
+    if fuse:
+        s1 = full[p:, :p]
+    about = full[:p, :p]
+    # Remove the offset of the centres from the means exactly:
+    # S = S_about_c - sum_k W_k d_k d_k' with d_k = s1_k / W_k.
+    d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
+    root = np.sqrt(weights)[:, None]
+    scatter = about - (d * root).T @ (d * root)
+    if centres is None:
+        # sum w x^2 <= ORIGIN_CANCELLATION * S_jj for every column bounds the
+        # error of every entry by about ORIGIN_CANCELLATION * eps * sqrt(S_ii S_jj).
+        raw, within = np.diag(about), np.diag(scatter)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(raw == 0.0, 1.0, raw / within)
+        if not bool(np.all((ratio >= 1.0) & (ratio <= ORIGIN_CANCELLATION))):
+            return None
+        means = d
+    else:
+        means = centres + d
+    means = np.where(weights[:, None] > 0, means, 0.0)  # no weight: the empty statistic
+    return PooledScatterStats(
+        classes=c, counts=counts, weights=weights, means=means, scatter=scatter
+    )

@@ -13,10 +13,10 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
+    in_parallel,
     noise_floor,
     pilot_means,
     prepare,
-    symmetrized,
     syrk_add,
 )
 
@@ -265,16 +265,16 @@ def _centred_moments(
     m4 = np.zeros(k)
     s1 = np.zeros((k, p))
     q = p + 2
-    acc = np.zeros((q, q), order="F")
     order = np.argsort(yi, kind="stable")
     bounds = np.searchsorted(yi[order], np.arange(k + 1))
     step = max(64, BLOCK_VALUES // q)
-    buf = np.empty((min(step, X.shape[0]), q))
-    for j in np.flatnonzero(np.diff(bounds)):
-        acc[...] = 0.0
+
+    def one_class(j: int) -> None:
+        acc = np.zeros((q, q))
         rows_j = order[bounds[j] : bounds[j + 1]]
         if not unit:
             rows_j = rows_j[w[rows_j] > 0]
+        buf = np.empty((min(step, rows_j.size), q))
         for s in range(0, rows_j.size, step):
             rows = rows_j[s : s + step]
             B = buf[: rows.size]
@@ -285,9 +285,11 @@ def _centred_moments(
             if not unit:
                 B *= np.sqrt(w[rows])[:, None]
             syrk_add(B, acc)
-        full = symmetrized(acc)
-        scatter[j] = full[:p, :p]
-        s1[j] = full[p, :p]
-        m3[j] = full[p + 1, :p]
-        m4[j] = full[p + 1, p + 1]
+        scatter[j] = acc[:p, :p]
+        s1[j] = acc[p, :p]
+        m3[j] = acc[p + 1, :p]
+        m4[j] = acc[p + 1, p + 1]
+
+    present = np.flatnonzero(np.diff(bounds)).tolist()
+    in_parallel(one_class, present, float(X.shape[0]) * q * q / 2)
     return scatter, m3, m4, s1
