@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris, load_wine
 
+from bayesrule import _parallel
 from bayesrule.stats import PooledScatterStats, ScatterStats, _common, _pooled
 
 
@@ -95,7 +96,7 @@ def test_threads_give_the_serial_statistics(cls, weighted, monkeypatch):
     X = rng.normal(size=(5000, 30)) + rng.uniform(-3, 3, size=30)
     y = rng.integers(0, 5, 5000)
     w = rng.uniform(0, 2, 5000) if weighted else None
-    monkeypatch.setattr(_common, "PARALLEL_MIN_WORK", np.inf)
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_WORK", np.inf)
     serial = cls.from_data(X, y, w)
     calls = []
 
@@ -103,16 +104,44 @@ def test_threads_give_the_serial_statistics(cls, weighted, monkeypatch):
         calls.append(1)
         return 3
 
-    monkeypatch.setattr(_common, "PARALLEL_MIN_WORK", 0.0)
-    monkeypatch.setattr(_common, "blas_threads", three)
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_WORK", 0.0)
+    monkeypatch.setattr(_parallel, "blas_threads", three)
     threaded = cls.from_data(X, y, w)
     assert calls  # the threaded path really ran
     assert threaded.allclose(serial, rtol=1e-12)
 
 
 def test_parallel_results_keep_the_order_of_the_items(monkeypatch):
-    monkeypatch.setattr(_common, "blas_threads", lambda: 4)
-    out = _common.in_parallel(lambda i: i * i, list(range(10)), work=np.inf)
+    monkeypatch.setattr(_parallel, "blas_threads", lambda: 4)
+    out = _parallel.in_parallel(lambda i: i * i, list(range(10)), work=np.inf)
     assert out == [i * i for i in range(10)]
     assert _common.row_ranges(1000, np.inf) == [(0, 250), (250, 500), (500, 750), (750, 1000)]
     assert _common.row_ranges(1000, 0.0) == [(0, 1000)]
+
+
+def test_overlapping_fits_restore_the_blas_threads(monkeypatch):
+    # several threads each run a threaded pass at once; afterwards the BLAS
+    # has its original thread count again
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_WORK", 0.0)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 40))
+    y = rng.integers(0, 3, 3000)
+    ref = PooledScatterStats.from_data(X, y)
+    results = []
+
+    def fit():
+        results.append(PooledScatterStats.from_data(X, y))
+
+    threads = [threading.Thread(target=fit) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert after == before
+    assert len(results) == 4 and all(r.allclose(ref, rtol=1e-12) for r in results)

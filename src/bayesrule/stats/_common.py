@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from .. import _parallel
 
 #: Rows are processed in blocks of about this many float64 values (16 MiB), so
 #: that the temporary copies a block needs stay small next to the training
@@ -123,41 +125,11 @@ def syrk_add(D: NDArray[np.float64], acc: NDArray[np.float64]) -> None:
         acc += np.dot(D.T, D)
 
 
-#: Below this many multiply-adds a pass runs in the calling thread alone.
-PARALLEL_MIN_WORK = 5e7
-
-
-def blas_threads() -> int:
-    """How many threads NumPy's BLAS would use (at least 1)."""
-    from threadpoolctl import threadpool_info
-
-    counts = [int(i.get("num_threads") or 1) for i in threadpool_info() if i["user_api"] == "blas"]
-    return max(1, max(counts, default=1))
-
-
-def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> list[Any]:
-    """``[fn(item) for item in items]``, run by as many threads as the BLAS has.
-
-    The passes are symmetric products over blocks of rows, and a single
-    syrk spreads poorly over threads; several single-threaded products on
-    separate parts of the data, added at the end, use the cores fully. While
-    they run, the BLAS is limited to one thread per call (process-wide,
-    restored afterwards). Small jobs (``work`` multiply-adds) stay serial.
-    """
-    workers = min(len(items), blas_threads()) if work >= PARALLEL_MIN_WORK else 1
-    if workers <= 1:
-        return [fn(item) for item in items]
-    from concurrent.futures import ThreadPoolExecutor
-
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(fn, items))
-
-
 def row_ranges(n: int, work: float) -> list[tuple[int, int]]:
     """Contiguous ``(start, stop)`` row ranges, one per thread :func:`in_parallel` will use."""
-    parts = min(blas_threads(), max(1, n // 64)) if work >= PARALLEL_MIN_WORK else 1
+    parts = (
+        min(_parallel.blas_threads(), max(1, n // 64)) if work >= _parallel.PARALLEL_MIN_WORK else 1
+    )
     edges = np.linspace(0, n, parts + 1).astype(int).tolist()
     return list(zip(edges[:-1], edges[1:], strict=True))
 

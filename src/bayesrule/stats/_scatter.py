@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._parallel import in_parallel
 from ._common import (
     BLOCK_VALUES,
     ClassStatistic,
     arrays_close,
     as_classes,
-    in_parallel,
     noise_floor,
     pilot_means,
     prepare,
