@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import GenerativeClassifier
+from ._products import rows_dot
 from .covariance import shrink, shrinkage_intensity
 from .models.gaussian import Gaussian, stacked_log_prob
 from .stats import PooledScatterStats, ScatterStats, encode
@@ -358,7 +359,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     def _relative_joint(self, Xv: NDArray[Any]) -> _F:
         # log pi_k + log p_k(x) minus the class-independent -|x|^2_Sigma / 2
         # (and the normalising constant): one (n, p) x (p, K) matrix product.
-        return self._mask_absent(Xv @ self._coef_all.T + self._quad_all + self._log_priors())
+        return self._mask_absent(rows_dot(Xv, self._coef_all) + self._quad_all + self._log_priors())
 
     @property
     def _gaussians_(self) -> list[Gaussian]:
@@ -382,7 +383,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         g = self._gaussians_[0]
         Z = np.asarray(X, dtype=float) @ g.whitening
         row = g.log_norm - 0.5 * np.einsum("ij,ij->i", Z, Z)
-        return X @ self._coef_all.T + self._quad_all + row[:, None]
+        return rows_dot(X, self._coef_all) + self._quad_all + row[:, None]
 
     def transform(self, X: ArrayLike) -> _F:
         """Project onto the Fisher discriminant directions.

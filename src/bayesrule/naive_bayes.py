@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import GenerativeClassifier
+from ._products import rows_dot
 from ._validation import check_finite, check_priors
 from .models.bernoulli import Bernoulli
 from .models.categorical import Categorical
@@ -530,7 +531,12 @@ def _binarize(X: Any, threshold: float | None) -> Any:
         X.data = np.where(np.isnan(X.data), np.nan, (X.data > threshold).astype(float))
         X.eliminate_zeros()
         return X
-    return np.where(np.isnan(X), np.nan, (X > threshold).astype(float))
+    # float32 holds 0, 1 and NaN exactly at half the memory; the statistics
+    # and the products convert blocks to float64 as they go
+    out = np.greater(X, threshold).astype(np.float32)  # NaN > t is False
+    if np.isnan(np.min(X, initial=0.0)):
+        out[np.isnan(X)] = np.nan
+    return out
 
 
 class BernoulliNB(_DiscreteNB):
@@ -792,14 +798,14 @@ class ComplementNB(_DiscreteNB):
 
         X0, missing = split_missing(X)
         if missing is None:
-            return np.asarray(X0 @ self.feature_log_prob_.T)
+            return rows_dot(X0, self.feature_log_prob_)
         # exact marginalisation: the complement distribution renormalised over
         # the observed features, i.e. the model fitted without the missing ones
         logged = self._logged
         total = np.asarray(X0.sum(axis=1)).reshape(-1, 1)
         with np.errstate(divide="ignore"):
             L = np.log(1.0 - np.asarray(missing @ np.exp(logged).T))
-        num = np.asarray(X0 @ logged.T) - total * L
+        num = rows_dot(X0, logged) - total * L
         if not self.norm:
             return -num
         n_obs = self.n_features_in_ - np.asarray(missing.sum(axis=1)).reshape(-1, 1)

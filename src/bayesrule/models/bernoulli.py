@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from .._products import rows_dot
 from ._missing import as_2d_params, finish, split_missing
 
 __all__ = ["Bernoulli"]
@@ -38,12 +39,12 @@ class Bernoulli:
         """Log probability of each row, shape (n,) or (n, n_classes)."""
         if not sp.issparse(X):
             # Optimistic: a NaN shows up in the product; only then split it out.
-            out = np.asarray(X, dtype=np.float64) @ (self.log_p - self.log_q).T
+            out = rows_dot(np.asarray(X, dtype=np.float64), self.log_p - self.log_q)
             out += self.log_q.sum(axis=1)
             if np.all(np.isfinite(out)):
                 return finish(out, self._single)
         X0, missing = split_missing(X)
-        out = np.asarray(X0 @ (self.log_p - self.log_q).T) + self.log_q.sum(axis=1)
+        out = rows_dot(X0, self.log_p - self.log_q) + self.log_q.sum(axis=1)
         if missing is not None:
             out -= np.asarray(missing @ self.log_q.T)
         return finish(out, self._single)

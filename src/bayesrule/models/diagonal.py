@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._products import rows_dot
 from ._missing import as_2d_params, finish, split_missing
 
 __all__ = ["DiagonalGaussian"]
@@ -47,12 +48,12 @@ class DiagonalGaussian:
         missing = None
         X0 = Xc
         with np.errstate(invalid="ignore", over="ignore"):
-            out = (X0 * X0) @ self._A.T
-            out -= 2.0 * (X0 @ self._B.T)
+            out = rows_dot(X0 * X0, self._A)
+            out -= 2.0 * rows_dot(X0, self._B)
         if not np.all(np.isfinite(out)):
             X0, missing = split_missing(Xc)
-            out = (X0 * X0) @ self._A.T
-            out -= 2.0 * (X0 @ self._B.T)
+            out = rows_dot(X0 * X0, self._A)
+            out -= 2.0 * rows_dot(X0, self._B)
         out += self._C.sum(axis=1)
         if missing is not None:
             out -= missing @ self._C.T

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
+from .._products import rows_dot
 from ._missing import as_2d_params, finish, split_missing
 
 __all__ = ["Multinomial", "log_multinomial_coefficient"]
@@ -59,11 +60,11 @@ class Multinomial:
         if not sp.issparse(X):
             # Optimistic: without NaN this one product is the answer; a NaN
             # shows up in the product, and only then are missing entries split out.
-            out = np.asarray(X, dtype=np.float64) @ self.log_theta.T
+            out = rows_dot(np.asarray(X, dtype=np.float64), self.log_theta)
             if np.all(np.isfinite(out)):
                 return out
         X0, missing = split_missing(X)
-        out = np.asarray(X0 @ self.log_theta.T)
+        out = rows_dot(X0, self.log_theta)
         if missing is not None:
             total = np.asarray(X0.sum(axis=1)).reshape(-1, 1)
             observed_mass = 1.0 - np.asarray(missing @ np.exp(self.log_theta).T)

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
+from .._products import rows_dot
 from ._missing import as_2d_params, finish, split_missing
 
 __all__ = ["Poisson"]
@@ -45,7 +46,7 @@ class Poisson:
     def relative_log_prob(self, X: Any) -> _F:
         """``log_prob`` plus ``sum_j log x_j!`` (a term the same for every class)."""
         X0, missing = split_missing(X)
-        out = np.asarray(X0 @ self.log_rate.T) - self.rate.sum(axis=1)
+        out = rows_dot(X0, self.log_rate) - self.rate.sum(axis=1)
         if missing is not None:
             out += np.asarray(missing @ self.rate.T)
         return out

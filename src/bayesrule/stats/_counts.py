@@ -117,24 +117,30 @@ class CountStats(ClassStatistic):
                 V = np.repeat(weights[:, None], p, axis=1)
             S = np.asarray((H @ X).todense())
             return cls(c, counts, weights, V, S)
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(X)
+        if not np.issubdtype(X.dtype, np.floating):
+            X = X.astype(np.float64)
         V = np.zeros((c.size, p))
         S = np.zeros((c.size, p))
+        dense = c.size <= 64
         for sl in block_slices(n, p):
-            Xb = X[sl]
-            Hb = one_hot_classes(yi[sl], w[sl], c.size)
-            if not np.isnan(np.min(Xb, initial=0.0)):
-                # nothing missing in this block (the common case): every
-                # feature is observed with the rows' whole weight, and with few
-                # classes a dense one-hot matrix lets BLAS do the sums
-                V += np.bincount(yi[sl], weights=w[sl], minlength=c.size)[:, None]
-                if c.size <= 64:
-                    Hd = np.zeros((c.size, Xb.shape[0]))
-                    Hd[yi[sl], np.arange(Xb.shape[0])] = w[sl]
-                    S += Hd @ Xb
-                else:
-                    S += Hb @ Xb
+            Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
+            # Optimistic: without NaN in the block (the common case) every
+            # feature is observed with the rows' whole weight, and the class
+            # sums are the answer; a NaN shows up in those sums, and only then
+            # are the missing entries split out. With few classes a dense
+            # one-hot matrix lets BLAS do the sums.
+            if dense:
+                Hd = np.zeros((c.size, Xb.shape[0]))
+                Hd[yb, np.arange(Xb.shape[0])] = wb
+                Sb = Hd @ Xb
+            else:
+                Sb = one_hot_classes(yb, wb, c.size) @ Xb
+            if not np.isnan(Sb).any():
+                V += np.bincount(yb, weights=wb, minlength=c.size)[:, None]
+                S += Sb
                 continue
+            Hb = one_hot_classes(yb, wb, c.size)
             observed = ~np.isnan(Xb)
             V += Hb @ observed.astype(np.float64)
             S += Hb @ np.where(observed, Xb, 0.0)
@@ -394,7 +400,7 @@ class ValueCountStats:
         counts, weights = _class_totals(yi, w, c.size)
         out = cls.empty(c, p)
         for sl in block_slices(n, p):
-            Xb, yb, wb = X[sl], yi[sl], w[sl]
+            Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
             b = Xb.shape[0]
             # sorting each column (NaN last) and reading column by column orders
             # the entries by (feature, value) without a lexsort
