@@ -10,6 +10,7 @@ written once.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -96,8 +97,20 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if self._deferred_finite_check and not np.all(np.isfinite(result)):
             check_finite(Xv, "X", allow_nan=self._allow_nan)
 
+    def _deferred(self) -> Any:
+        """Quiet NumPy's invalid/overflow warnings where :meth:`_after` raises on them anyway.
+
+        With a deferred check, a NaN or infinity in ``X`` flows into the
+        results and is then reported by row and column; the RuntimeWarnings
+        it raised on the way would only be noise before that error.
+        """
+        if self._deferred_finite_check:
+            return np.errstate(invalid="ignore", over="ignore")
+        return contextlib.nullcontext()
+
     def _stats_from(self, Xv: NDArray[Any], y: NDArray[Any], w: NDArray[Any], classes: Any) -> Any:
-        stats = self._stats_type.from_data(Xv, y, w, classes=classes)
+        with self._deferred():
+            stats = self._stats_type.from_data(Xv, y, w, classes=classes)
         if self._deferred_finite_check:
             # every statistic with means carries a NaN or infinity of X into them
             means = getattr(stats, "means", None)
@@ -310,7 +323,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         Xv = self._validate_X(X, reset=False)
-        jll = self._relative_joint(Xv)
+        with self._deferred():
+            jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return jll
 
@@ -318,7 +332,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes)."""
         check_is_fitted(self)
         Xv = self._validate_X(X, reset=False)
-        jll = self._joint(Xv)
+        with self._deferred():
+            jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return jll
 

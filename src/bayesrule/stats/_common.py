@@ -114,6 +114,19 @@ def one_hot_classes(yi: NDArray[np.intp], w: NDArray[np.float64], k: int) -> Any
     return sp.csr_matrix((w, (yi, np.arange(n))), shape=(k, n))
 
 
+def class_matrix(yi: NDArray[np.intp], w: NDArray[np.float64], k: int) -> Any:
+    """``(k, n)`` matrix whose row ``j`` holds the weights of class ``j``'s rows.
+
+    Dense with few classes, so that ``class_matrix(...) @ X`` is one BLAS
+    product; sparse (:func:`one_hot_classes`) with many.
+    """
+    if k > 64:
+        return one_hot_classes(yi, w, k)
+    H = np.zeros((k, yi.size))
+    H[yi, np.arange(yi.size)] = w
+    return H
+
+
 def syrk_add(D: NDArray[np.float64], acc: NDArray[np.float64]) -> None:
     """Add ``D' D`` to the symmetric ``acc`` in place.
 

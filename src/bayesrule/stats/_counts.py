@@ -22,6 +22,7 @@ from ._common import (
     as_classes,
     block_slices,
     check_features,
+    class_matrix,
     encode,
     expand,
     one_hot_classes,
@@ -98,15 +99,15 @@ class CountStats(ClassStatistic):
         *,
         classes: ArrayLike | None = None,
     ) -> CountStats:
-        """Statistics of one data set: one sparse one-hot product per block of rows."""
+        """Statistics of one data set: one one-hot product per block of rows."""
         y = np.asarray(y)
         c = as_classes(y if classes is None else classes)
         yi = encode(y, c)
         n, p = X.shape
         w = _weights(n, sample_weight)
         counts, weights = _class_totals(yi, w, c.size)
-        H = one_hot_classes(yi, w, c.size)
         if sp.issparse(X):
+            H = one_hot_classes(yi, w, c.size)
             X = sp.csr_matrix(X, dtype=np.float64)
             nan = np.isnan(X.data)
             if nan.any():
@@ -122,20 +123,13 @@ class CountStats(ClassStatistic):
             X = X.astype(np.float64)
         V = np.zeros((c.size, p))
         S = np.zeros((c.size, p))
-        dense = c.size <= 64
         for sl in block_slices(n, p):
             Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
             # Optimistic: without NaN in the block (the common case) every
             # feature is observed with the rows' whole weight, and the class
             # sums are the answer; a NaN shows up in those sums, and only then
-            # are the missing entries split out. With few classes a dense
-            # one-hot matrix lets BLAS do the sums.
-            if dense:
-                Hd = np.zeros((c.size, Xb.shape[0]))
-                Hd[yb, np.arange(Xb.shape[0])] = wb
-                Sb = Hd @ Xb
-            else:
-                Sb = one_hot_classes(yb, wb, c.size) @ Xb
+            # are the missing entries split out.
+            Sb = np.asarray(class_matrix(yb, wb, c.size) @ Xb)
             if not np.isnan(Sb).any():
                 V += np.bincount(yb, weights=wb, minlength=c.size)[:, None]
                 S += Sb

@@ -13,8 +13,8 @@ from ._common import (
     arrays_close,
     as_classes,
     block_slices,
+    class_matrix,
     noise_floor,
-    one_hot_classes,
     prepare,
 )
 
@@ -147,15 +147,25 @@ def _block_moments(
     X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int
 ) -> tuple[NDArray[np.int64], _F, _F, _F, _F]:
     X = np.asarray(X, dtype=np.float64)
-    observed = ~np.isnan(X)
-    X0 = np.where(observed, X, 0.0)
-    H = one_hot_classes(yi, w, k)
+    H = class_matrix(yi, w, k)
     counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
     weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
-    V = np.asarray(H @ observed.astype(np.float64))
-    sums = np.asarray(H @ X0)
+    sums = np.asarray(H @ X)
+    if np.isnan(sums).any():
+        # missing entries (NaN) in this block: split them out
+        observed = ~np.isnan(X)
+        X = np.where(observed, X, 0.0)
+        V = np.asarray(H @ observed.astype(np.float64))
+        sums = np.asarray(H @ X)
+    else:
+        # the common case: every feature observed with the rows' whole weight
+        observed = None
+        V = np.repeat(weights[:, None], X.shape[1], axis=1)
     safe = np.where(V > 0, V, 1.0)
     means = np.where(V > 0, sums / safe, 0.0)
-    D = (X0 - means[yi]) * observed
-    m2 = np.asarray(H @ (D * D))
+    D = X - means[yi]
+    if observed is not None:
+        D *= observed
+    np.multiply(D, D, out=D)
+    m2 = np.asarray(H @ D)
     return counts, weights, V, means, m2
