@@ -19,6 +19,11 @@ def blas_threads() -> int:
     return max(1, max(counts, default=1))
 
 
+def thread_count(work: float) -> int:
+    """Threads for a job of ``work`` multiply-adds: the BLAS's, or 1 below ``PARALLEL_MIN_WORK``."""
+    return blas_threads() if work >= PARALLEL_MIN_WORK else 1
+
+
 def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> list[Any]:
     """``[fn(item) for item in items]``, run by as many threads as the BLAS has.
 
@@ -30,7 +35,7 @@ def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> 
     (process-wide, restored afterwards). Jobs under ``PARALLEL_MIN_WORK``
     multiply-adds stay in the calling thread. Results keep the items' order.
     """
-    workers = min(len(items), blas_threads()) if work >= PARALLEL_MIN_WORK else 1
+    workers = min(len(items), thread_count(work))
     if workers <= 1:
         return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor

@@ -20,8 +20,6 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     classes), so it is computed as ``(A @ X.T).T``; the result is that
     transposed view (Fortran-ordered). Sparse ``X`` keeps the plain product.
     """
-    if sp.issparse(X):
-        return np.asarray(X @ A.T)
-    if A.shape[0] > FEW_ROWS:
+    if sp.issparse(X) or A.shape[0] > FEW_ROWS:
         return np.asarray(X @ A.T)
     return (A @ np.asarray(X).T).T

@@ -140,9 +140,7 @@ def syrk_add(D: NDArray[np.float64], acc: NDArray[np.float64]) -> None:
 
 def row_ranges(n: int, work: float) -> list[tuple[int, int]]:
     """Contiguous ``(start, stop)`` row ranges, one per thread :func:`in_parallel` will use."""
-    parts = (
-        min(_parallel.blas_threads(), max(1, n // 64)) if work >= _parallel.PARALLEL_MIN_WORK else 1
-    )
+    parts = min(_parallel.thread_count(work), max(1, n // 64))
     edges = np.linspace(0, n, parts + 1).astype(int).tolist()
     return list(zip(edges[:-1], edges[1:], strict=True))
 
@@ -174,6 +172,14 @@ def noise_floor(weights: NDArray[np.float64], means: NDArray[np.float64], order:
     )
 
 
+def class_totals(
+    yi: NDArray[np.intp], w: NDArray[np.float64], k: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Per class: rows with positive weight, and the sum of the weights."""
+    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
+    return counts, np.bincount(yi, weights=w, minlength=k).astype(np.float64)
+
+
 #: Rows sampled (at a fixed stride) to estimate provisional class means.
 PILOT_ROWS = 8192
 
@@ -191,8 +197,7 @@ def pilot_means(
     of squares.
     """
     n, p = X.shape
-    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
-    weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
+    counts, weights = class_totals(yi, w, k)
     stride = max(1, n // PILOT_ROWS)
     rows = np.arange(0, n, stride)
     ws, ys = w[rows], yi[rows]

@@ -23,6 +23,7 @@ from ._common import (
     block_slices,
     check_features,
     class_matrix,
+    class_totals,
     encode,
     expand,
     one_hot_classes,
@@ -37,14 +38,6 @@ _F = NDArray[np.float64]
 
 def _weights(n: int, sample_weight: ArrayLike | None) -> _F:
     return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-
-
-def _class_totals(yi: NDArray[np.intp], w: _F, k: int) -> tuple[NDArray[np.int64], _F]:
-    counts: NDArray[np.int64] = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(
-        np.int64
-    )
-    totals: _F = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
-    return counts, totals
 
 
 def _close(a: _F, b: _F, rtol: float, atol: float) -> bool:
@@ -105,7 +98,7 @@ class CountStats(ClassStatistic):
         yi = encode(y, c)
         n, p = X.shape
         w = _weights(n, sample_weight)
-        counts, weights = _class_totals(yi, w, c.size)
+        counts, weights = class_totals(yi, w, c.size)
         if sp.issparse(X):
             H = one_hot_classes(yi, w, c.size)
             X = sp.csr_matrix(X, dtype=np.float64)
@@ -129,15 +122,15 @@ class CountStats(ClassStatistic):
             # feature is observed with the rows' whole weight, and the class
             # sums are the answer; a NaN shows up in those sums, and only then
             # are the missing entries split out.
-            Sb = np.asarray(class_matrix(yb, wb, c.size) @ Xb)
+            H = class_matrix(yb, wb, c.size)
+            Sb = np.asarray(H @ Xb)
             if not np.isnan(Sb).any():
                 V += np.bincount(yb, weights=wb, minlength=c.size)[:, None]
                 S += Sb
                 continue
-            Hb = one_hot_classes(yb, wb, c.size)
             observed = ~np.isnan(Xb)
-            V += Hb @ observed.astype(np.float64)
-            S += Hb @ np.where(observed, Xb, 0.0)
+            V += np.asarray(H @ observed.astype(np.float64))
+            S += np.asarray(H @ np.where(observed, Xb, 0.0))
         return cls(c, counts, weights, V, S)
 
     def _merge_aligned(self, other: CountStats) -> CountStats:
@@ -223,7 +216,7 @@ class CategoryStats:
         yi = encode(y, c)
         n, p = X.shape
         w = _weights(n, sample_weight)
-        counts, weights = _class_totals(yi, w, c.size)
+        counts, weights = class_totals(yi, w, c.size)
         observed = ~np.isnan(X)
         C = int(np.max(X, where=observed, initial=-1.0)) + 1
         cells = c.size * p * C
@@ -391,7 +384,7 @@ class ValueCountStats:
         yi = encode(y, c)
         n, p = X.shape
         w = _weights(n, sample_weight)
-        counts, weights = _class_totals(yi, w, c.size)
+        counts, weights = class_totals(yi, w, c.size)
         out = cls.empty(c, p)
         for sl in block_slices(n, p):
             Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
@@ -576,7 +569,7 @@ class MixedStats:
         y = np.asarray(y)
         c = as_classes(y if classes is None else classes)
         w = _weights(X.shape[0], sample_weight)
-        counts, weights = _class_totals(encode(y, c), w, c.size)
+        counts, weights = class_totals(encode(y, c), w, c.size)
         out = cls(tuple(kinds), c, counts, weights, {})
         parts = {
             kind: KIND_STATS[kind].from_data(X[:, out.columns(kind)], y, w, classes=c)

@@ -14,6 +14,7 @@ from ._common import (
     as_classes,
     block_slices,
     class_matrix,
+    class_totals,
     noise_floor,
     prepare,
 )
@@ -148,8 +149,7 @@ def _block_moments(
 ) -> tuple[NDArray[np.int64], _F, _F, _F, _F]:
     X = np.asarray(X, dtype=np.float64)
     H = class_matrix(yi, w, k)
-    counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
-    weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
+    counts, weights = class_totals(yi, w, k)
     sums = np.asarray(H @ X)
     if np.isnan(sums).any():
         # missing entries (NaN) in this block: split them out

@@ -14,6 +14,7 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
+    class_totals,
     noise_floor,
     one_hot_classes,
     origin_cancellation,
@@ -101,8 +102,7 @@ class PooledScatterStats(ClassStatistic):
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         k = c.size
         if origin_cancellation(X, yi, w, k) <= ORIGIN_CANCELLATION / 10:
-            counts = np.bincount(yi, weights=(w > 0).astype(float), minlength=k).astype(np.int64)
-            weights = np.bincount(yi, weights=w, minlength=k).astype(np.float64)
+            counts, weights = class_totals(yi, w, k)
             stats = _pooled_products(X, c, yi, w, unit, counts, weights, None)
             if stats is not None:
                 return stats
