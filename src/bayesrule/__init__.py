@@ -2,24 +2,22 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .discriminant_analysis import (
-    LinearDiscriminantAnalysis,
-    QuadraticDiscriminantAnalysis,
-    RegularizedDiscriminantAnalysis,
-)
-from .io import load, save
-from .naive_bayes import (
+from .estimators import (
     BernoulliNB,
     CategoricalNB,
     ComplementNB,
     DiagonalLDA,
     GaussianNB,
     KernelNB,
+    LinearDiscriminantAnalysis,
     MixedNB,
     MultinomialNB,
     PoissonNB,
+    QuadraticDiscriminantAnalysis,
+    RegularizedDiscriminantAnalysis,
+    RegularizedDiscriminantAnalysisCV,
 )
-from .rda_cv import RegularizedDiscriminantAnalysisCV
+from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 
 try:

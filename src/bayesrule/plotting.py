@@ -320,7 +320,7 @@ def _fisher_plane(estimator: Any, X: NDArray[Any], y: NDArray[Any]) -> NDArray[A
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
             Z = estimator.transform(X)
     else:
-        from .discriminant_analysis import LinearDiscriminantAnalysis
+        from .estimators import LinearDiscriminantAnalysis
 
         Z = LinearDiscriminantAnalysis().fit(X, y).transform(X)
     if Z.shape[1] < 2:

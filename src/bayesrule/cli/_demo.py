@@ -73,7 +73,7 @@ def run_demo(
     from matplotlib.figure import Figure
 
     from ..datasets import find_mnist, load_mnist, wine_split
-    from ..discriminant_analysis import LinearDiscriminantAnalysis
+    from ..estimators import LinearDiscriminantAnalysis
     from ..plotting import ConfusionMatrixDisplay, DecisionRegionsDisplay, SampleGridDisplay
 
     run = _demo_run()

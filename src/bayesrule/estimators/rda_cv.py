@@ -22,12 +22,12 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from .discriminant_analysis import (
+from ..stats import ScatterStats, encode
+from .rda import (
     RegularizedDiscriminantAnalysis,
     _rda_attrs,
     blended_covariances,
 )
-from .stats import ScatterStats, encode
 
 __all__ = ["RegularizedDiscriminantAnalysisCV"]
 

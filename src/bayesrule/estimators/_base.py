@@ -20,8 +20,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_finite, check_lengths, check_priors, check_sample_weight
-from .stats._common import as_classes
+from .._validation import check_finite, check_lengths, check_priors, check_sample_weight
+from ..stats._common import as_classes
 
 __all__ = ["GenerativeClassifier", "as_generator"]
 

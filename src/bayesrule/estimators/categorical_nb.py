@@ -1,0 +1,123 @@
+"""Categorical naive Bayes."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.utils._param_validation import Interval
+
+from ..models.categorical import Categorical
+from ..stats import CategoryStats
+from ..stats._counts import check_categories
+from ._nb import (
+    _F,
+    _PRIOR_PARAMS,
+    _DiscreteNB,
+    categorical_tables,
+    check_observed,
+)
+
+
+# ---------------------------------------------------------------------------------
+# categorical
+# ---------------------------------------------------------------------------------
+class CategoricalNB(_DiscreteNB):
+    r"""Naive Bayes for categorical features coded ``0, 1, 2, ...``.
+
+    A drop-in for ``sklearn.naive_bayes.CategoricalNB``. A category never
+    seen in training gets the smoothed probability
+    ``alpha / (N_kj + alpha n_categories_j)`` instead of an IndexError.
+    NaN entries are missing. Codes must be non-negative integers (a float
+    such as 1.5 is an error, not truncated).
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+    force_alpha : bool, default=True
+    fit_prior : bool, default=True
+    class_prior : array-like of shape (n_classes,), default=None
+    min_categories : int or array-like of shape (n_features,), default=None
+        Minimum number of categories per feature.
+
+    Attributes
+    ----------
+    classes_, class_count_, priors_, class_log_prior_ : as for :class:`MultinomialNB`
+    category_count_ : list of ndarray of shape (n_classes, n_categories_[j])
+    feature_log_prob_ : list of ndarray of shape (n_classes, n_categories_[j])
+    n_categories_ : ndarray of shape (n_features,)
+    stats_ : CategoryStats
+
+    References
+    ----------
+    C. D. Manning, P. Raghavan and H. Schütze, Introduction to Information
+    Retrieval, Cambridge University Press, 2008, section 13.2.
+    """
+
+    _inf_reaches_results = False
+
+    _stats_type = CategoryStats
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "force_alpha": ["boolean"],
+        "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
+        **_PRIOR_PARAMS,
+    }
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        force_alpha: bool = True,
+        fit_prior: bool = True,
+        class_prior: ArrayLike | None = None,
+        min_categories: Any = None,
+    ) -> None:
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.min_categories = min_categories
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        return tags
+
+    def _validate_X(self, X: Any, *, reset: bool) -> Any:
+        Xv = super()._validate_X(X, reset=reset)
+        check_categories(Xv, self._feature_names())
+        return Xv
+
+    def _derive(self, stats: CategoryStats, priors: _F, **extra: Any) -> dict[str, Any]:
+        present = np.asarray(stats.weights > 0)
+        names = self._feature_names()
+        check_observed(stats.feature_weights, present, stats.classes, names)
+        if self.min_categories is not None:
+            mc = np.asarray(self.min_categories)
+            if mc.ndim > 1 or (mc.ndim == 1 and mc.shape[0] != stats.n_features):
+                raise ValueError(
+                    f"min_categories must be an int or one int per feature ({stats.n_features}); "
+                    f"got shape {mc.shape}."
+                )
+            if not np.issubdtype(mc.dtype, np.integer) or np.any(mc < 1):
+                raise ValueError(f"min_categories must be positive integers; got {mc.tolist()}.")
+        n_cat, log_probs, log_unseen = categorical_tables(
+            stats, self._alpha(stats.n_features), self.min_categories
+        )
+        cc = stats.padded(int(n_cat.max(initial=1))).category_counts
+        return {
+            "n_categories_": n_cat,
+            "category_count_": [cc[:, j, : n_cat[j]].copy() for j in range(stats.n_features)],
+            "feature_log_prob_": [log_probs[:, j, : n_cat[j]] for j in range(stats.n_features)],
+            "_model": Categorical(log_probs, log_unseen),
+            **self._prior_attrs(priors),
+        }
+
+    def _class_log_density(self, X: Any) -> _F:
+        return self._model.log_prob(X)
+
+    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
+        return self._model[k].sample(n, rng)

@@ -1,0 +1,121 @@
+"""Kernel-density naive Bayes."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..models.kernel import KernelDensity
+from ..stats import ValueCountStats
+from ._nb import (
+    _F,
+    _BaseNB,
+    _scatter_classes,
+    check_observed,
+    cv_bandwidths,
+    kernel_bandwidths,
+)
+
+# ---------------------------------------------------------------------------------
+# kernel densities
+# ---------------------------------------------------------------------------------
+_BANDWIDTH = [
+    StrOptions({"scott", "silverman", "cv"}),
+    Interval(Real, None, None, closed="neither"),
+    "array-like",
+]
+
+
+class KernelNB(_BaseNB):
+    r"""Kernel naive Bayes: per class and feature, a Gaussian kernel density (Parzen).
+
+    Fitted from :class:`bayesrule.stats.ValueCountStats` (the weighted
+    distinct values of each feature in each class), so ``partial_fit`` and
+    ``merge`` are exact. Densities are exact sums over the stored values when
+    every feature has few distinct values; otherwise each feature is binned
+    onto a grid, convolved with the kernel by FFT and the log density is
+    interpolated (see :class:`bayesrule.models.KernelDensity`), which makes
+    MNIST (60000 x 784) take seconds.
+
+    Parameters
+    ----------
+    bandwidth : {'scott', 'silverman', 'cv'}, float or array-like of shape (n_features,), default='scott'
+        The kernel standard deviation. 'scott' and 'silverman' are the rules
+        of thumb per class and feature (as ``scipy.stats.gaussian_kde``); 'cv'
+        picks, per class and feature, the multiple of Scott's bandwidth
+        (from 0.25 to 4) of largest leave-one-out likelihood. A float (or one
+        per feature) is used as is, for every class.
+    priors : array-like of shape (n_classes,), default=None
+    bandwidth_floor : float, default=0.1
+        The rule-of-thumb and 'cv' bandwidths are at least this multiple of
+        the feature's Scott bandwidth over all classes, so that a feature
+        constant within a class still has a usable density.
+    method : {'auto', 'exact', 'grid'}, default='auto'
+        'auto' is 'exact' when the classes hold at most ``64 * grid_size``
+        distinct values.
+    grid_size : int, default=1024
+
+    Attributes
+    ----------
+    classes_, class_count_, priors_ : as for :class:`GaussianNB`
+    bandwidth_ : ndarray of shape (n_classes, n_features)
+    stats_ : ValueCountStats
+
+    References
+    ----------
+    G. H. John and P. Langley, "Estimating continuous distributions in
+    Bayesian classifiers", UAI 1995. E. Parzen, "On estimation of a
+    probability density function and mode", Annals of Mathematical
+    Statistics 33(3), 1962.
+    """
+
+    _inf_reaches_results = False
+
+    _stats_type = ValueCountStats
+    _parameter_constraints: dict = {
+        "bandwidth": _BANDWIDTH,
+        "priors": ["array-like", None],
+        "bandwidth_floor": [Interval(Real, 0, None, closed="left")],
+        "method": [StrOptions({"auto", "exact", "grid"})],
+        "grid_size": [Interval(Integral, 16, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        bandwidth: Any = "scott",
+        priors: ArrayLike | None = None,
+        bandwidth_floor: float = 0.1,
+        method: str = "auto",
+        grid_size: int = 1024,
+    ) -> None:
+        self.bandwidth = bandwidth
+        self.priors = priors
+        self.bandwidth_floor = bandwidth_floor
+        self.method = method
+        self.grid_size = grid_size
+
+    def _derive(self, stats: ValueCountStats, priors: _F, **extra: Any) -> dict[str, Any]:
+        present = np.asarray(stats.weights > 0)
+        names = self._feature_names()
+        h, V, h_scott = kernel_bandwidths(stats, self.bandwidth, self.bandwidth_floor, names)
+        check_observed(V, present, stats.classes, names)
+        kde: dict[str, Any] = {"method": self.method, "grid_size": self.grid_size}
+        if isinstance(self.bandwidth, str) and self.bandwidth == "cv":
+            lower = np.minimum(h, h_scott)
+            h = cv_bandwidths(stats, present, h_scott, lower, **kde)
+        model = KernelDensity(
+            stats.indptr, stats.values, stats.value_weights[present], h[present], **kde
+        )
+        return {"bandwidth_": h, "_model": model}
+
+    def _class_log_density(self, X: NDArray[Any]) -> _F:
+        return _scatter_classes(self._model.log_prob(X), self._present())
+
+    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
+        index = int(np.cumsum(self._present())[k]) - 1
+        return self._model[index].sample(n, rng)
