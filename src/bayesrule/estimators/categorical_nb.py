@@ -10,8 +10,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
 from ..models.categorical import Categorical
-from ..stats import CategoryStats
-from ..stats._counts import check_categories
+from ..stats import CategoryStats, check_categories
 from ._nb import (
     _F,
     _PRIOR_PARAMS,

@@ -15,8 +15,7 @@ from ..models.categorical import Categorical
 from ..models.diagonal import DiagonalGaussian
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
-from ..stats import CategoryStats, MixedStats
-from ..stats._counts import check_categories
+from ..stats import CategoryStats, MixedStats, check_categories
 from ._base import GenerativeClassifier
 from ._nb import (
     _F,

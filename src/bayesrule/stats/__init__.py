@@ -6,11 +6,14 @@ derived on demand. Hyperparameters never enter here, so fitting at once, in
 chunks, or on a cluster gives the same statistics.
 """
 
+from ._categories import CategoryStats, check_categories
 from ._common import encode, one_hot_classes
-from ._counts import CategoryStats, CountStats, MixedStats, ValueCountStats
+from ._counts import CountStats
 from ._diagonal import DiagonalStats
+from ._mixed import MixedStats
 from ._pooled import PooledScatterStats
 from ._scatter import ScatterStats
+from ._values import ValueCountStats
 
 __all__ = [
     "CategoryStats",
@@ -20,6 +23,7 @@ __all__ = [
     "PooledScatterStats",
     "ScatterStats",
     "ValueCountStats",
+    "check_categories",
     "encode",
     "one_hot_classes",
 ]
