@@ -1,22 +1,25 @@
 """The estimator layer shared by every bayesrule classifier.
 
-A subclass says how to turn data into statistics (``_stats_type``), how to
-derive its parameters from statistics (``_derive``), the log density of each
-class (``_class_log_density``), and how to draw from one class
-(``_sample_class``). Everything else — fitting at once, in chunks or by
-merging, priors, Bayes' rule, posteriors, densities and sampling — is here,
-written once.
+A subclass says which statistic it collects (``_stats_type``), how to derive
+its parameters and its family of class models from statistics (``_derive``,
+which sets ``_model``), and, where it needs one, how to prepare a validated
+block before the statistics see it (``_prepare_X``). Everything else is
+here, written once: the public seam ``statistics`` (a block's statistics,
+without changing the estimator), fitting at once, in chunks, by merging or
+by forgetting rows, priors, Bayes' rule, posteriors, densities and sampling.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -70,16 +73,22 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ input
     def _numeric_X(self, X: Any, *, reset: bool) -> Any:
-        """X as a float array (or CSR matrix), feature count and names checked; no value checks."""
+        """X as a float array (or CSR matrix); no value checks.
+
+        With ``reset=False`` the feature count and names are checked against
+        the fitted ones; with ``reset=True`` nothing is checked or recorded
+        (:meth:`_record_schema` records them once a fit succeeds), so that
+        :meth:`statistics` never changes the estimator.
+        """
+        kwargs: dict[str, Any] = {
+            "accept_sparse": "csr" if self._sparse else False,
+            "dtype": [np.float64, np.float32],
+            "ensure_all_finite": False,
+        }
         try:
-            return validate_data(
-                self,
-                X,
-                reset=reset,
-                accept_sparse="csr" if self._sparse else False,
-                dtype=[np.float64, np.float32],
-                ensure_all_finite=False,
-            )
+            if reset:
+                return check_array(X, input_name="X", estimator=self, **kwargs)
+            return validate_data(self, X, reset=False, **kwargs)
         except ValueError as exc:
             msg = str(exc)
             if "convert" in msg or "could not" in msg or "dtype" in msg:
@@ -91,6 +100,36 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if not self._deferred_finite_check:
             check_finite(Xv, "X", allow_nan=self._allow_nan)
         return Xv
+
+    def _prepare_X(self, Xv: Any) -> Any:
+        """Transform a validated block as the statistics and the model see it.
+
+        The identity here; BernoulliNB binarizes. It must not change the
+        estimator: :meth:`statistics` and the predictions both call it.
+        """
+        return Xv
+
+    def _input(self, X: Any, *, reset: bool) -> Any:
+        """A block validated and prepared for the statistics or the model."""
+        return self._prepare_X(self._validate_X(X, reset=reset))
+
+    @staticmethod
+    def _schema(X: Any, n_features: int) -> tuple[int, NDArray[Any] | None]:
+        """The feature count and, for a table with string column names, the names."""
+        columns = getattr(X, "columns", None)
+        if columns is None or not hasattr(X, "dtypes"):
+            return n_features, None
+        names = np.asarray(list(columns), dtype=object)
+        if names.size and all(isinstance(n, str) for n in names):
+            return n_features, names
+        return n_features, None
+
+    def _record_schema(self, schema: tuple[int, NDArray[Any] | None]) -> None:
+        self.n_features_in_ = int(schema[0])
+        if schema[1] is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = schema[1]
 
     def _after(self, Xv: NDArray[Any], result: NDArray[Any]) -> None:
         """With a deferred check: raise the row-naming error if ``result`` is not finite."""
@@ -152,6 +191,48 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         w = check_sample_weight(sample_weight, Xv.shape[0])
         return Xv, y_arr, w
 
+    # ------------------------------------------------------------- the seam
+    def statistics(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        classes: ArrayLike | None = None,
+    ) -> Any:
+        """The sufficient statistics of one block of data; the estimator is not changed.
+
+        This is the one hook a distributed or out-of-core fit needs:
+        ``Cls.from_stats(reduce(merge, [est.statistics(*block) for block in
+        blocks]), **est.get_params())`` equals ``fit`` on the concatenated
+        blocks. The block is validated (against the fitted features when the
+        estimator is fitted) and prepared exactly as ``fit`` prepares it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+        classes : array-like, optional
+            Labels to declare (a class may have no row in this block); by
+            default the labels of ``y``. Every label of ``y`` must be among them.
+
+        Returns
+        -------
+        stats
+            A statistic of the estimator's ``_stats_type``: a mergeable,
+            subtractable value (see :class:`bayesrule.stats.Statistic`).
+        """
+        self._validate_params()
+        return self._block(X, y, sample_weight, classes, reset=not _is_fitted(self))[0]
+
+    def _block(
+        self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
+    ) -> tuple[Any, tuple[int, NDArray[Any] | None]]:
+        """Statistics of a block and its feature schema (count, names)."""
+        Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
+        c = as_classes(y_arr if classes is None else classes)
+        return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1])
+
     # ------------------------------------------------------------------- fit
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
         """Fit the model from ``(X, y)`` in one pass over the data.
@@ -169,14 +250,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=True)
-        classes = as_classes(y_arr)
-        if classes.size < self._min_classes:
+        stats, schema = self._block(X, y, sample_weight, None, reset=True)
+        if stats.n_classes < self._min_classes:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_classes} classes to "
-                f"classify; y has {classes.size} class ({classes.tolist()})."
+                f"classify; y has {stats.n_classes} class ({stats.classes.tolist()})."
             )
-        self._install(self._stats_from(Xv, y_arr, w, classes))
+        self._install(stats, schema=schema)
         return self
 
     def partial_fit(
@@ -194,43 +274,94 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         outside the known classes raises ``ValueError``. A call that fails
         leaves the model exactly as it was.
         """
+        with self._atomic():
+            return self._partial_fit(X, y, classes, sample_weight)
+
+    def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any) -> Any:
+        if not _is_fitted(self):
+            self._validate_params()
+            if classes is not None:
+                declared = as_classes(classes)
+                if declared.size < self._min_classes:
+                    raise ValueError(
+                        f"classes must list at least {self._min_classes} labels; "
+                        f"got {declared.tolist()}."
+                    )
+            stats, schema = self._block(X, y, sample_weight, classes, reset=True)
+            self._install(stats, schema=schema)
+            return self
+        if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
+            raise ValueError(
+                f"classes={as_classes(classes).tolist()} is not the same as the classes "
+                f"of the first call to partial_fit, {self.classes_.tolist()}."
+            )
+        block, _ = self._block(X, y, sample_weight, self.classes_, reset=False)
+        self._install(self.stats_.merge(block))
+        return self
+
+    def forget(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
+        """Remove rows the model was fitted on, exactly.
+
+        The result equals a fit on the training data without these rows (to
+        rounding): the statistics of the block are subtracted from the
+        model's (Chan's update run backwards). Use it for deletion requests,
+        sliding windows, or cross-validation from one pass (a fold's model is
+        the full model minus the fold). A class whose every row is forgotten
+        stays declared with no data (probability zero).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows that were part of the training data.
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            The weights the rows were fitted with.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A label the model does not have, more weight than a class holds,
+            or forgetting every row; the model is then left unchanged.
+        """
+        check_is_fitted(self)
+        with self._atomic():
+            block, _ = self._block(X, y, sample_weight, None, reset=False)
+            unknown = np.setdiff1d(block.classes, self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"cannot forget rows of class {unknown.tolist()[:10]}: the model has no "
+                    f"such class (classes: {self.classes_.tolist()[:20]})."
+                )
+            remaining = self.stats_.subtract(block)
+            if not np.any(remaining.weights > 0):
+                raise ValueError(
+                    "forget would remove every row the model was fitted on; nothing would "
+                    "be left to fit."
+                )
+            self._install(remaining)
+        return self
+
+    @contextlib.contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """Restore the estimator exactly as it was if the block raises."""
         saved = dict(self.__dict__)
         try:
-            return self._partial_fit(X, y, classes, sample_weight)
+            yield
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
 
-    def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any) -> Any:
-        first = not hasattr(self, "stats_")
-        if first:
-            self._validate_params()
-        Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=first)
-        if first:
-            declared = as_classes(y_arr if classes is None else classes)
-            if declared.size < self._min_classes and classes is not None:
-                raise ValueError(
-                    f"classes must list at least {self._min_classes} labels; got {declared.tolist()}."
-                )
-            stats = self._stats_type.empty(declared, Xv.shape[1])
-        else:
-            if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
-                raise ValueError(
-                    f"classes={as_classes(classes).tolist()} is not the same as the classes "
-                    f"of the first call to partial_fit, {self.classes_.tolist()}."
-                )
-            stats = self.stats_
-        new = stats.merge(self._stats_from(Xv, y_arr, w, stats.classes))
-        self._install(new)
-        return self
-
     def merge(self, other: GenerativeClassifier) -> Any:
         """A new model equal to one fitted on the training data of both.
 
         ``other`` must be a fitted estimator of the same type with the same
-        number of features; its parameters are ignored (``self``'s are kept).
-        Classes are united.
+        features (count and names); its parameters are ignored (``self``'s
+        are kept). Classes are united.
         """
         check_is_fitted(self)
         if type(other) is not type(self):
@@ -241,28 +372,60 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"cannot merge models with different numbers of features: expected "
                 f"{self.n_features_in_} features, got {other.n_features_in_}."
             )
+        mine = getattr(self, "feature_names_in_", None)
+        theirs = getattr(other, "feature_names_in_", None)
+        if (mine is None) != (theirs is None) or (
+            mine is not None and theirs is not None and not np.array_equal(mine, theirs)
+        ):
+            raise ValueError(
+                "cannot merge models fitted on different feature names: "
+                f"{_names_text(mine)} and {_names_text(theirs)}."
+            )
         merged = self.stats_.merge(other.stats_)
         new = clone(self)
-        new.n_features_in_ = self.n_features_in_
-        if hasattr(self, "feature_names_in_"):
-            new.feature_names_in_ = self.feature_names_in_
-        new._install(merged)
+        new._install(merged, schema=(self.n_features_in_, mine))
         return new
 
     @classmethod
-    def from_stats(cls, stats: Any, **params: Any) -> Any:
-        """Build a fitted estimator directly from statistics (e.g. a distributed fit)."""
+    def from_stats(
+        cls, stats: Any, *, feature_names_in: ArrayLike | None = None, **params: Any
+    ) -> Any:
+        """Build a fitted estimator from statistics (e.g. those of a distributed fit).
+
+        ``cls.from_stats(est.statistics(X, y), **est.get_params())`` equals
+        ``est.fit(X, y)``.
+
+        Parameters
+        ----------
+        stats
+            Statistics of the estimator's ``_stats_type``.
+        feature_names_in : array-like of str, optional
+            The names of the features, if the data had them.
+        **params
+            The estimator's hyperparameters.
+        """
         est = cls(**params)
-        est._validate_params()
-        est.n_features_in_ = stats.n_features
-        est._install(stats)
+        names = None
+        if feature_names_in is not None:
+            names = np.asarray([str(n) for n in np.ravel(feature_names_in)], dtype=object)
+            if names.size != stats.n_features:
+                raise ValueError(
+                    f"feature_names_in has {names.size} names, but the statistics have "
+                    f"{stats.n_features} features."
+                )
+        est._install(stats, schema=(stats.n_features, names))
         return est
 
-    def _install(self, stats: Any, **extra: Any) -> None:
+    def _install(
+        self, stats: Any, *, schema: tuple[int, NDArray[Any] | None] | None = None, **extra: Any
+    ) -> None:
         """Derive every fitted attribute from ``stats``, then set them all at once.
 
-        Nothing is changed on the estimator unless the derivation succeeds.
+        The parameters are validated first (they may have changed since the
+        last fit), and nothing is changed on the estimator unless the
+        derivation succeeds.
         """
+        self._validate_params()
         present = stats.weights > 0
         if not present.any():
             raise ValueError(
@@ -277,6 +440,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             class_count_=stats.weights.copy(),
             n_samples_seen_=int(stats.counts.sum()),
         )
+        if schema is not None:
+            self._record_schema(schema)
+        elif not hasattr(self, "n_features_in_"):
+            self._record_schema((stats.n_features, None))
         for name, value in attrs.items():
             setattr(self, name, value)
 
@@ -294,11 +461,58 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     # --------------------------------------------------------------- predict
-    def _class_log_density(self, X: NDArray[Any]) -> NDArray[np.float64]:
-        raise NotImplementedError
+    def _model_index(self, k: int) -> int:
+        """Position of class ``k`` in ``_model``, which may hold only the classes with data."""
+        if len(self._model) == self.classes_.size:
+            return k
+        return int(np.count_nonzero(self.stats_.weights[:k] > 0))
+
+    def _class_log_density(self, X: Any) -> NDArray[np.float64]:
+        """``log p_k(x)`` per class, (n, n_classes); -inf for classes without data."""
+        values = self._model.log_prob(X)
+        present = self.stats_.weights > 0
+        if values.shape[1] == present.size:
+            return values
+        out = np.full((values.shape[0], present.size), -np.inf)
+        out[:, present] = values
+        return out
 
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        raise NotImplementedError
+        return self._model[self._model_index(k)].sample(n, rng)
+
+    def class_log_density(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Log density of each row under each class model, ``log p_k(x)``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            ``-inf`` for declared classes without data.
+        """
+        check_is_fitted(self)
+        Xv = self._input(X, reset=False)
+        with self._deferred():
+            out = self._class_log_density(Xv)
+        self._after(Xv, out[:, self.stats_.weights > 0])
+        return out
+
+    def class_model(self, label: Any) -> Any:
+        """The fitted model of one class (from :mod:`bayesrule.models`).
+
+        It offers ``log_prob(X)`` and ``sample(n, rng)``; Gaussian models also
+        ``mean`` and ``covariance`` (the model's own, after any shrinkage or
+        regularisation).
+        """
+        check_is_fitted(self)
+        pos = np.flatnonzero(self.classes_ == label)
+        if pos.size == 0:
+            raise ValueError(f"{label!r} is not among the classes {self.classes_.tolist()}.")
+        k = int(pos[0])
+        if self.stats_.weights[k] <= 0:
+            raise ValueError(f"class {label!r} has no data, so it has no model.")
+        return self._class_model(k)
+
+    def _class_model(self, k: int) -> Any:
+        return self._model[self._model_index(k)]
 
     def _log_priors(self) -> NDArray[np.float64]:
         with np.errstate(divide="ignore"):
@@ -322,7 +536,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        Xv = self._validate_X(X, reset=False)
+        Xv = self._input(X, reset=False)
         with self._deferred():
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
@@ -331,7 +545,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes)."""
         check_is_fitted(self)
-        Xv = self._validate_X(X, reset=False)
+        Xv = self._input(X, reset=False)
         with self._deferred():
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
@@ -415,3 +629,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             rows = idx == k
             X[rows] = self._sample_class(int(k), int(rows.sum()), rng)
         return X, self.classes_[idx]
+
+
+def _is_fitted(est: Any) -> bool:
+    return hasattr(est, "stats_")
+
+
+def _names_text(names: Any) -> str:
+    if names is None:
+        return "no names"
+    shown = [str(n) for n in list(names)[:8]]
+    return "[" + ", ".join(shown) + (", ..." if len(names) > 8 else "") + "]"
