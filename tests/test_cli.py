@@ -173,6 +173,16 @@ def test_plot_writes_a_picture(iris, tmp_path, data):
     png_ok(out)
 
 
+@pytest.mark.parametrize("data", ["csv", "parquet"])
+def test_plot_of_a_kernel_model_draws_its_density(iris, tmp_path, data):
+    model = tmp_path / "knb.bayesrule"
+    assert run("fit", iris[data], "-t", "species", "-m", "knb", "-o", model).exit_code == 0
+    out = tmp_path / "regions.png"
+    result = run("plot", model, iris[data], "-t", "species", "-o", out)
+    assert result.exit_code == 0, result.output
+    png_ok(out)
+
+
 # ------------------------------------------------------------------ sample / IDX
 def test_sample_rows_per_class(iris_model, tmp_path):
     out = tmp_path / "s.csv"
@@ -198,6 +208,15 @@ def test_idx_folder_fit_evaluate_and_sample_grid(idx_dir, tmp_path):
     assert run("sample", model, "-n", 10, "-o", out).exit_code == 0
     assert pd.read_csv(out).shape == (30, 65)
     png_ok(out.with_suffix(".png"), min_side=200)
+
+
+def test_sample_grid_of_a_model_without_means(idx_dir, tmp_path):
+    model = tmp_path / "bnb.bayesrule"
+    assert run("fit", idx_dir, "-m", "bnb", "--set", "binarize=100", "-o", model).exit_code == 0
+    out = tmp_path / "samples.csv"
+    result = run("sample", model, "-n", 6, "-o", out)
+    assert result.exit_code == 0, result.output
+    png_ok(out.with_suffix(".png"), min_side=150)
 
 
 # ------------------------------------------------------------------ errors

@@ -10,7 +10,13 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bayesrule.stats import CategoryStats, CountStats, MixedStats, ValueCountStats
+from bayesrule.stats import (
+    CategoryStats,
+    CountStats,
+    MixedStats,
+    StatisticsError,
+    ValueCountStats,
+)
 
 STATS = [CountStats, CategoryStats, ValueCountStats]
 KINDS = ("gaussian", "poisson", "categorical", "kernel", "bernoulli")
@@ -129,7 +135,7 @@ def test_category_stats_reject_bad_codes():
 @pytest.mark.parametrize("cls", STATS)
 def test_merge_refuses_other_feature_counts(cls):
     a = cls.empty([0, 1], 3)
-    with pytest.raises(ValueError, match="expected 3 features, got 2"):
+    with pytest.raises(StatisticsError, match="expected 3 features, got 2"):
         a.merge(cls.empty([0, 1], 2))
 
 

@@ -16,6 +16,8 @@ from bayesrule.plotting import (  # noqa: E402
     ConfusionMatrixDisplay,
     DecisionRegionsDisplay,
     SampleGridDisplay,
+    density_level,
+    gaussian_mass,
     image_shape_for,
     require_matplotlib,
 )
@@ -48,6 +50,124 @@ def test_decision_regions_in_two_dimensions(blobs):
     assert disp.note is None
     assert [t.get_text() for t in disp.ax_.get_legend().get_texts()][:3] == ["a", "b", "c"]
     assert disp.ax_.get_xlabel() == "feature 1"
+
+
+@pytest.fixture(scope="module")
+def plane():
+    """Three classes in two features, each with its own correlated covariance."""
+    rng = np.random.default_rng(3)
+    shapes = [np.array([[1.0, 0.0], [0.8, 0.5]]), np.array([[0.4, 0.0], [-0.3, 1.2]]), np.eye(2)]
+    centres = np.array([[0.0, 0.0], [4.0, 1.0], [1.0, 4.0]])
+    y = np.repeat(np.array(["a", "b", "c"]), 30)
+    X = np.concatenate(
+        [c + rng.normal(size=(30, 2)) @ L.T for c, L in zip(centres, shapes, strict=True)]
+    )
+    return X + 3.0, y  # positive, for the count models too
+
+
+def _ellipse_covariance(patch, n_std=2.0):
+    """The covariance whose ``n_std``-sigma ellipse is ``patch``."""
+    t = np.radians(patch.angle)
+    rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    axes = np.array([patch.width, patch.height]) / (2.0 * n_std)
+    return rot @ np.diag(axes**2) @ rot.T
+
+
+def _grid(disp):
+    return np.column_stack([disp.xx.ravel(), disp.yy.ravel()])
+
+
+REGULARISED = {
+    "LDA(shrinkage=0.5)": lambda: bayesrule.LinearDiscriminantAnalysis(
+        solver="lsqr", shrinkage=0.5
+    ),
+    "QDA(reg_param=0.5)": lambda: bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.5),
+    "RDA(alpha=0.3, gamma=0.4)": lambda: bayesrule.RegularizedDiscriminantAnalysis(
+        alpha=0.3, gamma=0.4
+    ),
+}
+
+
+@pytest.mark.parametrize("make", REGULARISED.values(), ids=REGULARISED.keys())
+def test_ellipses_draw_the_models_own_covariance(plane, make):
+    X, y = plane
+    model = make().fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=30)
+    drawn = np.stack([_ellipse_covariance(e) for e in disp.ellipses_])
+    own = np.stack([model.class_model(c).covariance for c in model.classes_])
+    np.testing.assert_allclose(drawn, own, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", REGULARISED.values(), ids=REGULARISED.keys())
+def test_regularised_covariances_are_not_the_empirical_ones(plane, make):
+    # the ellipses of the test above would match a re-derivation from the statistics otherwise
+    X, y = plane
+    model = make().fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=30)
+    resid = X - np.stack([X[y == c].mean(axis=0) for c in y])
+    pooled = [resid.T @ resid / (X.shape[0] - d) for d in (0, model.classes_.size)]
+    for k, c in enumerate(model.classes_):
+        empirical = [np.cov(X[y == c], rowvar=False, bias=b) for b in (True, False)] + pooled
+        assert not any(np.allclose(disp.covariances[k], e, rtol=0.02) for e in empirical)
+
+
+def test_gaussian_nb_ellipses_are_axis_aligned_from_its_variances(plane):
+    X, y = plane
+    model = bayesrule.GaussianNB().fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=30)
+    drawn = np.stack([_ellipse_covariance(e) for e in disp.ellipses_])
+    np.testing.assert_allclose(drawn, np.stack([np.diag(v) for v in model.var_]), atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [bayesrule.KernelNB, bayesrule.MultinomialNB])
+def test_other_models_draw_contours_of_their_class_log_density(plane, make):
+    X, y = plane
+    model = make().fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=60)
+    surface = model.class_log_density(_grid(disp)).T.reshape(disp.log_density.shape)
+    expected = [density_level(s, gaussian_mass(2.0)) for s in surface]
+    assert disp.ellipses_ == [None] * 3
+    np.testing.assert_allclose([c.levels[0] for c in disp.contours_], expected, rtol=1e-12)
+
+
+def test_legend_says_what_is_drawn(plane):
+    X, y = plane
+    ellipses = DecisionRegionsDisplay.from_estimator(
+        bayesrule.QuadraticDiscriminantAnalysis().fit(X, y), X, y, grid_resolution=30
+    )
+    contours = DecisionRegionsDisplay.from_estimator(
+        bayesrule.KernelNB().fit(X, y), X, y, grid_resolution=30
+    )
+    texts = [[t.get_text() for t in d.ax_.get_legend().get_texts()] for d in (ellipses, contours)]
+    assert (texts[0][3:], texts[1][3:]) == (
+        ["model mean", "2σ ellipse of the model"],
+        ["model density, 86% region"],
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [bayesrule.LinearDiscriminantAnalysis, bayesrule.GaussianNB, bayesrule.KernelNB],
+    ids=["ellipses", "diagonal ellipses", "contours"],
+)
+def test_decision_regions_png_is_not_blank(plane, make, tmp_path):
+    import matplotlib.image as mpimg
+
+    X, y = plane
+    disp = DecisionRegionsDisplay.from_estimator(make().fit(X, y), X, y, grid_resolution=40)
+    disp.figure_.savefig(tmp_path / "regions.png", dpi=60)
+    img = mpimg.imread(tmp_path / "regions.png")[..., :3]
+    assert img.std() > 0.05 and np.unique(img.reshape(-1, 3), axis=0).shape[0] > 50
+
+
+def test_density_level_of_a_gaussian_is_its_ellipse():
+    g = np.linspace(-8.0, 8.0, 801)
+    xx, yy = np.meshgrid(g, g)
+    log_pdf = -np.log(2 * np.pi) - 0.5 * (xx**2 + yy**2)
+    # the 2-sigma circle of a standard normal: radius 2, mass 1 - exp(-2)
+    assert density_level(log_pdf, gaussian_mass(2.0)) == pytest.approx(
+        -np.log(2 * np.pi) - 2.0, abs=0.02
+    )
 
 
 def test_more_features_use_the_fisher_plane_and_say_so(blobs):
@@ -101,6 +221,15 @@ def test_sample_grid_shape_and_labels():
     assert disp.images.shape == (2, 6, 4, 4)
     assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ["3", "5"]
     assert disp.vmin == pytest.approx(model.means_.min())
+
+
+def test_sample_grid_of_a_model_without_means_uses_the_samples_range():
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1], 40)
+    X = (rng.random((80, 16)) < np.where(y[:, None] == 1, 0.8, 0.2)).astype(float)
+    model = bayesrule.BernoulliNB().fit(X, y)
+    disp = SampleGridDisplay.from_estimator(model, n_per_class=5, random_state=0)
+    assert (disp.vmin, disp.vmax) == (0.0, 1.0)
 
 
 def test_sample_grid_needs_an_image_shape(blobs):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bayesrule.stats import DiagonalStats, PooledScatterStats, ScatterStats
+from bayesrule.stats import DiagonalStats, PooledScatterStats, ScatterStats, StatisticsError
 
 STATS = [ScatterStats, PooledScatterStats, DiagonalStats]
 CLASSES = np.array([0, 1, 2])
@@ -135,7 +135,7 @@ def test_merge_unites_classes():
 def test_merge_with_other_feature_count_names_both(cls):
     a = cls.empty([0, 1], 784)
     b = cls.empty([0, 1], 783)
-    with pytest.raises(ValueError, match="expected 784 features, got 783"):
+    with pytest.raises(StatisticsError, match="expected 784 features, got 783"):
         a.merge(b)
 
 

@@ -1,75 +1,234 @@
-"""Threads for the products: several single-threaded BLAS calls side by side."""
+"""How many cores a bayesrule computation uses, and how it uses them.
+
+The budget comes from the calling thread's ``n_threads`` setting
+(:func:`bayesrule.config_context`); nothing else is read. A job under
+``PARALLEL_MIN_WORK`` multiply-adds runs in the calling thread and leaves the
+BLAS alone. A larger one runs either on several threads of ours, each making
+single-threaded BLAS products on its own part (:func:`in_parallel`), or in the
+calling thread with at most ``n_threads`` BLAS threads (:func:`blas_budget`).
+
+What is process-wide, and bounded: OpenBLAS (like MKL's and BLIS's global
+setting) keeps one thread count for the whole process; it has no per-thread
+count (``openblas_set_num_threads_local`` sets the same global). When the BLAS
+has more threads than a job's budget, and ``limit_blas`` is on (the default),
+the count is lowered while the job's products run and restored when the last
+bayesrule job that lowered it ends, also when one raises. Other threads' BLAS
+calls made in that window run with the lower count. With ``limit_blas=False``
+bayesrule never changes it. See ``docs/parallelism.md``.
+"""
 
 from __future__ import annotations
 
+import math
+import os
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ._config import get_config
+
 #: Below this many multiply-adds a pass runs in the calling thread alone.
 PARALLEL_MIN_WORK = 5e7
 
+#: Reads of the run queue taken by :func:`idle_cores`, and the pause between them.
+LOAD_SAMPLES, LOAD_PAUSE = 4, 2.5e-4
+
 
 def blas_threads() -> int:
-    """How many threads NumPy's BLAS would use (at least 1)."""
+    """How many threads NumPy's BLAS would use now (at least 1)."""
     from threadpoolctl import threadpool_info
 
     counts = [int(i.get("num_threads") or 1) for i in threadpool_info() if i["user_api"] == "blas"]
     return max(1, max(counts, default=1))
 
 
+def available_cores() -> int:
+    """Cores this process may run on: its CPU affinity, within a cgroup CPU quota."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        n = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            n = min(n, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, n)
+
+
+def _running_tasks() -> int | None:
+    """Tasks running or runnable on the machine now (Linux), or None when unknown."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def idle_cores() -> int:
+    """Cores of :func:`available_cores` that no other task is using, at least 1.
+
+    The kernel's count of runnable tasks (``/proc/loadavg``, an instantaneous
+    value unlike the load averages) is read ``LOAD_SAMPLES`` times over about
+    a millisecond; the smallest reading, less the calling thread, is the
+    load. A task that keeps a core busy is runnable in every reading, while
+    short wake-ups are not. Where the count cannot be read (not Linux), all
+    available cores count as idle.
+    """
+    cores = available_cores()
+    readings = []
+    for i in range(LOAD_SAMPLES):
+        if i:
+            time.sleep(LOAD_PAUSE)
+        r = _running_tasks()
+        if r is None:
+            return cores
+        readings.append(r)
+    others = max(0, min(readings) - 1)
+    return max(1, cores - others)
+
+
+_local = threading.local()
+
+
+def _in_worker() -> bool:
+    return bool(getattr(_local, "worker", False))
+
+
 def thread_count(work: float) -> int:
-    """Threads for a job of ``work`` multiply-adds: the BLAS's, or 1 below ``PARALLEL_MIN_WORK``."""
-    return blas_threads() if work >= PARALLEL_MIN_WORK else 1
+    """Cores a job of ``work`` multiply-adds may use, under the calling thread's settings.
+
+    1 below ``PARALLEL_MIN_WORK``, inside one of our worker threads, or when
+    ``limit_blas`` is off and the BLAS is multi-threaded (our threads would
+    need a single-threaded BLAS). Otherwise ``n_threads`` if it is an int,
+    and for ``'auto'`` the idle cores, at most the BLAS's thread count.
+    """
+    if work < PARALLEL_MIN_WORK or _in_worker():
+        return 1
+    config = get_config()
+    n = config["n_threads"]
+    blas = blas_threads()
+    if not config["limit_blas"] and blas > 1:
+        return 1
+    if n == "auto":
+        return min(blas, idle_cores())
+    return int(n)
 
 
 def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> list[Any]:
-    """``[fn(item) for item in items]``, run by as many threads as the BLAS has.
+    """``[fn(item) for item in items]``, run on up to :func:`thread_count` threads.
 
     The items are parts of one job: the rows of a statistic's pass (whose
     symmetric products, BLAS syrk, spread poorly over the BLAS's own
     threads), or the classes of a prediction. Several single-threaded
     products on separate parts use the cores fully; NumPy releases the GIL
-    while they run. Meanwhile the BLAS is limited to one thread per call
-    (process-wide, restored afterwards). Jobs under ``PARALLEL_MIN_WORK``
-    multiply-adds stay in the calling thread. Results keep the items' order.
+    while they run, and the parts never wait for one another, so a busy
+    core slows only its own part. With one thread the items run in the
+    calling thread under :func:`blas_budget`. Results keep the items' order.
     """
-    workers = min(len(items), thread_count(work))
+    budget = thread_count(work)
+    workers = min(len(items), budget)
     if workers <= 1:
-        return [fn(item) for item in items]
+        with _blas_cap(budget if work >= PARALLEL_MIN_WORK else None):
+            return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor
 
-    with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(fn, items))
+    def run(item: Any) -> Any:
+        _local.worker = True
+        try:
+            return fn(item)
+        finally:
+            _local.worker = False
+
+    with _blas_cap(1), ThreadPoolExecutor(workers, thread_name_prefix="bayesrule") as pool:
+        return list(pool.map(run, items))
+
+
+@contextmanager
+def blas_budget(work: float) -> Iterator[int]:
+    """Run the block's BLAS products in the calling thread within the thread budget.
+
+    For a job of ``work`` multiply-adds: when the BLAS has more threads than
+    :func:`thread_count` allows (one on a busy machine, or under
+    ``n_threads=1``), it is limited to that many for the block (see the
+    module's note on what is process-wide). Yields the budget.
+    """
+    budget = thread_count(work)
+    with _blas_cap(budget if work >= PARALLEL_MIN_WORK else None):
+        yield budget
 
 
 _lock = threading.Lock()
-_holders = 0
-_limiter: Any = None
+_caps: Counter[int] = Counter()
+_applied: int | None = None
+_original: Any = None
+_original_count = 1
+_controller: Any = None
+
+
+def _apply(cap: int | None) -> None:
+    """Set the BLAS to ``cap`` threads, or back to its original counts (``None``); under _lock."""
+    global _applied, _original, _original_count, _controller
+    if cap is None:
+        if _original is not None:
+            _original.restore_original_limits()
+        _original, _applied, _controller = None, None, None
+        return
+    from threadpoolctl import ThreadpoolController
+
+    if _original is None:
+        _original_count = blas_threads()
+        cap = min(cap, _original_count)
+        # the same controller for every change until the restore, so that a
+        # BLAS loaded in between is neither changed nor left changed
+        _controller = ThreadpoolController()
+        _original = _controller.limit(limits=cap, user_api="blas")
+    else:
+        # never above the count the BLAS had before the first cap
+        cap = min(cap, _original_count)
+        if cap != _applied:
+            _controller.limit(limits=cap, user_api="blas")
+    _applied = cap
+
+
+@contextmanager
+def _blas_cap(cap: int | None) -> Iterator[None]:
+    """Hold the BLAS at no more than ``cap`` threads (``None``: no cap) for the block.
+
+    Caps held at once by several threads combine to the smallest; the BLAS's
+    original counts come back when the last holder leaves, also on an
+    exception. A cap at or above the BLAS's count changes nothing, and
+    ``limit_blas=False`` or a call inside our worker threads never caps.
+    """
+    if cap is None or _in_worker() or not get_config()["limit_blas"]:
+        yield
+        return
+    with _lock:
+        # a cap that changes nothing is still recorded when others hold caps,
+        # so that the count is not restored under them; alone it is skipped
+        if not _caps and cap >= blas_threads():
+            cap = None
+        else:
+            _caps[cap] += 1
+            _apply(min(_caps))
+    try:
+        yield
+    finally:
+        if cap is not None:
+            with _lock:
+                _caps[cap] -= 1
+                if not _caps[cap]:
+                    del _caps[cap]
+                _apply(min(_caps) if _caps else None)
 
 
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
-    """Limit the BLAS to one thread until the last concurrent user leaves.
-
-    The limit is process-wide, so fits running at once in several threads
-    share one: the first to enter sets it and the last to leave restores the
-    original thread counts (nested or overlapping uses cannot leave the BLAS
-    stuck at one thread).
-    """
-    global _holders, _limiter
-    from threadpoolctl import threadpool_limits
-
-    with _lock:
-        if _holders == 0:
-            _limiter = threadpool_limits(1, user_api="blas")
-        _holders += 1
-    try:
+    """Limit the BLAS to one thread for the block (see :func:`_blas_cap`)."""
+    with _blas_cap(1):
         yield
-    finally:
-        with _lock:
-            _holders -= 1
-            if _holders == 0:
-                _limiter.restore_original_limits()
-                _limiter = None

@@ -19,6 +19,7 @@ SHORT_NAMES: dict[str, str] = {
     "lda": "LinearDiscriminantAnalysis",
     "qda": "QuadraticDiscriminantAnalysis",
     "rda": "RegularizedDiscriminantAnalysis",
+    "rdacv": "RegularizedDiscriminantAnalysisCV",
     "gnb": "GaussianNB",
     "dlda": "DiagonalLDA",
     "bnb": "BernoulliNB",

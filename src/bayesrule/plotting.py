@@ -5,8 +5,9 @@ which computes what is drawn, and drawn with ``plot(ax=...)``; the computed
 values stay on the object for inspection. matplotlib is imported only when a
 display is drawn, and an install hint is given when it is missing.
 
-* :class:`DecisionRegionsDisplay` — decision regions, class means and
-  covariance ellipses in two dimensions;
+* :class:`DecisionRegionsDisplay` — decision regions in two dimensions with
+  each class's own density: the covariance ellipse of a Gaussian class model,
+  a density contour of any other;
 * :class:`ConfusionMatrixDisplay` — the row-normalised confusion matrix;
 * :class:`SampleGridDisplay` — generated images, a row of samples per class.
 """
@@ -23,6 +24,9 @@ __all__ = [
     "ConfusionMatrixDisplay",
     "DecisionRegionsDisplay",
     "SampleGridDisplay",
+    "density_level",
+    "gaussian_mass",
+    "grey_scale",
     "image_shape_for",
     "require_matplotlib",
 ]
@@ -66,43 +70,59 @@ def image_shape_for(n_features: int, minimum: int = 64) -> tuple[int, int] | Non
 
 
 # --------------------------------------------------------------------- decision regions
-def _gaussian_moments(stats: Any) -> tuple[NDArray[Any], NDArray[Any]] | None:
-    """Class means and covariances read from Gaussian statistics, if they are such."""
-    means = getattr(stats, "means", None)
-    weights = getattr(stats, "weights", None)
-    if means is None or weights is None:
+def _gaussian_moments(class_model: Any) -> tuple[NDArray[Any], NDArray[Any]] | None:
+    """The public ``mean`` and ``covariance`` of a Gaussian class model, else None.
+
+    The covariance is the model's own (after shrinkage, ``reg_param``, RDA's
+    blend; pooled for LDA). A diagonal model may give it as its variances.
+    """
+    mean = getattr(class_model, "mean", None)
+    cov = getattr(class_model, "covariance", None)
+    if mean is None or cov is None:
         return None
-    w = np.where(weights > 0, weights, 1.0)
-    scatter = getattr(stats, "scatter", None)
-    if scatter is not None and scatter.ndim == 3:
-        return means, scatter / w[:, None, None]
-    if scatter is not None and scatter.ndim == 2:  # pooled within-class scatter (LDA)
-        pooled = scatter / max(float(weights.sum()), 1.0)
-        return means, np.broadcast_to(pooled, (means.shape[0],) + pooled.shape)
-    m2 = getattr(stats, "m2", None)
-    if m2 is not None:
-        fw = getattr(stats, "feature_weights", None)
-        fw = np.where(fw > 0, fw, 1.0) if fw is not None else w[:, None]
-        return means, np.stack([np.diag(v) for v in m2 / fw])
-    return None
+    m = np.asarray(mean, dtype=float).reshape(-1)
+    c = np.asarray(cov, dtype=float)
+    if c.size == m.size:  # variances of a diagonal model
+        c = np.diag(c.reshape(-1))
+    return m, c.reshape(m.size, m.size)
 
 
-def _empirical_moments(
-    Z: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]
-) -> tuple[NDArray[Any], NDArray[Any]]:
-    means = np.zeros((classes.size, 2))
-    covs = np.zeros((classes.size, 2, 2))
-    for k, c in enumerate(classes):
-        rows = Z[y == c]
-        if rows.shape[0] > 0:
-            means[k] = rows.mean(axis=0)
-        if rows.shape[0] > 1:
-            covs[k] = np.cov(rows, rowvar=False, bias=True)
-    return means, covs
+def gaussian_mass(n_std: float) -> float:
+    """Probability inside the ``n_std``-sigma ellipse of a 2-D Gaussian: ``1 - exp(-n_std²/2)``."""
+    return float(-np.expm1(-0.5 * n_std * n_std))
+
+
+def density_level(log_density: ArrayLike, mass: float) -> float:
+    """The log-density level whose super-level set holds ``mass`` of the density on a grid.
+
+    Parameters
+    ----------
+    log_density : array-like
+        Log density on a regular grid (every cell has the same area, which
+        therefore cancels); ``-inf`` and NaN carry no mass.
+    mass : float in (0, 1)
+        Share of the density on the grid inside the level set (a highest
+        density region, restricted to the grid).
+
+    Returns
+    -------
+    float
+        The level, or NaN when the density has no finite value on the grid.
+    """
+    values = np.asarray(log_density, dtype=float).ravel()
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return float("nan")
+    top = float(values.max())
+    density = np.sort(np.exp(values - top))[::-1]
+    share = np.cumsum(density)
+    share /= share[-1]
+    i = min(int(np.searchsorted(share, mass)), density.size - 1)
+    return float(np.log(density[i]) + top)
 
 
 class DecisionRegionsDisplay:
-    """Decision regions of a classifier in a plane, with class means and ellipses.
+    """Decision regions of a classifier in a plane, with each class's own density.
 
     Build it with :meth:`from_estimator`. For two features the model itself is
     drawn. For more, the data are projected on the model's first two Fisher
@@ -110,6 +130,15 @@ class DecisionRegionsDisplay:
     fitted to the same data) and a copy of the model, with the same parameters,
     is refitted there; if that is impossible (two classes give a single
     discriminant) the first two features are used. ``note`` says which.
+
+    Each class density drawn is the model's own, read through the estimator's
+    public ``class_model(label)`` and ``class_log_density(X)``: for a Gaussian
+    class model (one with ``mean`` and ``covariance``: LDA, QDA, RDA, Gaussian
+    naive Bayes, diagonal LDA) its mean and the ``n_std``-sigma ellipse of its
+    covariance, so shrinkage, ``reg_param`` and RDA's blend show; for any other
+    model (kernel densities, multinomial, Poisson, ... naive Bayes) the
+    contour of ``class_log_density`` on the grid that holds the same share of
+    the density within the window as the ellipse of a Gaussian would.
 
     Attributes
     ----------
@@ -120,7 +149,17 @@ class DecisionRegionsDisplay:
     X : ndarray of shape (n_samples, 2)
         The points drawn (projected when needed), coloured by ``y``.
     means, covariances : ndarrays of shape (n_classes, 2) and (n_classes, 2, 2)
-        The class Gaussians the ellipses show.
+        Mean and covariance of each Gaussian class model, the ellipses drawn;
+        NaN for classes whose model is not Gaussian or that have no data.
+    log_density : ndarray of shape (n_classes, grid_resolution, grid_resolution) or None
+        ``class_log_density`` of each class on the grid (``-inf`` for classes
+        without data), whose contours are drawn for non-Gaussian models.
+    levels_ : ndarray of shape (n_classes,)
+        After :meth:`plot`: the log-density level of each contour drawn, NaN
+        where an ellipse (or nothing) is drawn.
+    ellipses_, contours_ : lists of length n_classes
+        After :meth:`plot`: the matplotlib ``Ellipse`` or ``ContourSet`` of
+        each class, None where the class has the other kind (or none).
     """
 
     def __init__(
@@ -134,6 +173,7 @@ class DecisionRegionsDisplay:
         y: NDArray[Any],
         means: NDArray[Any],
         covariances: NDArray[Any],
+        log_density: NDArray[Any] | None = None,
         xlabel: str = "feature 1",
         ylabel: str = "feature 2",
         title: str = "Decision regions",
@@ -142,6 +182,7 @@ class DecisionRegionsDisplay:
         self.xx, self.yy, self.regions = xx, yy, regions
         self.classes, self.X, self.y = classes, X, y
         self.means, self.covariances = means, covariances
+        self.log_density = log_density
         self.xlabel, self.ylabel, self.title, self.note = xlabel, ylabel, title, note
 
     @classmethod
@@ -175,6 +216,8 @@ class DecisionRegionsDisplay:
         grid_resolution : int
             Grid points along each axis.
         ax : matplotlib Axes, optional
+        **plot_kwargs
+            Passed to :meth:`plot` (``n_std``, ``alpha``).
         """
         from sklearn.base import clone
 
@@ -217,10 +260,12 @@ class DecisionRegionsDisplay:
                 note = f"{name} refitted on the first two of {Xa.shape[1]} features only"
         lo, hi = Z.min(axis=0), Z.max(axis=0)
         pad = 0.08 * np.where(hi > lo, hi - lo, 1.0)
-        gx = np.linspace(lo[0] - pad[0], hi[0] + pad[0], grid_resolution)
-        gy = np.linspace(lo[1] - pad[1], hi[1] + pad[1], grid_resolution)
+        # non-negative data stay so: count models have no density below zero
+        start = np.where(lo >= 0, np.maximum(lo - pad, 0.0), lo - pad)
+        gx = np.linspace(start[0], hi[0] + pad[0], grid_resolution)
+        gy = np.linspace(start[1], hi[1] + pad[1], grid_resolution)
         xx, yy = np.meshgrid(gx, gy)
-        grid = np.column_stack([xx.ravel(), yy.ravel()])
+        grid: Any = np.column_stack([xx.ravel(), yy.ravel()])
         if hasattr(model, "feature_names_in_"):
             import pandas as pd
 
@@ -228,9 +273,14 @@ class DecisionRegionsDisplay:
         classes = model.classes_
         pred = model.predict(grid)
         regions = np.searchsorted(classes, pred).reshape(xx.shape)
-        moments = _gaussian_moments(getattr(model, "stats_", None))
-        if moments is None:
-            moments = _empirical_moments(Z, ya, classes)
+        log_density = np.asarray(model.class_log_density(grid), dtype=float)
+        log_density = log_density.T.reshape(classes.size, *xx.shape)
+        means = np.full((classes.size, 2), np.nan)
+        covariances = np.full((classes.size, 2, 2), np.nan)
+        for k in np.flatnonzero(np.asarray(model.class_count_) > 0):
+            moments = _gaussian_moments(model.class_model(classes[k]))
+            if moments is not None:
+                means[k], covariances[k] = moments
         disp = cls(
             xx=xx,
             yy=yy,
@@ -238,8 +288,9 @@ class DecisionRegionsDisplay:
             classes=classes,
             X=Z,
             y=ya,
-            means=moments[0],
-            covariances=moments[1],
+            means=means,
+            covariances=covariances,
+            log_density=log_density,
             xlabel=xlabel,
             ylabel=ylabel,
             title=f"Decision regions of {name}",
@@ -250,7 +301,12 @@ class DecisionRegionsDisplay:
     def plot(
         self, ax: Any = None, *, n_std: float = 2.0, alpha: float = 0.22
     ) -> DecisionRegionsDisplay:
-        """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_``, ``figure_``."""
+        """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_``, ``figure_``.
+
+        Gaussian class models get their ``n_std``-sigma ellipse (solid), the
+        others the contour of their log density holding the same share of the
+        density on the grid (dashed), ``1 - exp(-n_std²/2)``.
+        """
         from matplotlib.colors import ListedColormap
         from matplotlib.lines import Line2D
         from matplotlib.patches import Ellipse
@@ -258,6 +314,7 @@ class DecisionRegionsDisplay:
         ax = _axes(ax, (7.0, 5.8))
         K = self.classes.size
         colours = _colours(K)
+        mass = gaussian_mass(n_std)
         ax.contourf(
             self.xx,
             self.yy,
@@ -269,6 +326,9 @@ class DecisionRegionsDisplay:
         ax.contour(
             self.xx, self.yy, self.regions, levels=np.arange(K) + 0.5, colors="0.3", linewidths=0.6
         )
+        self.levels_ = np.full(K, np.nan)
+        self.ellipses_: list[Any] = [None] * K
+        self.contours_: list[Any] = [None] * K
         handles = []
         for k, c in enumerate(self.classes):
             pts = self.X[self.y == c]
@@ -279,25 +339,52 @@ class DecisionRegionsDisplay:
                 Line2D([], [], marker="o", ls="", color=colours[k], mec="0.15", label=str(c))
             )
             mean, cov = self.means[k], self.covariances[k]
-            vals, vecs = np.linalg.eigh(cov)
-            vals = np.clip(vals, 0.0, None)
-            angle = float(np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1])))
-            ax.add_patch(
-                Ellipse(
-                    tuple(mean),
-                    2 * n_std * math.sqrt(vals[-1]),
-                    2 * n_std * math.sqrt(vals[0]),
-                    angle=angle,
-                    fill=False,
-                    ec=colours[k],
-                    lw=2.0,
+            if np.all(np.isfinite(cov)) and np.all(np.isfinite(mean)):
+                vals, vecs = np.linalg.eigh(cov)
+                vals = np.clip(vals, 0.0, None)
+                angle = float(np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1])))
+                self.ellipses_[k] = ax.add_patch(
+                    Ellipse(
+                        (float(mean[0]), float(mean[1])),
+                        2 * n_std * math.sqrt(vals[-1]),
+                        2 * n_std * math.sqrt(vals[0]),
+                        angle=angle,
+                        fill=False,
+                        ec=colours[k],
+                        lw=2.0,
+                    )
+                )
+                ax.plot(*mean, marker="X", ms=11, color=colours[k], mec="black", mew=1.2)
+            elif self.log_density is not None:
+                surface = np.ma.masked_invalid(self.log_density[k])
+                level = density_level(self.log_density[k], mass)
+                # a level at the bottom of the window encloses all of it: no line to draw
+                if np.isfinite(level) and surface.min() < level < surface.max():
+                    self.levels_[k] = level
+                    self.contours_[k] = ax.contour(
+                        self.xx,
+                        self.yy,
+                        surface,
+                        levels=[level],
+                        colors=[colours[k]],
+                        linewidths=2.0,
+                        linestyles="dashed",
+                    )
+        if any(e is not None for e in self.ellipses_):
+            handles.append(
+                Line2D(
+                    [], [], marker="X", ls="", color="white", mec="black", ms=10, label="model mean"
                 )
             )
-            ax.plot(*mean, marker="X", ms=11, color=colours[k], mec="black", mew=1.2)
-        handles.append(
-            Line2D([], [], marker="X", ls="", color="white", mec="black", ms=10, label="class mean")
-        )
-        handles.append(Line2D([], [], color="0.2", lw=2.0, label=f"{n_std:g}σ ellipse"))
+            handles.append(
+                Line2D([], [], color="0.2", lw=2.0, label=f"{n_std:g}σ ellipse of the model")
+            )
+        if any(c is not None for c in self.contours_):
+            handles.append(
+                Line2D(
+                    [], [], color="0.2", lw=2.0, ls="--", label=f"model density, {mass:.0%} region"
+                )
+            )
         ax.legend(handles=handles, title="class", loc="best", fontsize="small", framealpha=0.85)
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
@@ -424,6 +511,27 @@ class ConfusionMatrixDisplay:
 
 
 # --------------------------------------------------------------------- generated samples
+def grey_scale(estimator: Any, labels: ArrayLike, samples: ArrayLike) -> tuple[float, float]:
+    """The grey scale of generated images: ``(vmin, vmax)``.
+
+    The range of the class models' means (``class_model(label).mean``) when
+    they have them, so that a background of zeros is white; else the
+    samples' 1-99 % range.
+    """
+    means = []
+    for label in np.atleast_1d(np.asarray(labels)):
+        mean = getattr(estimator.class_model(label), "mean", None)
+        if mean is None:
+            break
+        means.append(np.asarray(mean, dtype=float).ravel())
+    else:
+        if means and np.ptp(np.concatenate(means)) > 0:
+            values = np.concatenate(means)
+            return float(values.min()), float(values.max())
+    lo, hi = np.percentile(np.asarray(samples, dtype=float), [1, 99])
+    return float(lo), float(hi)
+
+
 class SampleGridDisplay:
     """Images generated by the model: one row per class, ``n_per_class`` columns.
 
@@ -432,8 +540,9 @@ class SampleGridDisplay:
     images : ndarray of shape (n_classes, n_per_class, height, width)
     labels : ndarray of shape (n_classes,)
     vmin, vmax : float
-        The grey scale: the range of the class means when the model has them
-        (so that a background of zeros is white), else the samples' 1-99 %.
+        The grey scale (:func:`grey_scale`): the range of the class models'
+        means when they have them (so that a background of zeros is white),
+        else the samples' 1-99 %.
     """
 
     def __init__(
@@ -480,17 +589,13 @@ class SampleGridDisplay:
                 "with h * w equal to the number of features."
             )
         if classes is None:
-            labels = estimator.classes_[estimator.stats_.weights > 0]
+            labels = estimator.classes_[np.asarray(estimator.class_count_) > 0]
         else:
             labels = np.atleast_1d(np.asarray(classes))
         y = np.repeat(labels, n_per_class)
         Xs, _ = estimator.sample(y.size, y=y, random_state=random_state)
         images = Xs.reshape(labels.size, n_per_class, *shape)
-        means = getattr(getattr(estimator, "stats_", None), "means", None)
-        if means is not None and np.ptp(means) > 0:
-            vmin, vmax = float(np.min(means)), float(np.max(means))
-        else:
-            vmin, vmax = (float(v) for v in np.percentile(Xs, [1, 99]))
+        vmin, vmax = grey_scale(estimator, labels, Xs)
         title = f"{n_per_class} generated samples per class ({type(estimator).__name__})"
         disp = cls(images=images, labels=labels, vmin=vmin, vmax=vmax, title=title)
         return disp.plot(ax=ax, **plot_kwargs)

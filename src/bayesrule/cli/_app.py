@@ -381,10 +381,10 @@ def sample(
     """Draw new rows from the fitted generative model: N per class."""
     import pandas as pd
 
-    from ..plotting import SampleGridDisplay
+    from ..plotting import SampleGridDisplay, grey_scale
 
     est = _load_model(model)
-    present = est.classes_[est.stats_.weights > 0]
+    present = est.classes_[np.asarray(est.class_count_) > 0]
     if class_ is None:
         chosen = present
     else:
@@ -413,15 +413,14 @@ def sample(
                 "a square number of features or a model fitted on IDX data."
             )
         target = png or output.with_suffix(".png")
+        vmin, vmax = grey_scale(est, chosen, X)
         disp = SampleGridDisplay(
             images=X.reshape(chosen.size, n, *shape),
             labels=chosen,
-            vmin=0.0,
-            vmax=1.0,
+            vmin=vmin,
+            vmax=vmax,
             title=f"{n} generated samples per class ({type(est).__name__})",
         )
-        means = est.stats_.means if hasattr(est.stats_, "means") else X
-        disp.vmin, disp.vmax = float(np.min(means)), float(np.max(means))
         fig = _figure((max(4.0, 0.75 * n + 1.5), max(3.0, 0.75 * chosen.size + 1.0)))
         disp.plot(ax=fig.subplots())
         _save_figure(fig, target)
@@ -442,7 +441,7 @@ def plot(
     ] = "auto",
     split: SplitOpt = "test",
 ) -> None:
-    """Decision regions, class means and covariance ellipses in a plane."""
+    """Decision regions and each class's own density (ellipse or contour) in a plane."""
     from ..plotting import DecisionRegionsDisplay
 
     est = _load_model(model)

@@ -432,7 +432,21 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 "every sample weight is zero: no sample has positive weight, nothing can be fitted."
             )
         priors = self._resolve_priors(stats)
-        attrs = self._derive(stats, priors, **extra)
+        # The derivation's messages name features by the names of the data
+        # being fitted: the schema is in place while it runs, and put back as
+        # it was if it fails.
+        saved = {k: self.__dict__[k] for k in _SCHEMA if k in self.__dict__}
+        if schema is not None:
+            self._record_schema(schema)
+        elif not hasattr(self, "n_features_in_"):
+            self._record_schema((stats.n_features, None))
+        try:
+            attrs = self._derive(stats, priors, **extra)
+        except BaseException:
+            for key in _SCHEMA:
+                self.__dict__.pop(key, None)
+            self.__dict__.update(saved)
+            raise
         attrs.update(
             stats_=stats,
             classes_=stats.classes,
@@ -440,10 +454,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             class_count_=stats.weights.copy(),
             n_samples_seen_=int(stats.counts.sum()),
         )
-        if schema is not None:
-            self._record_schema(schema)
-        elif not hasattr(self, "n_features_in_"):
-            self._record_schema((stats.n_features, None))
         for name, value in attrs.items():
             setattr(self, name, value)
 
@@ -629,6 +639,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             rows = idx == k
             X[rows] = self._sample_class(int(k), int(rows.sum()), rng)
         return X, self.classes_[idx]
+
+
+#: the fitted attributes that describe the input's features
+_SCHEMA = ("n_features_in_", "feature_names_in_")
 
 
 def _is_fitted(est: Any) -> bool:

@@ -7,8 +7,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import eigh
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
+from ..models.gaussian import GaussianFamily, SingularCovarianceError
 from ..stats import ScatterStats, encode
 from ._base import GenerativeClassifier
 
@@ -123,7 +126,7 @@ class _GaussianDA(GenerativeClassifier):
         if stats.n_classes < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes; y has 1.")
         covs = _external_covariances(self.covariance_estimator, Xv, y_arr, stats)
-        self._install(stats, external=covs)
+        self._install(stats, schema=self._schema(X, Xv.shape[1]), external=covs)
         return self
 
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any) -> Any:
@@ -138,4 +141,83 @@ class _GaussianDA(GenerativeClassifier):
         return 0.0 if self.bias else 1.0
 
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
+        # LDA's Gaussians; the per-class analyses below sample from ``_model``
         return self._gaussians_[k].sample(n, rng)
+
+
+#: The parameters every per-class Gaussian analysis (QDA, RDA, RDA-CV) has.
+_CLASS_GAUSSIAN_PARAMS: dict = {
+    "priors": ["array-like", None],
+    "store_covariance": ["boolean"],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "bias": ["boolean"],
+}
+
+
+class _ClassGaussianDA(_GaussianDA):
+    """A Gaussian per class with its own covariance: what QDA, RDA and RDA-CV share.
+
+    A subclass declares its parameters and derives its model with
+    :meth:`_family_attrs`, naming the covariance hyperparameters of
+    :meth:`bayesrule.models.GaussianFamily.from_stats` it sets. Fitted
+    attributes: ``means_``, ``shrinkage_``, ``covariance_`` (with
+    ``store_covariance``), ``rotations_`` and ``scalings_`` (on use).
+    """
+
+    #: the remedy a singular class covariance suggests, in the estimator's parameters
+    _remedy = "regularise the class covariances"
+
+    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
+        return GenerativeClassifier._sample_class(self, k, n, rng)
+
+    def _family_attrs(self, stats: ScatterStats, **hyper: Any) -> dict[str, Any]:
+        """``_model`` and the fitted attributes from ``GaussianFamily.from_stats(stats, **hyper)``."""
+        try:
+            model = GaussianFamily.from_stats(
+                stats, ddof=self._ddof(), tol=float(self.tol), **hyper
+            )
+        except SingularCovarianceError as exc:
+            raise SingularCovarianceError(exc.detail, self._remedy) from None
+        present = stats.weights > 0
+        covs = np.zeros_like(stats.scatter)
+        covs[present] = model.covariances
+        shrinkage = np.zeros(stats.n_classes)
+        shrinkage[present] = model.shrinkage
+        attrs: dict[str, Any] = {
+            "_model": model,
+            "means_": stats.means.copy(),
+            "shrinkage_": shrinkage,
+            "_covs_": covs,
+        }
+        if self.store_covariance:
+            attrs["covariance_"] = covs
+        return attrs
+
+    def _eigen(self) -> tuple[list[Any], list[Any]]:
+        cached = self.__dict__.get("_eigen_cache")
+        if cached is None or cached[0] is not self._covs_:
+            rotations: list[Any] = []
+            scalings: list[Any] = []
+            for k, cov in enumerate(self._covs_):
+                if self.stats_.weights[k] <= 0:
+                    rotations.append(np.zeros((cov.shape[0], 0)))
+                    scalings.append(np.zeros(0))
+                    continue
+                lam, V = eigh(cov, driver="evr")
+                rotations.append(V[:, ::-1])
+                scalings.append(lam[::-1])
+            cached = (self._covs_, rotations, scalings)
+            self.__dict__["_eigen_cache"] = cached
+        return cached[1], cached[2]
+
+    @property
+    def rotations_(self) -> list[Any]:
+        """Eigenvectors of each class covariance, by decreasing eigenvalue (computed on use)."""
+        check_is_fitted(self, "_covs_")
+        return self._eigen()[0]
+
+    @property
+    def scalings_(self) -> list[Any]:
+        """Eigenvalues of each class covariance, decreasing (computed on use)."""
+        check_is_fitted(self, "_covs_")
+        return self._eigen()[1]

@@ -10,22 +10,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
-from ..models.bernoulli import Bernoulli
+from ..models.bernoulli import Bernoulli, bernoulli_log_p
 from ..stats import CountStats
-from ._nb import (
-    _ALPHA,
-    _F,
-    _PRIOR_PARAMS,
-    _DiscreteNB,
-    bernoulli_log_p,
-    check_observed,
-)
+from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB
 
 
-# ---------------------------------------------------------------------------------
-# counts: Bernoulli, multinomial, complement, Poisson
-# ---------------------------------------------------------------------------------
 def _binarize(X: Any, threshold: float | None) -> Any:
+    """1 where ``X > threshold``, else 0; NaN stays NaN. A new array: ``X`` is not changed."""
     if threshold is None:
         return X
     if sp.issparse(X):
@@ -103,28 +94,15 @@ class BernoulliNB(_DiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
 
-    def _validate_X(self, X: Any, *, reset: bool) -> Any:
-        return _binarize(super()._validate_X(X, reset=reset), self.binarize)
+    def _prepare_X(self, Xv: Any) -> Any:
+        return _binarize(Xv, self.binarize)
 
     def _derive(self, stats: CountStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        check_observed(stats.feature_weights, present, stats.classes, self._feature_names())
-        log_p = bernoulli_log_p(stats, self._alpha(stats.n_features))
-        model_p = np.where(present[:, None], log_p, np.log(0.5))
-        if np.any(~(model_p < 0)):
-            raise ValueError(
-                f"alpha={self.alpha} leaves a feature with probability 1 (or undefined) in a "
-                "class; use alpha > 0."
-            )
+        alpha = self._alpha(stats.n_features)
+        model = Bernoulli.from_stats(stats, alpha=alpha, feature_names=self._feature_names())
         return {
             "feature_count_": stats.sums.copy(),
-            "feature_log_prob_": log_p,
-            "_model": Bernoulli(model_p),
+            "feature_log_prob_": bernoulli_log_p(stats, alpha),
+            "_model": model,
             **self._prior_attrs(priors),
         }
-
-    def _class_log_density(self, X: Any) -> _F:
-        return self._model.log_prob(X)
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return self._model[k].sample(n, rng)

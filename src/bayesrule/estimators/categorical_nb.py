@@ -5,24 +5,14 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
-from ..models.categorical import Categorical
+from ..models.categorical import Categorical, categorical_tables, check_min_categories
 from ..stats import CategoryStats, check_categories
-from ._nb import (
-    _F,
-    _PRIOR_PARAMS,
-    _DiscreteNB,
-    categorical_tables,
-    check_observed,
-)
+from ._nb import _F, _PRIOR_PARAMS, _DiscreteNB
 
 
-# ---------------------------------------------------------------------------------
-# categorical
-# ---------------------------------------------------------------------------------
 class CategoricalNB(_DiscreteNB):
     r"""Naive Bayes for categorical features coded ``0, 1, 2, ...``.
 
@@ -85,38 +75,24 @@ class CategoricalNB(_DiscreteNB):
         tags.input_tags.categorical = True
         return tags
 
-    def _validate_X(self, X: Any, *, reset: bool) -> Any:
-        Xv = super()._validate_X(X, reset=reset)
+    def _prepare_X(self, Xv: Any) -> Any:
+        # the codes must be non-negative integers (or NaN): 1.5 is an error, not 1
         check_categories(Xv, self._feature_names())
         return Xv
 
     def _derive(self, stats: CategoryStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
         names = self._feature_names()
-        check_observed(stats.feature_weights, present, stats.classes, names)
-        if self.min_categories is not None:
-            mc = np.asarray(self.min_categories)
-            if mc.ndim > 1 or (mc.ndim == 1 and mc.shape[0] != stats.n_features):
-                raise ValueError(
-                    f"min_categories must be an int or one int per feature ({stats.n_features}); "
-                    f"got shape {mc.shape}."
-                )
-            if not np.issubdtype(mc.dtype, np.integer) or np.any(mc < 1):
-                raise ValueError(f"min_categories must be positive integers; got {mc.tolist()}.")
-        n_cat, log_probs, log_unseen = categorical_tables(
-            stats, self._alpha(stats.n_features), self.min_categories
+        alpha = self._alpha(stats.n_features)
+        model = Categorical.from_stats(
+            stats, alpha=alpha, min_categories=self.min_categories, feature_names=names
         )
+        mc = check_min_categories(self.min_categories, stats.n_features)
+        n_cat, log_probs, _ = categorical_tables(stats, alpha, mc)
         cc = stats.padded(int(n_cat.max(initial=1))).category_counts
         return {
             "n_categories_": n_cat,
             "category_count_": [cc[:, j, : n_cat[j]].copy() for j in range(stats.n_features)],
             "feature_log_prob_": [log_probs[:, j, : n_cat[j]] for j in range(stats.n_features)],
-            "_model": Categorical(log_probs, log_unseen),
+            "_model": model,
             **self._prior_attrs(priors),
         }
-
-    def _class_log_density(self, X: Any) -> _F:
-        return self._model.log_prob(X)
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return self._model[k].sample(n, rng)

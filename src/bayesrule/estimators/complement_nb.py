@@ -4,20 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from .._products import rows_dot
-from ..models.multinomial import Multinomial
+from ..models.multinomial import ComplementWeights, complement_log_theta
 from ..stats import CountStats
-from ._nb import (
-    _ALPHA,
-    _F,
-    _PRIOR_PARAMS,
-    _DiscreteNB,
-    check_observed,
-    multinomial_log_theta,
-)
+from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB
 
 
 class ComplementNB(_DiscreteNB):
@@ -28,7 +19,9 @@ class ComplementNB(_DiscreteNB):
     ``jll_k(x) = -sum_j x_j log theta~_kj + log pi_k``. Unlike scikit-learn
     (issue #14444) the class priors are added, so ``class_prior`` and
     ``fit_prior`` take effect; with uniform priors (``fit_prior=False``) the
-    probabilities are scikit-learn's. Dense (NaN = missing) or sparse input.
+    probabilities are scikit-learn's. Dense (NaN = missing) or sparse input;
+    a row with nothing observed gets the priors. The scores are
+    :meth:`bayesrule.models.ComplementWeights.from_stats`.
 
     Parameters
     ----------
@@ -87,43 +80,17 @@ class ComplementNB(_DiscreteNB):
         self.norm = norm
 
     def _derive(self, stats: CountStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        check_observed(stats.feature_weights, present, stats.classes, self._feature_names())
         alpha = self._alpha(stats.n_features)
-        feature_all = stats.sums.sum(axis=0)
-        comp = feature_all + alpha - stats.sums
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logged = np.log(comp / comp.sum(axis=1, keepdims=True))
-        flp = logged / logged.sum(axis=1, keepdims=True) if self.norm else -logged
-        W = np.where(present, stats.weights, 1.0)
-        own = multinomial_log_theta(stats.sums, alpha)
+        model = ComplementWeights.from_stats(
+            stats, alpha=alpha, norm=self.norm, feature_names=self._feature_names()
+        )
+        logged = complement_log_theta(stats.sums, alpha)
         return {
             "feature_count_": stats.sums.copy(),
-            "feature_all_": feature_all,
-            "feature_log_prob_": flp,
-            "_logged": logged,
-            "_model": Multinomial(own, stats.sums.sum(axis=1) / W),
+            "feature_all_": stats.sums.sum(axis=0),
+            "feature_log_prob_": logged / logged.sum(axis=1, keepdims=True)
+            if self.norm
+            else -logged,
+            "_model": model,
             **self._prior_attrs(priors),
         }
-
-    def _class_log_density(self, X: Any) -> _F:
-        from ..models._missing import split_missing
-
-        X0, missing = split_missing(X)
-        if missing is None:
-            return rows_dot(X0, self.feature_log_prob_)
-        # exact marginalisation: the complement distribution renormalised over
-        # the observed features, i.e. the model fitted without the missing ones
-        logged = self._logged
-        total = np.asarray(X0.sum(axis=1)).reshape(-1, 1)
-        with np.errstate(divide="ignore"):
-            L = np.log(1.0 - np.asarray(missing @ np.exp(logged).T))
-        num = rows_dot(X0, logged) - total * L
-        if not self.norm:
-            return -num
-        n_obs = self.n_features_in_ - np.asarray(missing.sum(axis=1)).reshape(-1, 1)
-        summed = logged.sum(axis=1) - np.asarray(missing @ logged.T) - n_obs * L
-        return num / summed
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return self._model[k].sample(n, rng)

@@ -6,18 +6,12 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
-from ..models.diagonal import DiagonalGaussian
+from ..models.diagonal import DiagonalGaussian, variance_epsilon
 from ..stats import DiagonalStats
-from ._nb import (
-    _F,
-    _BaseNB,
-    _name,
-    check_observed,
-    gaussian_variances,
-)
+from ._nb import _F, _BaseNB
 
 
 class DiagonalLDA(_BaseNB):
@@ -27,7 +21,8 @@ class DiagonalLDA(_BaseNB):
     diagonal covariance shared by all classes: the pooled within-class
     variance of each feature. Decision functions are linear in ``x``. It
     often beats both LDA and Gaussian naive Bayes when features outnumber
-    samples (Dudoit et al.).
+    samples (Dudoit et al.). The class models are
+    :meth:`bayesrule.models.DiagonalGaussian.from_stats` with ``pooled=True``.
 
     Parameters
     ----------
@@ -74,32 +69,22 @@ class DiagonalLDA(_BaseNB):
         self.bias = bias
 
     def _derive(self, stats: DiagonalStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        names = self._feature_names()
-        check_observed(stats.feature_weights, present, stats.classes, names)
-        pooled = stats.pooled_variances(ddof=0.0 if self.bias else 1.0)
-        _, eps = gaussian_variances(stats, self.var_smoothing)
-        var = pooled + eps
-        if np.any(~(var > 0)):
-            j = int(np.flatnonzero(~(var > 0))[0])
-            raise ValueError(
-                f"feature {_name(names, j)!r} has no within-class variance (or too few rows "
-                "to estimate it); set var_smoothing > 0 or bias=True."
-            )
+        model = DiagonalGaussian.from_stats(
+            stats,
+            var_smoothing=self.var_smoothing,
+            pooled=True,
+            ddof=0.0 if self.bias else 1.0,
+            feature_names=self._feature_names(),
+        )
+        var = model.var[0].copy()
         means = stats.means
         with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
         return {
             "means_": means.copy(),
             "var_": var,
-            "epsilon_": eps,
+            "epsilon_": variance_epsilon(stats, self.var_smoothing),
             "coef_": means / var,
             "intercept_": -0.5 * (means * means / var).sum(axis=1) + log_priors,
-            "_model": DiagonalGaussian(means, np.broadcast_to(var, means.shape)),
+            "_model": model,
         }
-
-    def _class_log_density(self, X: NDArray[Any]) -> _F:
-        return self._model.log_prob(X)
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return self._model[k].sample(n, rng)

@@ -6,23 +6,14 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
-from ..models.diagonal import DiagonalGaussian
+from ..models.diagonal import DiagonalGaussian, variance_epsilon
 from ..stats import DiagonalStats
-from ._nb import (
-    _F,
-    _BaseNB,
-    _name,
-    check_observed,
-    gaussian_variances,
-)
+from ._nb import _F, _BaseNB, per_class
 
 
-# ---------------------------------------------------------------------------------
-# Gaussian
-# ---------------------------------------------------------------------------------
 class GaussianNB(_BaseNB):
     r"""Gaussian naive Bayes: per class, independent normal features.
 
@@ -32,7 +23,8 @@ class GaussianNB(_BaseNB):
     when the parameters are derived, from the merged statistics, so
     ``partial_fit`` and ``merge`` give exactly the model ``fit`` gives
     (scikit-learn's ``partial_fit`` fixes ``epsilon_`` on the first batch).
-    NaN entries are missing.
+    NaN entries are missing. The class models are
+    :meth:`bayesrule.models.DiagonalGaussian.from_stats`.
 
     Parameters
     ----------
@@ -51,9 +43,10 @@ class GaussianNB(_BaseNB):
     priors_ : ndarray of shape (n_classes,)
         The same as ``class_prior_``.
     theta_ : ndarray of shape (n_classes, n_features)
-        Per-class means (over the observed entries).
+        Per-class means (over the observed entries); 0 for a class without data.
     var_ : ndarray of shape (n_classes, n_features)
-        Per-class (biased) variances plus ``epsilon_``.
+        Per-class (biased) variances plus ``epsilon_`` (``epsilon_`` alone
+        for a class without data, as scikit-learn).
     epsilon_ : float
     stats_ : DiagonalStats
     n_features_in_ : int
@@ -78,26 +71,14 @@ class GaussianNB(_BaseNB):
         self.var_smoothing = var_smoothing
 
     def _derive(self, stats: DiagonalStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        check_observed(stats.feature_weights, present, stats.classes, self._feature_names())
-        var, eps = gaussian_variances(stats, self.var_smoothing)
-        if np.any(~(var[present] > 0)):
-            k, j = (int(v[0]) for v in np.nonzero(~(var[present] > 0)))
-            raise ValueError(
-                f"feature {_name(self._feature_names(), j)!r} has zero variance in class "
-                f"{stats.classes[present][k]!r} and var_smoothing={self.var_smoothing} adds "
-                "nothing; set var_smoothing > 0."
-            )
+        model = DiagonalGaussian.from_stats(
+            stats, var_smoothing=self.var_smoothing, feature_names=self._feature_names()
+        )
+        eps = variance_epsilon(stats, self.var_smoothing)
         return {
             "theta_": stats.means.copy(),
-            "var_": var,
+            "var_": per_class(model.var, np.asarray(stats.weights > 0), fill=eps),
             "epsilon_": eps,
             "class_prior_": priors,
-            "_model": DiagonalGaussian(stats.means, var),
+            "_model": model,
         }
-
-    def _class_log_density(self, X: NDArray[Any]) -> _F:
-        return self._model.log_prob(X)
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return self._model[k].sample(n, rng)

@@ -6,23 +6,13 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..models.kernel import KernelDensity
 from ..stats import ValueCountStats
-from ._nb import (
-    _F,
-    _BaseNB,
-    _scatter_classes,
-    check_observed,
-    cv_bandwidths,
-    kernel_bandwidths,
-)
+from ._nb import _F, _BaseNB, per_class
 
-# ---------------------------------------------------------------------------------
-# kernel densities
-# ---------------------------------------------------------------------------------
 _BANDWIDTH = [
     StrOptions({"scott", "silverman", "cv"}),
     Interval(Real, None, None, closed="neither"),
@@ -38,8 +28,9 @@ class KernelNB(_BaseNB):
     ``merge`` are exact. Densities are exact sums over the stored values when
     every feature has few distinct values; otherwise each feature is binned
     onto a grid, convolved with the kernel by FFT and the log density is
-    interpolated (see :class:`bayesrule.models.KernelDensity`), which makes
-    MNIST (60000 x 784) take seconds.
+    interpolated (see :class:`bayesrule.models.KernelDensity`, whose
+    ``from_stats`` derives the bandwidths), which makes MNIST (60000 x 784)
+    take seconds.
 
     Parameters
     ----------
@@ -63,6 +54,7 @@ class KernelNB(_BaseNB):
     ----------
     classes_, class_count_, priors_ : as for :class:`GaussianNB`
     bandwidth_ : ndarray of shape (n_classes, n_features)
+        NaN for a class without data.
     stats_ : ValueCountStats
 
     References
@@ -100,22 +92,15 @@ class KernelNB(_BaseNB):
         self.grid_size = grid_size
 
     def _derive(self, stats: ValueCountStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        names = self._feature_names()
-        h, V, h_scott = kernel_bandwidths(stats, self.bandwidth, self.bandwidth_floor, names)
-        check_observed(V, present, stats.classes, names)
-        kde: dict[str, Any] = {"method": self.method, "grid_size": self.grid_size}
-        if isinstance(self.bandwidth, str) and self.bandwidth == "cv":
-            lower = np.minimum(h, h_scott)
-            h = cv_bandwidths(stats, present, h_scott, lower, **kde)
-        model = KernelDensity(
-            stats.indptr, stats.values, stats.value_weights[present], h[present], **kde
+        model = KernelDensity.from_stats(
+            stats,
+            bandwidth=self.bandwidth,
+            bandwidth_floor=self.bandwidth_floor,
+            method=self.method,
+            grid_size=self.grid_size,
+            feature_names=self._feature_names(),
         )
-        return {"bandwidth_": h, "_model": model}
-
-    def _class_log_density(self, X: NDArray[Any]) -> _F:
-        return _scatter_classes(self._model.log_prob(X), self._present())
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        index = int(np.cumsum(self._present())[k]) - 1
-        return self._model[index].sample(n, rng)
+        return {
+            "bandwidth_": per_class(model.bandwidth, np.asarray(stats.weights > 0)),
+            "_model": model,
+        }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
@@ -15,43 +16,17 @@ from ..models.categorical import Categorical
 from ..models.diagonal import DiagonalGaussian
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
-from ..stats import CategoryStats, MixedStats, check_categories
+from ..stats import MixedStats, check_categories
+from ..stats._common import as_classes
+from ..stats._mixed import Vocabulary
 from ._base import GenerativeClassifier
-from ._nb import (
-    _F,
-    KINDS,
-    _BaseNB,
-    _name,
-    _scatter_classes,
-    bernoulli_log_p,
-    categorical_tables,
-    check_observed,
-    cv_bandwidths,
-    gaussian_variances,
-    kernel_bandwidths,
-    poisson_rates,
-)
+from ._nb import _F, KINDS, _BaseNB, _name
 from .kernel_nb import _BANDWIDTH
 
 
 # ---------------------------------------------------------------------------------
-# mixed columns
+# input: kinds and codes of the columns of a table
 # ---------------------------------------------------------------------------------
-class _MixedStatsFactory:
-    """``from_data`` / ``empty`` of :class:`MixedStats` for fixed column kinds."""
-
-    def __init__(self, kinds: tuple[str, ...]) -> None:
-        self.kinds = kinds
-
-    def empty(self, classes: ArrayLike, n_features: int) -> MixedStats:
-        return MixedStats.empty(classes, self.kinds)
-
-    def from_data(
-        self, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None
-    ) -> MixedStats:
-        return MixedStats.from_data(X, y, sample_weight, kinds=self.kinds, classes=classes)
-
-
 def _infer_kind(series: Any) -> str:
     import pandas as pd
 
@@ -69,6 +44,68 @@ def _is_dataframe(X: Any) -> bool:
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
+def _is_text(series: Any) -> bool:
+    """Whether a column holds other values than numbers and booleans (nullable ones included)."""
+    return series.dtype.kind not in "biuf"
+
+
+def _strings(series: Any) -> tuple[NDArray[np.str_], NDArray[np.bool_]]:
+    """The observed values of a column as strings, and where values are missing."""
+    import pandas as pd
+
+    values = series.astype(object).to_numpy()
+    missing = np.asarray(pd.isna(values), dtype=bool)
+    return np.asarray(values[~missing], dtype=str), missing
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """A block as MixedStats takes it: numeric codes, the column kinds and vocabularies."""
+
+    values: _F
+    kinds: tuple[str, ...]
+    vocabularies: tuple[Vocabulary, ...]
+
+
+class _PerKind:
+    """A family of class models made of one family per kind of column.
+
+    The columns are independent given the class, so the log densities of
+    the families add up, and a draw fills each family's columns.
+    """
+
+    def __init__(
+        self, parts: list[tuple[NDArray[np.intp], Any]], n_features: int, n_classes: int
+    ) -> None:
+        self.parts = parts
+        self.n_features = n_features
+        self.n_classes = n_classes
+
+    def log_prob(self, X: NDArray[Any]) -> _F:
+        """Log density of each row, (n, n_classes) (or (n,) for one class)."""
+        out: Any = 0.0
+        for cols, model in self.parts:
+            out = out + model.log_prob(X[:, cols])
+        return np.asarray(out, dtype=np.float64)
+
+    def __len__(self) -> int:
+        return self.n_classes
+
+    def __getitem__(self, k: int) -> _PerKind:
+        return _PerKind([(cols, model[k]) for cols, model in self.parts], self.n_features, 1)
+
+    def sample(self, n: int, rng: np.random.Generator) -> _F:
+        """Draw ``n`` rows from a single-class model (codes in the categorical columns)."""
+        out = np.empty((n, self.n_features))
+        for cols, model in self.parts:
+            out[:, cols] = model.sample(n, rng)
+        return out
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(type(m).__name__ for _, m in self.parts)
+        return f"PerKind({kinds})"
+
+
 class MixedNB(_BaseNB):
     r"""Naive Bayes with a class model chosen per column.
 
@@ -76,10 +113,18 @@ class MixedNB(_BaseNB):
     'categorical' or 'poisson', given in ``columns`` or inferred: for a
     pandas DataFrame from the dtype (float: gaussian, integer: poisson,
     boolean: bernoulli, string / object / category: categorical), for an
-    array as 'gaussian'. Strings are coded by a vocabulary that grows with
-    ``partial_fit`` and is united by ``merge``; a string not seen in training
-    gets the smoothed probability of an unseen category. Missing values
-    (NaN, None, ``pd.NA``) are marginalised out.
+    array as 'gaussian'. The values of a string column are coded by its
+    vocabulary, the sorted strings seen in training; the vocabularies are
+    part of the statistics (:class:`~bayesrule.stats.MixedStats`), so they are
+    united by ``partial_fit`` and ``merge``, shrink with ``forget``, and are
+    kept in model files. A string not seen in training gets the smoothed
+    probability of an unseen category. Missing values (NaN, None, ``pd.NA``)
+    are marginalised out.
+
+    Each kind of column is modelled by the family of the single-kind
+    estimator (``DiagonalGaussian``, ``KernelDensity``, ``Bernoulli``,
+    ``Categorical``, ``Poisson`` from :mod:`bayesrule.models`), derived by its
+    ``from_stats`` with the parameters below.
 
     Parameters
     ----------
@@ -93,12 +138,14 @@ class MixedNB(_BaseNB):
         Smoothing of the bernoulli, categorical and poisson columns.
     bandwidth : {'scott', 'silverman', 'cv'} or float, default='scott'
         For the kernel columns (see :class:`KernelNB`).
+    bandwidth_floor : float, default=0.1
+        For the kernel columns (see :class:`KernelNB`).
 
     Attributes
     ----------
     kinds_ : list of str
         The model of each column.
-    categories_ : dict of int to ndarray
+    categories_ : dict of int to ndarray of str
         The vocabulary of each string column (index: code).
     classes_, class_count_, priors_ : as for :class:`GaussianNB`
     stats_ : MixedStats
@@ -109,6 +156,7 @@ class MixedNB(_BaseNB):
     Learning, 2nd ed., section 6.6.3.
     """
 
+    _stats_type = MixedStats
     _inf_reaches_results = False
 
     _parameter_constraints: dict = {
@@ -117,6 +165,7 @@ class MixedNB(_BaseNB):
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "bandwidth": _BANDWIDTH,
+        "bandwidth_floor": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(
@@ -127,23 +176,21 @@ class MixedNB(_BaseNB):
         var_smoothing: float = 1e-9,
         alpha: float = 1.0,
         bandwidth: Any = "scott",
+        bandwidth_floor: float = 0.1,
     ) -> None:
         self.columns = columns
         self.priors = priors
         self.var_smoothing = var_smoothing
         self.alpha = alpha
         self.bandwidth = bandwidth
-
-    @property
-    def _stats_type(self) -> Any:  # the statistics depend on the fitted column kinds
-        return _MixedStatsFactory(tuple(self.kinds_))
+        self.bandwidth_floor = bandwidth_floor
 
     # ------------------------------------------------------------------ input
-    def _resolve_kinds(self, inferred: list[str], names: list[Any]) -> list[str]:
+    def _resolve_kinds(self, inferred: list[str], names: list[Any]) -> tuple[str, ...]:
         kinds = list(inferred)
         spec = self.columns
         if spec is None:
-            return kinds
+            return tuple(kinds)
         if isinstance(spec, list):
             if len(spec) != len(kinds):
                 raise ValueError(
@@ -168,83 +215,92 @@ class MixedNB(_BaseNB):
                     f"{list(KINDS)}."
                 )
             kinds[j] = kind
-        return kinds
+        return tuple(kinds)
 
-    def _validate_X(self, X: Any, *, reset: bool) -> Any:
-        first = reset or not hasattr(self, "kinds_")
+    def _encode(self, X: Any, *, fitted: bool, own: bool) -> _Encoded:
+        """A block as numeric codes with its column kinds and vocabularies.
+
+        ``fitted``: validate against the fitted features and use the fitted
+        kinds (else infer them from ``columns`` and the dtypes, recording
+        nothing). ``own``: code each string column by the block's own sorted
+        vocabulary (statistics, which merge vocabularies); else by the fitted
+        vocabulary, an unknown string getting the code of an unseen category
+        (predictions). The estimator is never changed.
+        """
         if not _is_dataframe(X):
-            Xv = super()._validate_X(X, reset=reset)
-            if first:
-                self.kinds_ = self._resolve_kinds(
-                    ["gaussian"] * Xv.shape[1], list(range(Xv.shape[1]))
-                )
-                self.categories_: dict[int, Any] = {}
-            elif getattr(self, "categories_", {}):
-                raise ValueError(
-                    "this MixedNB was fitted on a DataFrame with string columns; pass a "
-                    "DataFrame with the same columns."
-                )
-            return self._check_kinds(Xv)
-        from sklearn.utils.validation import _check_feature_names, _check_n_features
-
-        _check_feature_names(self, X, reset=reset)
-        _check_n_features(self, X, reset=reset)
-        names = list(X.columns)
-        if first:
-            inferred = [_infer_kind(X.iloc[:, j]) for j in range(X.shape[1])]
-            self.kinds_ = self._resolve_kinds(inferred, names)
-            self.categories_ = {}
-        out = np.empty(X.shape, dtype=np.float64)
-        vocab = dict(self.categories_)
-        for j in range(X.shape[1]):
-            col = X.iloc[:, j]
-            is_text = not (
-                col.dtype.kind in "biuf"
-                or str(col.dtype) in ("boolean",)
-                or str(col.dtype).startswith(("Int", "UInt", "Float"))
-            )
-            if is_text:
-                if self.kinds_[j] != "categorical":
+            Xv = _BaseNB._validate_X(self, X, reset=not fitted)
+            p = Xv.shape[1]
+            if fitted:
+                kinds = tuple(self.kinds_)
+                if self.categories_:
                     raise ValueError(
-                        f"column {names[j]!r} holds {col.dtype} values, which only the "
-                        f"'categorical' kind accepts; got {self.kinds_[j]!r}."
+                        "this MixedNB was fitted on a DataFrame with string columns; pass a "
+                        "DataFrame with the same columns."
                     )
-                out[:, j] = self._encode(col, j, vocab, grow=reset or first)
             else:
-                out[:, j] = col.astype("float64").to_numpy(na_value=np.nan)
+                kinds = self._resolve_kinds(["gaussian"] * p, list(range(p)))
+            names = self._feature_names() if fitted else None
+            return _Encoded(self._checked(Xv, kinds, names), kinds, (None,) * p)
+
+        names = list(X.columns)
+        if fitted:
+            from sklearn.utils.validation import _check_feature_names, _check_n_features
+
+            _check_feature_names(self, X, reset=False)
+            _check_n_features(self, X, reset=False)
+            kinds = tuple(self.kinds_)
+            fitted_vocabs: tuple[Vocabulary, ...] = self.stats_.vocabularies
+        else:
+            kinds = self._resolve_kinds(
+                [_infer_kind(X.iloc[:, j]) for j in range(X.shape[1])], names
+            )
+            fitted_vocabs = (None,) * len(kinds)
+        out = np.empty(X.shape, dtype=np.float64)
+        vocabs: list[Vocabulary] = []
+        for j in range(X.shape[1]):
+            col, fv = X.iloc[:, j], fitted_vocabs[j]
+            text = _is_text(col)
+            if text and kinds[j] != "categorical":
+                raise ValueError(
+                    f"column {names[j]!r} holds {col.dtype} values, which only the "
+                    f"'categorical' kind accepts; it is {kinds[j]!r}."
+                )
+            if text and fitted and fv is None and not own:
+                raise ValueError(
+                    f"column {names[j]!r} holds {col.dtype} values, but the model was fitted "
+                    "on integer category codes in it."
+                )
+            if kinds[j] == "categorical" and (text or fv is not None):
+                strings, missing = _strings(col)
+                codes = np.full(len(col), np.nan)
+                if own:
+                    vocab, codes[~missing] = np.unique(strings, return_inverse=True)
+                    vocabs.append(vocab.astype(str))
+                else:
+                    assert fv is not None  # refused above
+                    pos = np.minimum(np.searchsorted(fv, strings), max(fv.size - 1, 0))
+                    known = fv[pos] == strings if fv.size else np.zeros(strings.size, bool)
+                    codes[~missing] = np.where(known, pos, fv.size)
+                    vocabs.append(fv)
+                out[:, j] = codes
+            else:
+                out[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+                vocabs.append(None)
         if np.isinf(out).any():
-            raise ValueError("Input X contains infinity; only finite values or NaN are accepted.")
-        self.categories_ = vocab
-        return self._check_kinds(out)
+            r, c = (int(t[0]) for t in np.nonzero(np.isinf(out)))
+            raise ValueError(
+                f"Input X contains infinity in column {names[c]!r} at row {r}; only finite "
+                "values or NaN are accepted."
+            )
+        return _Encoded(self._checked(out, kinds, names), kinds, tuple(vocabs))
 
-    def _encode(self, col: Any, j: int, vocab: dict[int, Any], *, grow: bool) -> _F:
-        import pandas as pd
-
-        values = col.astype(object).to_numpy()
-        missing = pd.isna(values)
-        known = list(vocab.get(j, []))
-        if grow:
-            new = sorted({str(v) for v in values[~missing]} - set(known))
-            known = known + new
-            vocab[j] = np.asarray(known, dtype=object)
-        index = {v: i for i, v in enumerate(known)}
-        unseen = len(known)
-        codes = np.array(
-            [
-                np.nan if m else index.get(str(v), unseen)
-                for v, m in zip(values, missing, strict=True)
-            ],
-            dtype=np.float64,
-        )
-        return codes
-
-    def _check_kinds(self, X: _F) -> _F:
-        kinds = np.asarray(self.kinds_, dtype=object)
-        names = self._feature_names()
-        cat = np.flatnonzero(kinds == "categorical")
+    def _checked(self, X: _F, kinds: tuple[str, ...], names: Any) -> _F:
+        """Check the values of each kind (codes, counts) and binarize the bernoulli columns."""
+        arr = np.asarray(kinds, dtype=object)
+        cat = np.flatnonzero(arr == "categorical")
         if cat.size:
             check_categories(X[:, cat], cat if names is None else np.asarray(names)[cat])
-        counts = np.flatnonzero(kinds == "poisson")
+        counts = np.flatnonzero(arr == "poisson")
         if counts.size:
             sub = X[:, counts]
             with np.errstate(invalid="ignore"):
@@ -254,107 +310,90 @@ class MixedNB(_BaseNB):
                         f"column {_name(names, int(counts[c]))!r} is modelled as 'poisson' counts "
                         f"and must be non-negative; got {sub[r, c]!r} at row {r}."
                     )
-        binary = np.flatnonzero(kinds == "bernoulli")
+        binary = np.flatnonzero(arr == "bernoulli")
         if binary.size:
             sub = X[:, binary]
             X = X.copy()
             X[:, binary] = np.where(np.isnan(sub), np.nan, (sub > 0).astype(float))
         return X
 
+    def _validate_X(self, X: Any, *, reset: bool) -> Any:
+        if isinstance(X, _Encoded):  # a block already encoded by _block
+            return X.values
+        return self._encode(X, fitted=not reset, own=False).values
+
+    def _block(
+        self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
+    ) -> tuple[Any, tuple[int, NDArray[Any] | None]]:
+        """Statistics of a block, its string columns coded by the block's own vocabularies."""
+        block = self._encode(X, fitted=not reset, own=True)
+        Xv, y_arr, w = self._validate_fit_input(block, y, sample_weight, reset=reset)
+        c = as_classes(y_arr if classes is None else classes)
+        stats = MixedStats.from_data(
+            Xv, y_arr, w, kinds=block.kinds, vocabularies=block.vocabularies, classes=c
+        )
+        return stats, self._schema(X, Xv.shape[1])
+
     # ----------------------------------------------------------------- merge
     def merge(self, other: GenerativeClassifier) -> Any:
-        """A new model equal to one fitted on the training data of both (vocabularies united)."""
+        """A new model equal to one fitted on the training data of both (vocabularies united).
+
+        Raises ``ValueError`` when the models' columns are of different kinds,
+        naming the column.
+        """
         check_is_fitted(self)
-        if isinstance(other, MixedNB) and (self.categories_ or other.categories_):
-            other = other._recoded(self.categories_)
-            new = super().merge(other)
-            new.kinds_, new.categories_ = list(self.kinds_), dict(other.categories_)
-            return new
-        new = super().merge(other)
-        new.kinds_, new.categories_ = list(self.kinds_), dict(self.categories_)
-        return new
-
-    def _recoded(self, vocab: dict[int, Any]) -> MixedNB:
-        """A copy whose string codes follow ``vocab`` (extended by this model's new strings)."""
-        from copy import copy
-
-        out = copy(self)
-        united = dict(vocab)
-        part = self.stats_.parts.get("categorical")
-        if part is None:
-            return out
-        cat_cols = list(self.stats_.columns("categorical"))
-        cc = part.category_counts
-        new_cc_list = []
-        for i, j in enumerate(cat_cols):
-            mine = list(self.categories_.get(j, []))
-            theirs = list(united.get(j, []))
-            theirs = theirs + [v for v in mine if v not in set(theirs)]
-            united[j] = np.asarray(theirs, dtype=object)
-            pos = {v: t for t, v in enumerate(theirs)}
-            perm = np.array([pos[v] for v in mine], dtype=np.intp)
-            row = np.zeros((cc.shape[0], max(len(theirs), cc.shape[2])))
-            if mine:
-                row[:, perm] = cc[:, i, : len(mine)]
-            else:
-                row[:, : cc.shape[2]] = cc[:, i, :]
-            new_cc_list.append(row)
-        C = max(r.shape[1] for r in new_cc_list)
-        new_cc = np.stack([np.pad(r, ((0, 0), (0, C - r.shape[1]))) for r in new_cc_list], axis=1)
-        parts = dict(self.stats_.parts)
-        parts["categorical"] = CategoryStats(part.classes, part.counts, part.weights, new_cc)
-        out.stats_ = MixedStats(
-            self.stats_.kinds, self.stats_.classes, self.stats_.counts, self.stats_.weights, parts
-        )
-        out.categories_ = united
-        return out
+        if (
+            isinstance(other, MixedNB)
+            and hasattr(other, "stats_")
+            and len(other.kinds_) == len(self.kinds_)
+        ):
+            names = self._feature_names()
+            for j, (a, b) in enumerate(zip(self.kinds_, other.kinds_, strict=True)):
+                if a != b:
+                    raise ValueError(
+                        f"cannot merge models whose columns are of different kinds: column "
+                        f"{_name(names, j)!r} is {a!r} in one and {b!r} in the other."
+                    )
+        return super().merge(other)
 
     # ---------------------------------------------------------------- derive
-    def _derive(self, stats: MixedStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        names = self._feature_names()
-        models: dict[str, Any] = {}
+    def _install(
+        self, stats: Any, *, schema: tuple[int, NDArray[Any] | None] | None = None, **extra: Any
+    ) -> None:
+        # the derivation names columns in its errors: those of the data being
+        # installed, which are recorded only once it succeeds
+        names = schema[1] if schema is not None else self._feature_names()
+        super()._install(stats, schema=schema, feature_names=names, **extra)
+
+    def _derive(
+        self, stats: MixedStats, priors: _F, feature_names: Any = None, **extra: Any
+    ) -> dict[str, Any]:
+        families = []
         for kind, part in stats.parts.items():
             cols = stats.columns(kind)
-            sub_names = cols if names is None else np.asarray(names)[cols]
-            if kind == "kernel":
-                h, V, h_scott = kernel_bandwidths(part, self.bandwidth, 0.1, sub_names)
-                check_observed(V, present, stats.classes, sub_names)
-                if isinstance(self.bandwidth, str) and self.bandwidth == "cv":
-                    h = cv_bandwidths(part, present, h_scott, np.minimum(h, h_scott))
-                models[kind] = KernelDensity(
-                    part.indptr, part.values, part.value_weights[present], h[present]
-                )
-                continue
-            check_observed(part.feature_weights, present, stats.classes, sub_names)
-            if kind == "gaussian":
-                var = part.variances(ddof=0.0)
-                _, eps = gaussian_variances(part, self.var_smoothing)
-                var = np.where(np.isnan(var), 1.0, var) + eps
-                if np.any(~(var[present] > 0)):
-                    raise ValueError(
-                        "a gaussian column has zero variance in a class; set var_smoothing > 0."
-                    )
-                models[kind] = DiagonalGaussian(part.means[present], var[present])
-            elif kind == "bernoulli":
-                models[kind] = Bernoulli(bernoulli_log_p(part, self.alpha)[present])
-            elif kind == "poisson":
-                models[kind] = Poisson(poisson_rates(part, self.alpha)[present])
-            else:
-                _, log_probs, log_unseen = categorical_tables(part, self.alpha)
-                models[kind] = Categorical(log_probs[present], log_unseen[present])
-        return {"_models": models}
+            names = [_name(feature_names, int(j)) for j in cols]
+            families.append((cols, self._family(kind, part, names)))
+        return {
+            "_model": _PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
+            "kinds_": list(stats.kinds),
+            "categories_": {j: v for j, v in enumerate(stats.vocabularies) if v is not None},
+        }
 
-    def _class_log_density(self, X: NDArray[Any]) -> _F:
-        present = self._present()
-        out = np.zeros((X.shape[0], int(present.sum())))
-        for kind, model in self._models.items():
-            out += model.log_prob(X[:, self.stats_.columns(kind)])
-        return _scatter_classes(out, present)
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        index = int(np.cumsum(self._present())[k]) - 1
-        out = np.empty((n, self.n_features_in_))
-        for kind, model in self._models.items():
-            out[:, self.stats_.columns(kind)] = model[index].sample(n, rng)
-        return out
+    def _family(self, kind: str, part: Any, names: list[Any]) -> Any:
+        """The family of class models of the columns of one kind, from their statistics."""
+        if kind == "gaussian":
+            return DiagonalGaussian.from_stats(
+                part, var_smoothing=self.var_smoothing, feature_names=names
+            )
+        if kind == "kernel":
+            return KernelDensity.from_stats(
+                part,
+                bandwidth=self.bandwidth,
+                bandwidth_floor=self.bandwidth_floor,
+                feature_names=names,
+            )
+        if kind == "bernoulli":
+            return Bernoulli.from_stats(part, alpha=self.alpha, feature_names=names)
+        if kind == "poisson":
+            return Poisson.from_stats(part, alpha=self.alpha, feature_names=names)
+        return Categorical.from_stats(part, alpha=self.alpha, feature_names=names)

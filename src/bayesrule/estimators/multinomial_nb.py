@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..models.multinomial import Multinomial
+from ..models.multinomial import Multinomial, multinomial_log_theta
 from ..stats import CountStats
-from ._nb import (
-    _ALPHA,
-    _F,
-    _PRIOR_PARAMS,
-    _DiscreteNB,
-    check_observed,
-    multinomial_log_theta,
-)
+from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB, _scatter_classes
 
 
 class MultinomialNB(_DiscreteNB):
@@ -25,7 +17,9 @@ class MultinomialNB(_DiscreteNB):
     A drop-in for ``sklearn.naive_bayes.MultinomialNB``; dense (NaN =
     missing) or scipy.sparse CSR input, never densified. Predictions with
     missing features equal those of the model fitted without them (the
-    category probabilities are renormalised over the observed features).
+    category probabilities are renormalised over the observed features); a
+    row with nothing observed gets the priors. The class models are
+    :meth:`bayesrule.models.Multinomial.from_stats`.
 
     Parameters
     ----------
@@ -76,23 +70,16 @@ class MultinomialNB(_DiscreteNB):
         self.class_prior = class_prior
 
     def _derive(self, stats: CountStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        check_observed(stats.feature_weights, present, stats.classes, self._feature_names())
-        log_theta = multinomial_log_theta(stats.sums, self._alpha(stats.n_features))
-        W = np.where(present, stats.weights, 1.0)
-        model_theta = np.where(present[:, None], log_theta, -np.log(stats.n_features))
+        alpha = self._alpha(stats.n_features)
+        model = Multinomial.from_stats(stats, alpha=alpha, feature_names=self._feature_names())
         return {
             "feature_count_": stats.sums.copy(),
-            "feature_log_prob_": log_theta,
-            "_model": Multinomial(model_theta, stats.sums.sum(axis=1) / W),
+            "feature_log_prob_": multinomial_log_theta(stats.sums, alpha),
+            "_model": model,
             **self._prior_attrs(priors),
         }
 
-    def _class_log_density(self, X: Any) -> _F:
-        return self._model.log_prob(X)
-
     def _relative_joint(self, Xv: Any) -> _F:
-        return self._mask_absent(self._model.relative_log_prob(Xv) + self._log_priors())
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return self._model[k].sample(n, rng)
+        # the multinomial coefficient is the same for every class: skip it
+        relative = _scatter_classes(self._model.relative_log_prob(Xv), self._present())
+        return self._mask_absent(relative + self._log_priors())

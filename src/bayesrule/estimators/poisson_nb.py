@@ -5,18 +5,12 @@ from __future__ import annotations
 from numbers import Real
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
-from ..models.poisson import Poisson
+from ..models.poisson import Poisson, poisson_rates
 from ..stats import CountStats
-from ._nb import (
-    _F,
-    _BaseNB,
-    check_observed,
-    poisson_rates,
-)
+from ._nb import _F, _BaseNB, _scatter_classes
 
 
 class PoissonNB(_BaseNB):
@@ -61,24 +55,14 @@ class PoissonNB(_BaseNB):
         self.alpha = alpha
 
     def _derive(self, stats: CountStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        present = np.asarray(stats.weights > 0)
-        check_observed(stats.feature_weights, present, stats.classes, self._feature_names())
-        rate = poisson_rates(stats, self.alpha)
-        if np.any(~(rate[present] > 0)):
-            raise ValueError(
-                f"alpha={self.alpha} leaves a feature with rate 0 in a class; use alpha > 0."
-            )
+        model = Poisson.from_stats(stats, alpha=self.alpha, feature_names=self._feature_names())
         return {
             "feature_count_": stats.sums.copy(),
-            "rate_": rate,
-            "_model": Poisson(np.where(present[:, None], rate, 1.0)),
+            "rate_": poisson_rates(stats, self.alpha),
+            "_model": model,
         }
 
-    def _class_log_density(self, X: Any) -> _F:
-        return self._model.log_prob(X)
-
     def _relative_joint(self, Xv: Any) -> _F:
-        return self._mask_absent(self._model.relative_log_prob(Xv) + self._log_priors())
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return self._model[k].sample(n, rng)
+        # sum_j log x_j! is the same for every class: skip it
+        relative = _scatter_classes(self._model.relative_log_prob(Xv), self._present())
+        return self._mask_absent(relative + self._log_priors())

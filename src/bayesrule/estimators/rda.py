@@ -5,21 +5,13 @@ from __future__ import annotations
 from numbers import Real
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
-from ..covariance import shrink
-from ..stats import ScatterStats
-from ._da import (
-    _F,
-    _label,
-    _weight_text,
-)
-from .qda import QuadraticDiscriminantAnalysis
+from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
 
 
-class RegularizedDiscriminantAnalysis(QuadraticDiscriminantAnalysis):
+class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     r"""Friedman's regularized discriminant analysis, between QDA and LDA.
 
     Each class covariance is blended with the pooled one and then shrunk
@@ -40,10 +32,23 @@ class RegularizedDiscriminantAnalysis(QuadraticDiscriminantAnalysis):
         Shrinkage towards ``(tr/p) I``.
     priors : array-like of shape (n_classes,), default=None
     store_covariance : bool, default=False
-    tol : float, default=1e-4
-        Eigenvalues at or below ``tol`` make a class covariance singular (an error).
+    tol : float, default=1e-8
+        Relative, without units: a class covariance is singular (an error
+        naming the class) when a feature has no variance in it or when its
+        correlation matrix has an eigenvalue at most ``tol`` times its largest
+        (as in :class:`QuadraticDiscriminantAnalysis`).
     bias : bool, default=False
         Maximum-likelihood (True) or unbiased (False) class and pooled covariances.
+
+    Attributes
+    ----------
+    classes_, priors_, class_count_, means_, stats_, n_features_in_
+    covariance_ : ndarray of shape (n_classes, n_features, n_features)
+        Only with ``store_covariance=True``.
+    rotations_, scalings_ : lists of ndarray
+        Eigenvectors and eigenvalues of each class covariance (computed on use).
+    shrinkage_ : ndarray of shape (n_classes,)
+        ``gamma`` for each class with data.
 
     References
     ----------
@@ -52,13 +57,11 @@ class RegularizedDiscriminantAnalysis(QuadraticDiscriminantAnalysis):
     """
 
     _parameter_constraints: dict = {
+        **_CLASS_GAUSSIAN_PARAMS,
         "alpha": [Interval(Real, 0, 1, closed="both")],
         "gamma": [Interval(Real, 0, 1, closed="both")],
-        "priors": ["array-like", None],
-        "store_covariance": ["boolean"],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "bias": ["boolean"],
     }
+    _remedy = "set gamma > 0 (e.g. gamma=0.05) or lower alpha"
 
     def __init__(  # noqa: D107
         self,
@@ -67,7 +70,7 @@ class RegularizedDiscriminantAnalysis(QuadraticDiscriminantAnalysis):
         gamma: float = 0.0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
-        tol: float = 1.0e-4,
+        tol: float = 1.0e-8,
         bias: bool = False,
     ) -> None:
         self.alpha = alpha
@@ -77,42 +80,5 @@ class RegularizedDiscriminantAnalysis(QuadraticDiscriminantAnalysis):
         self.tol = tol
         self.bias = bias
 
-    # QDA's machinery reads these; RDA has no such parameters.
-    shrinkage = None
-    reg_param = 0.0
-    covariance_estimator = None
-
-    def _singular_hint(self) -> str:
-        return "set gamma > 0 (e.g. gamma=0.05) or lower alpha"
-
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
-        return _rda_attrs(self, stats, float(self.alpha), float(self.gamma))
-
-
-def _rda_attrs(est: Any, stats: ScatterStats, alpha: float, gamma: float) -> dict[str, Any]:
-    covs = blended_covariances(stats, alpha, gamma, est._ddof())
-    # after shrinking by gamma every eigenvalue is at least gamma tr/p, and
-    # tr/p is unchanged by the shrinkage
-    floors = gamma * np.einsum("kpp->k", covs) / stats.n_features
-    return est._gaussian_attrs(stats, covs, np.full(stats.n_classes, gamma), floors)
-
-
-def blended_covariances(stats: ScatterStats, alpha: float, gamma: float, ddof: float) -> _F:
-    """Friedman's ``Sigma_k(alpha, gamma)`` for every class with data, shape (K, p, p)."""
-    present = stats.weights > 0
-    pooled = stats.pooled_covariance(ddof)
-    covs = np.zeros_like(stats.scatter)
-    for k in np.flatnonzero(present):
-        if alpha > 0:
-            if stats.weights[k] - ddof <= 0:
-                raise ValueError(
-                    f"class {_label(stats, k)} has {_weight_text(stats, k)}; at least 2 samples "
-                    "are needed to estimate its covariance (or set alpha=0)."
-                )
-            own = stats.scatter[k] / (stats.weights[k] - ddof)
-            covs[k] = alpha * own + (1.0 - alpha) * pooled
-        else:
-            covs[k] = pooled
-        if gamma:
-            covs[k] = shrink(covs[k], gamma)
-    return covs
+        return self._family_attrs(stats, alpha=float(self.alpha), shrinkage=float(self.gamma))

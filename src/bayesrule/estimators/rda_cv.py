@@ -7,11 +7,21 @@ shrinking towards ``(tr/p) I`` keeps the eigenvectors and maps each
 eigenvalue ``l`` to ``(1 - gamma) l + gamma tr/p``. The held-out rows are
 rotated once, and the Mahalanobis distances for all ``gamma`` come from one
 matrix product of the squared rotated rows with the inverse eigenvalues.
+
+The model is its hyperparameters and its statistic,
+:class:`CrossValidatedStats`: the statistics of all the data and the grid's
+held-out scores. The choice of ``(alpha, gamma)`` is redone from the scores
+whenever the model is derived (``fit``, ``from_stats``, ``load``). Held-out
+scores are not sums over rows, so the statistic cannot be merged or
+subtracted: ``partial_fit``, ``merge`` and ``forget`` are not available.
 """
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -19,31 +29,124 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import eigh
 from scipy.special import logsumexp
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ..stats import ScatterStats, encode
-from .rda import (
-    RegularizedDiscriminantAnalysis,
-    _rda_attrs,
-    blended_covariances,
-)
+from .._validation import check_priors
+from ..covariance import shrink
+from ..models.gaussian import class_covariances, correlation_singular
+from ..stats import ScatterStats, StatisticsError, encode
+from ..stats._common import as_classes
+from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 
-__all__ = ["RegularizedDiscriminantAnalysisCV"]
+__all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-def _never(_: Any) -> bool:
-    return False
+@dataclass(frozen=True)
+class CrossValidatedStats:
+    """The statistic of :class:`RegularizedDiscriminantAnalysisCV`.
+
+    Parameters
+    ----------
+    total : ScatterStats
+        The statistics of all the data (the final model is derived from them).
+    cv_scores : ndarray of shape (len(alphas), len(gammas))
+        Mean held-out score of each pair of the grid (``-inf`` where a class
+        covariance was singular on some split).
+
+    Notes
+    -----
+    Held-out scores depend on every row of every split, not on sums over
+    rows, so two such statistics cannot be merged or subtracted (a
+    ``StatisticsError``); ``from_data`` needs the cross-validation settings,
+    so use ``RegularizedDiscriminantAnalysisCV().statistics(X, y)``.
+    """
+
+    total: ScatterStats
+    cv_scores: NDArray[np.float64]
+
+    @property
+    def classes(self) -> NDArray[Any]:
+        return self.total.classes
+
+    @property
+    def counts(self) -> NDArray[np.int64]:
+        return self.total.counts
+
+    @property
+    def weights(self) -> _F:
+        return self.total.weights
+
+    @property
+    def n_features(self) -> int:
+        return self.total.n_features
+
+    @property
+    def n_classes(self) -> int:
+        return self.total.n_classes
+
+    @classmethod
+    def empty(cls, classes: ArrayLike, n_features: int) -> CrossValidatedStats:
+        raise StatisticsError(_NOT_STREAMABLE)
+
+    @classmethod
+    def from_data(
+        cls, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None
+    ) -> CrossValidatedStats:
+        raise StatisticsError(
+            "CrossValidatedStats need the cross-validation settings; use "
+            "RegularizedDiscriminantAnalysisCV(...).statistics(X, y)."
+        )
+
+    def merge(self, other: Any) -> CrossValidatedStats:
+        raise StatisticsError(_NOT_STREAMABLE)
+
+    def subtract(self, other: Any) -> CrossValidatedStats:
+        raise StatisticsError(_NOT_STREAMABLE)
+
+    def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        return (
+            isinstance(other, CrossValidatedStats)
+            and self.cv_scores.shape == other.cv_scores.shape
+            and self.total.allclose(other.total, rtol, atol)
+            and bool(np.allclose(self.cv_scores, other.cv_scores, rtol=rtol, atol=atol))
+        )
 
 
-class RegularizedDiscriminantAnalysisCV(RegularizedDiscriminantAnalysis):
+_NOT_STREAMABLE = (
+    "cross-validation scores cannot be merged or subtracted (each held-out score "
+    "depends on every row of its training split); fit RegularizedDiscriminantAnalysisCV "
+    "on all the data, or use RegularizedDiscriminantAnalysis with the chosen alpha_ and "
+    "gamma_ to stream"
+)
+
+
+class _Refused:
+    """A method of the base that this estimator does not have.
+
+    ``hasattr`` is False (so scikit-learn and duck typing see no such
+    method), and using it raises an AttributeError that says why.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        who = owner.__name__ if owner is not None else type(obj).__name__
+        raise AttributeError(f"{who} has no {self.name}: {self.reason}.")
+
+
+class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     r"""Regularized discriminant analysis with ``alpha`` and ``gamma`` chosen by cross-validation.
 
-    Every pair of the grid ``alphas x gammas`` is scored on ``cv`` stratified
-    folds; the best pair (ties go to the more regularised one: smaller alpha,
+    Every pair of the grid ``alphas x gammas`` is scored on the splits of
+    ``cv``; the best pair (ties go to the more regularised one: smaller alpha,
     larger gamma) is stored in ``alpha_`` and ``gamma_`` and the final model
     is derived from the statistics of all the data — no second pass.
 
@@ -51,12 +154,19 @@ class RegularizedDiscriminantAnalysisCV(RegularizedDiscriminantAnalysis):
     ----------
     alphas : sequence of float in [0, 1], default=(0, 0.25, 0.5, 0.75, 1)
     gammas : sequence of float in [0, 1], default=(0, 0.01, 0.05, 0.1, 0.2, 0.5)
-    cv : int, default=5
-        Number of stratified folds.
+    cv : int, splitter or iterable of (train, test) index arrays, default=5
+        As scikit-learn's ``cv``: an int is that many stratified, shuffled
+        folds (at most the size of the smallest class); an object with a
+        ``split(X, y)`` method (``KFold``, ``ShuffleSplit``, ...) or an
+        iterable of ``(train, test)`` pairs of row indices is used as given.
+        Disjoint test sets whose training sets are the other rows (k-fold)
+        reuse the folds' statistics; other splits compute each training
+        split's statistics.
     scoring : {'accuracy', 'log_likelihood'}, default='accuracy'
-        Held-out accuracy, or mean held-out log posterior of the true class.
+        Held-out accuracy, or mean held-out log posterior of the true class
+        (both weighted by ``sample_weight``).
     random_state : int or None, default=0
-        Shuffling of the folds.
+        Shuffling of the folds when ``cv`` is an int.
     priors, store_covariance, tol, bias
         As in :class:`RegularizedDiscriminantAnalysis`.
 
@@ -66,35 +176,46 @@ class RegularizedDiscriminantAnalysisCV(RegularizedDiscriminantAnalysis):
         The chosen values.
     cv_scores_ : ndarray of shape (len(alphas), len(gammas))
         Mean held-out score of each pair (``-inf`` where a covariance was singular).
+    stats_ : CrossValidatedStats
+        The statistics of all the data and ``cv_scores_``: the model file
+        stores them, and ``from_stats`` redoes the choice from the scores.
+
+    Notes
+    -----
+    ``partial_fit``, ``merge`` and ``forget`` are not available: held-out
+    scores cannot be updated from statistics.
 
     References
     ----------
     J. H. Friedman, "Regularized discriminant analysis", JASA 84(405), 1989.
     """
 
+    _stats_type = CrossValidatedStats  # type: ignore[assignment]  # not a ScatterStats: it holds one
     _parameter_constraints: dict = {
+        **_CLASS_GAUSSIAN_PARAMS,
         "alphas": ["array-like"],
         "gammas": ["array-like"],
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
         "random_state": ["random_state"],
-        "priors": ["array-like", None],
-        "store_covariance": ["boolean"],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "bias": ["boolean"],
     }
+    _remedy = "add gammas > 0"
+
+    partial_fit = _Refused("cross-validation needs all the data at once")
+    merge = _Refused("cross-validation scores cannot be merged")
+    forget = _Refused("cross-validation scores cannot be updated")
 
     def __init__(
         self,
         *,
         alphas: ArrayLike = (0.0, 0.25, 0.5, 0.75, 1.0),
         gammas: ArrayLike = (0.0, 0.01, 0.05, 0.1, 0.2, 0.5),
-        cv: int = 5,
+        cv: Any = 5,
         scoring: str = "accuracy",
         random_state: Any = 0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
-        tol: float = 1.0e-4,
+        tol: float = 1.0e-8,
         bias: bool = False,
     ) -> None:
         self.alphas = alphas
@@ -107,93 +228,154 @@ class RegularizedDiscriminantAnalysisCV(RegularizedDiscriminantAnalysis):
         self.tol = tol
         self.bias = bias
 
+    # ------------------------------------------------------------ parameters
     def _grid(self) -> tuple[_F, _F]:
         out = []
         for name in ("alphas", "gammas"):
-            g = np.asarray(getattr(self, name), dtype=float).ravel()
-            if g.size == 0 or np.any((g < 0) | (g > 1)) or not np.all(np.isfinite(g)):
+            try:
+                g = np.asarray(getattr(self, name), dtype=float).ravel()
+            except (TypeError, ValueError):
+                g = np.array([np.nan])
+            if g.size == 0 or not np.all(np.isfinite(g)) or np.any((g < 0) | (g > 1)):
                 raise ValueError(
-                    f"{name} must be a non-empty list of numbers in [0, 1]; got {g.tolist()}."
+                    f"{name} must be a non-empty list of numbers in [0, 1]; "
+                    f"got {getattr(self, name)!r}."
                 )
             out.append(g)
         return out[0], out[1]
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
-        """Score the grid by cross-validation, then fit with the best pair."""
-        self._validate_params()
+    def _splits(
+        self, Xv: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]
+    ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+        """The (train, test) row indices of every split, checked."""
+        n = Xv.shape[0]
+        cv = self.cv
+        if isinstance(cv, Integral):
+            smallest = int(np.bincount(encode(y, classes), minlength=classes.size).min())
+            n_splits = min(int(cv), smallest)
+            if n_splits < 2:
+                raise ValueError(
+                    f"cv={cv} needs at least 2 samples of every class; the smallest class "
+                    f"has {smallest}."
+                )
+            cv = StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
+        raw = cv.split(Xv, y) if hasattr(cv, "split") else cv
+        splits = []
+        for i, pair in enumerate(raw):
+            try:
+                train, test = pair
+                train = np.asarray(train).ravel()
+                test = np.asarray(test).ravel()
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"cv must give (train, test) pairs of row indices; split {i} is {pair!r}."
+                ) from None
+            for name, idx in (("train", train), ("test", test)):
+                if idx.dtype == bool:
+                    if idx.size != n:
+                        raise ValueError(
+                            f"split {i}: the {name} mask has {idx.size} entries for {n} rows."
+                        )
+                    idx = np.flatnonzero(idx)
+                if idx.size and (idx.dtype.kind not in "iu" or idx.min() < -n or idx.max() >= n):
+                    raise ValueError(
+                        f"split {i}: {name} indices must be integers in [0, {n}); "
+                        f"got {idx[:5].tolist()}..."
+                    )
+                if name == "train":
+                    train = np.asarray(idx, dtype=np.intp) % max(n, 1)
+                else:
+                    test = np.asarray(idx, dtype=np.intp) % max(n, 1)
+            if train.size == 0 or test.size == 0:
+                raise ValueError(f"split {i} has an empty training or test set.")
+            splits.append((train, test))
+        if not splits:
+            raise ValueError(f"cv={self.cv!r} gave no (train, test) split.")
+        return splits
+
+    # ------------------------------------------------------------ statistics
+    def _block(
+        self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
+    ) -> tuple[Any, Any]:
+        """Validate like every estimator, then cross-validate: ``CrossValidatedStats``."""
         alphas, gammas = self._grid()
-        Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=True)
+        Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
+        c = as_classes(y_arr if classes is None else classes)
+        if c.size < self._min_classes:
+            raise ValueError(
+                f"{type(self).__name__} needs at least {self._min_classes} classes to "
+                f"classify; y has {c.size} class ({c.tolist()})."
+            )
+        with warnings.catch_warnings():
+            # the priors are checked here, before any work; fit warns about them once
+            warnings.simplefilter("ignore", UserWarning)
+            priors = None if self.priors is None else check_priors(self.priors, c.size)
+        splits = self._splits(Xv, y_arr, c)
+        parts, rest = _fold_structure(splits, Xv.shape[0])
+        with self._deferred():
+            if parts is not None:
+                stats = [
+                    ScatterStats.from_data(Xv[idx], y_arr[idx], w[idx], classes=c)
+                    for idx in parts + ([rest] if rest.size else [])
+                ]
+                total = _merge_all(stats)
+            else:
+                total = ScatterStats.from_data(Xv, y_arr, w, classes=c)
+        self._after(Xv, total.means)
         if not np.any(w > 0):
-            raise ValueError("every sample weight is zero: nothing can be fitted.")
-        classes = np.unique(y_arr)
-        if classes.size < 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; y has {classes.size} class."
+                "every sample weight is zero: no sample has positive weight, nothing can be fitted."
             )
-        n_splits = min(self.cv, int(np.bincount(encode(y_arr, classes)).min()))
-        if n_splits < 2:
-            raise ValueError("every class needs at least 2 samples for cross-validation.")
-        folds = [
-            test
-            for _, test in StratifiedKFold(
-                n_splits, shuffle=True, random_state=self.random_state
-            ).split(Xv, y_arr)
-        ]
-        parts = [ScatterStats.from_data(Xv[f], y_arr[f], w[f], classes=classes) for f in folds]
+        yi = encode(y_arr, c)
         scores = np.zeros((alphas.size, gammas.size))
-        for i, test in enumerate(folds):
-            train = ScatterStats.empty(classes, Xv.shape[1])
-            for j, part in enumerate(parts):
-                if j != i:
-                    train = train.merge(part)
-            scores += self._fold_scores(
-                train, Xv[test], encode(y_arr[test], classes), w[test], alphas, gammas
-            )
-        scores /= len(folds)
-        # ties: prefer the more regularised pair (smaller alpha, then larger gamma)
-        flat = np.flatnonzero(scores == scores.max())
-        pairs = [np.unravel_index(f, scores.shape) for f in flat]
-        ia, ig = min(pairs, key=lambda ij: (alphas[ij[0]], -gammas[ij[1]]))
-        if not np.isfinite(scores[ia, ig]):
-            raise ValueError(
-                "every (alpha, gamma) pair gave a singular class covariance on some fold; "
-                "add gammas > 0."
-            )
-        total = parts[0]
-        for part in parts[1:]:
-            total = total.merge(part)
-        self.alpha_, self.gamma_ = float(alphas[ia]), float(gammas[ig])
-        self.cv_scores_ = scores
-        self._install(total)
-        return self
+        for i, (train_idx, test) in enumerate(splits):
+            if parts is not None:
+                train = _merge_all([s for j, s in enumerate(stats) if j != i])
+            else:
+                train = ScatterStats.from_data(
+                    Xv[train_idx], y_arr[train_idx], w[train_idx], classes=c
+                )
+            if not np.any(w[test] > 0):
+                raise ValueError(f"split {i}: every held-out sample has weight zero.")
+            scores += self._split_scores(train, Xv[test], yi[test], w[test], priors, alphas, gammas)
+        scores /= len(splits)
+        return CrossValidatedStats(total=total, cv_scores=scores), self._schema(X, Xv.shape[1])
 
-    def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
-        return _rda_attrs(self, stats, self.alpha_, self.gamma_)
-
-    def _fold_scores(
-        self, train: ScatterStats, X: _F, yi: NDArray[np.intp], w: _F, alphas: _F, gammas: _F
+    def _split_scores(
+        self,
+        train: ScatterStats,
+        X: _F,
+        yi: NDArray[np.intp],
+        w: _F,
+        priors: _F | None,
+        alphas: _F,
+        gammas: _F,
     ) -> _F:
-        if self.priors is None:
+        """Held-out score of every (alpha, gamma), shape (len(alphas), len(gammas))."""
+        if priors is None:
             priors = train.weights / train.weights.sum()
-        else:
-            priors = np.asarray(self.priors, dtype=float)
-            priors = priors / priors.sum()
         with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
         K, p = train.n_classes, train.n_features
+        present = np.flatnonzero(train.weights > 0)
+        tol = float(self.tol)
         out = np.full((alphas.size, gammas.size), -np.inf)
         for a_i, alpha in enumerate(alphas):
             try:
-                covs = blended_covariances(train, float(alpha), 0.0, self._ddof())
+                covs, _ = class_covariances(train, ddof=self._ddof(), alpha=float(alpha))
             except ValueError:
                 continue
             jll = np.full((X.shape[0], K, gammas.size), -np.inf)
             ok = np.ones(gammas.size, dtype=bool)
-            for k in np.flatnonzero(train.weights > 0):
-                lam, V = eigh(covs[k], driver="evr")
+            for i, k in enumerate(present):
+                lam, V = eigh(covs[i], driver="evr")
                 t = lam.sum() / p
                 eig = (1.0 - gammas)[None, :] * lam[:, None] + gammas[None, :] * t  # (p, G)
-                ok &= eig.min(axis=0) > self.tol
+                for g_i, gamma in enumerate(gammas):
+                    # the same test as GaussianFamily.from_stats, with the eigenvalues known
+                    ok[g_i] &= not correlation_singular(
+                        shrink(covs[i], float(gamma)), tol, lower=max(float(eig[:, g_i].min()), 0.0)
+                    )[0]
                 safe = np.where(eig > 0, eig, np.inf)
                 Z = (X - train.means[k]) @ V
                 maha = (Z * Z) @ (1.0 / safe)  # (n, G): all gammas at once
@@ -203,17 +385,69 @@ class RegularizedDiscriminantAnalysisCV(RegularizedDiscriminantAnalysis):
                 correct = np.argmax(jll, axis=1) == yi[:, None]
                 score = (w @ correct) / w.sum()
             else:
-                post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
+                with np.errstate(invalid="ignore"):
+                    post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
                 score = (w @ post) / w.sum()
             out[a_i] = np.where(ok, score, -np.inf)
         return out
 
-    @available_if(_never)
-    def partial_fit(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - hidden
-        """Not available: cross-validation needs the whole data set."""
-        raise AttributeError("partial_fit")
+    # ------------------------------------------------------------ derivation
+    def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
+        if not isinstance(stats, CrossValidatedStats):
+            raise ValueError(
+                f"{type(self).__name__} is derived from CrossValidatedStats (the statistics "
+                f"and the held-out scores of its fit), not from {type(stats).__name__}; use "
+                "RegularizedDiscriminantAnalysis.from_stats with a chosen alpha and gamma."
+            )
+        alphas, gammas = self._grid()
+        scores = np.asarray(stats.cv_scores, dtype=float)
+        if scores.shape != (alphas.size, gammas.size):
+            raise ValueError(
+                f"cv_scores has shape {scores.shape}, but the grid alphas x gammas has shape "
+                f"{(alphas.size, gammas.size)}."
+            )
+        alpha, gamma = _choose(scores, alphas, gammas)
+        attrs = self._family_attrs(stats.total, alpha=alpha, shrinkage=gamma)
+        attrs.update(alpha_=alpha, gamma_=gamma, cv_scores_=scores.copy())
+        return attrs
 
-    @available_if(_never)
-    def merge(self, other: Any) -> Any:  # pragma: no cover - hidden
-        """Not available: cross-validation needs the whole data set."""
-        raise AttributeError("merge")
+
+def _choose(scores: _F, alphas: _F, gammas: _F) -> tuple[float, float]:
+    """The best pair; ties go to the more regularised one (smaller alpha, then larger gamma)."""
+    if not np.any(np.isfinite(scores)):
+        raise ValueError(
+            "every (alpha, gamma) pair gave a singular class covariance on some split; "
+            "add gammas > 0."
+        )
+    best = np.nanmax(np.where(np.isfinite(scores), scores, -np.inf))
+    pairs = [np.unravel_index(f, scores.shape) for f in np.flatnonzero(scores == best)]
+    ia, ig = min(pairs, key=lambda ij: (alphas[ij[0]], -gammas[ij[1]]))
+    return float(alphas[ia]), float(gammas[ig])
+
+
+def _fold_structure(
+    splits: list[tuple[NDArray[np.intp], NDArray[np.intp]]], n: int
+) -> tuple[list[NDArray[np.intp]] | None, NDArray[np.intp]]:
+    """For k-fold-like splits, the test folds and the rows in no test fold.
+
+    When the test sets are disjoint and each training set is exactly the
+    other rows, each training split is the merge of the other folds (and of
+    the rows that are never held out). Otherwise ``(None, [])``.
+    """
+    owner = np.full(n, -1)
+    for i, (_, test) in enumerate(splits):
+        if np.any(owner[test] >= 0) or np.unique(test).size != test.size:
+            return None, np.empty(0, dtype=np.intp)
+        owner[test] = i
+    for i, (train, _) in enumerate(splits):
+        expected = np.flatnonzero(owner != i)
+        if train.size != expected.size or not np.array_equal(np.sort(train), expected):
+            return None, np.empty(0, dtype=np.intp)
+    return [test for _, test in splits], np.flatnonzero(owner < 0)
+
+
+def _merge_all(parts: list[ScatterStats]) -> ScatterStats:
+    total = parts[0]
+    for part in parts[1:]:
+        total = total.merge(part)
+    return total

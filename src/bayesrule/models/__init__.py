@@ -1,16 +1,22 @@
-"""Models of one class, built from statistics: each offers ``log_prob`` and ``sample``."""
+"""Families of class densities, built from statistics: ``log_prob``, ``len``, ``model[k].sample``.
+
+Each family holds the parameters of several classes; ``Family.from_stats(stats,
+**hyper)`` derives them (smoothing, variances, bandwidths) for the classes
+with positive weight, validating every hyperparameter it uses.
+"""
 
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .diagonal import DiagonalGaussian
 from .gaussian import Gaussian, stacked_log_prob
 from .kernel import KernelDensity
-from .multinomial import Multinomial
+from .multinomial import ComplementWeights, Multinomial
 from .poisson import Poisson
 
 __all__ = [
     "Bernoulli",
     "Categorical",
+    "ComplementWeights",
     "DiagonalGaussian",
     "Gaussian",
     "KernelDensity",

@@ -9,11 +9,24 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from .._products import rows_dot
+from ._checks import check_alpha, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 
-__all__ = ["Bernoulli"]
+__all__ = ["Bernoulli", "bernoulli_log_p"]
 
 _F = NDArray[np.float64]
+
+
+def bernoulli_log_p(stats: Any, alpha: Any) -> _F:
+    """``log((S_kj + alpha) / (V_kj + 2 alpha))`` for every class: smoothed feature probabilities.
+
+    ``stats`` is a :class:`bayesrule.stats.CountStats` of 0/1 data (``S``: the
+    weighted number of ones, ``V``: the weight of the rows observing the
+    feature); ``alpha`` a checked float or per-feature array. A class without
+    data gets ``log 1/2``.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.log(stats.sums + alpha) - np.log(stats.feature_weights + 2.0 * alpha))
 
 
 class Bernoulli:
@@ -35,6 +48,47 @@ class Bernoulli:
             raise ValueError("log_p of a Bernoulli must be negative (p strictly below 1).")
         self.log_q = np.log(-np.expm1(self.log_p))
 
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        alpha: Any = 1.0,
+        force_alpha: bool = True,
+        feature_names: Any = None,
+    ) -> Bernoulli:
+        """The Bernoulli model of each class with positive weight in ``stats``.
+
+        Parameters
+        ----------
+        stats : bayesrule.stats.CountStats
+            Statistics of 0/1 data.
+        alpha : float or array-like of shape (n_features,), default=1.0
+            Additive smoothing, ``p_kj = (S_kj + alpha) / (V_kj + 2 alpha)``.
+        force_alpha : bool, default=True
+            If False, an alpha below 1e-10 is raised to 1e-10 (with a warning).
+        feature_names : sequence of str, optional
+            Used in error messages.
+
+        Raises
+        ------
+        ValueError
+            If alpha is negative or of the wrong shape, a class never observes
+            a feature, or a probability is 1 or undefined (``alpha=0``).
+        """
+        present = present_classes(stats)
+        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
+        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        log_p = bernoulli_log_p(stats, a)[present]
+        if np.any(~(log_p < 0)):
+            k, j = (int(v[0]) for v in np.nonzero(~(log_p < 0)))
+            raise ValueError(
+                f"alpha={alpha} leaves feature {feature_name(feature_names, j)!r} with "
+                f"probability 1 (or undefined) in class {stats.classes[present][k].tolist()!r}; "
+                "use alpha > 0."
+            )
+        return cls(log_p)
+
     def log_prob(self, X: Any) -> _F:
         """Log probability of each row, shape (n,) or (n, n_classes)."""
         if not sp.issparse(X):
@@ -48,6 +102,9 @@ class Bernoulli:
         if missing is not None:
             out -= np.asarray(missing @ self.log_q.T)
         return finish(out, self._single)
+
+    def __len__(self) -> int:
+        return int(self.log_p.shape[0])
 
     def __getitem__(self, k: int) -> Bernoulli:
         return Bernoulli(self.log_p[k])

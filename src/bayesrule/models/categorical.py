@@ -2,13 +2,63 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Categorical"]
+from ._checks import check_alpha, check_observed, present_classes
+
+__all__ = ["Categorical", "categorical_tables", "check_min_categories"]
 
 _F = NDArray[np.float64]
+
+
+def check_min_categories(min_categories: Any, n_features: int) -> Any:
+    """None, or ``min_categories`` as an int array of shape () or (n_features,), each >= 1."""
+    if min_categories is None:
+        return None
+    mc = np.asarray(min_categories)
+    if mc.ndim > 1 or (mc.ndim == 1 and mc.shape[0] != n_features):
+        raise ValueError(
+            f"min_categories must be an int or one int per feature ({n_features}); "
+            f"got shape {mc.shape}."
+        )
+    if not np.issubdtype(mc.dtype, np.integer) or np.any(mc < 1):
+        raise ValueError(f"min_categories must be positive integers; got {mc.tolist()}.")
+    return mc.astype(np.int64)
+
+
+def categorical_tables(
+    stats: Any, alpha: Any, min_categories: Any = None
+) -> tuple[NDArray[np.int64], _F, _F]:
+    """``(n_categories, log_probs, log_unseen)``: smoothed category frequencies of every class.
+
+    ``stats`` is a :class:`bayesrule.stats.CategoryStats`. ``n_categories[j]``
+    is one more than the largest code seen (or ``min_categories``);
+    ``log_probs`` has shape (K, p, C) with every code at or beyond
+    ``n_categories[j]`` given ``log_unseen[k, j] = log(alpha / (N_kj + alpha
+    n_j))``, the smoothed probability of a category never seen.
+    """
+    cc = stats.category_counts
+    K, p, C = cc.shape
+    seen = cc.sum(axis=0) > 0  # (p, C)
+    last = np.where(seen.any(axis=1), C - 1 - np.argmax(seen[:, ::-1], axis=1), -1)
+    n_cat = (last + 1).astype(np.int64)
+    if min_categories is not None:
+        n_cat = np.maximum(n_cat, np.broadcast_to(np.asarray(min_categories, dtype=np.int64), (p,)))
+    Cmax = int(n_cat.max(initial=1))
+    cc = np.pad(cc, ((0, 0), (0, 0), (0, max(Cmax - C, 0))))[:, :, :Cmax]
+    a = np.broadcast_to(np.asarray(alpha, dtype=float), (p,))
+    N = cc.sum(axis=2)
+    denom = np.log(N + a * n_cat)
+    with np.errstate(divide="ignore"):
+        log_probs = np.log(cc + a[None, :, None]) - denom[:, :, None]
+        log_unseen = np.log(np.broadcast_to(a, (K, p))) - denom
+    beyond = np.arange(Cmax)[None, :] >= n_cat[:, None]
+    log_probs = np.where(beyond[None], log_unseen[:, :, None], log_probs)
+    return n_cat, log_probs, log_unseen
 
 
 class Categorical:
@@ -39,6 +89,37 @@ class Categorical:
         table = np.concatenate([self.log_probs, self.log_unseen[:, :, None]], axis=2)
         self._table = table.reshape(K, p * (C + 1)).T
 
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        alpha: Any = 1.0,
+        force_alpha: bool = True,
+        min_categories: Any = None,
+        feature_names: Any = None,
+    ) -> Categorical:
+        """The categorical model of each class with positive weight in ``stats``.
+
+        Parameters
+        ----------
+        stats : bayesrule.stats.CategoryStats
+        alpha : float or array-like of shape (n_features,), default=1.0
+            Additive smoothing: ``p_kjc = (N_kjc + alpha) / (N_kj + alpha n_j)``.
+        force_alpha : bool, default=True
+            If False, an alpha below 1e-10 is raised to 1e-10 (with a warning).
+        min_categories : int or array-like of shape (n_features,), optional
+            Minimum number of categories ``n_j`` of each feature.
+        feature_names : sequence of str, optional
+            Used in error messages.
+        """
+        present = present_classes(stats)
+        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
+        mc = check_min_categories(min_categories, stats.n_features)
+        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        _, log_probs, log_unseen = categorical_tables(stats, a, mc)
+        return cls(log_probs[present], log_unseen[present])
+
     def log_prob(self, X: ArrayLike) -> _F:
         """Log probability of each row, shape (n,) or (n, n_classes)."""
         X = np.asarray(X, dtype=np.float64)
@@ -51,6 +132,9 @@ class Categorical:
         # a sparse product touches only the stored entries, so -inf stays -inf
         out = np.asarray(onehot @ self._table)
         return out[:, 0] if self._single else out
+
+    def __len__(self) -> int:
+        return int(self.log_probs.shape[0])
 
     def __getitem__(self, k: int) -> Categorical:
         return Categorical(self.log_probs[k], self.log_unseen[k])

@@ -1,17 +1,45 @@
-"""Gaussians with diagonal covariance: the class model of Gaussian naive Bayes."""
+"""Gaussians with diagonal covariance: the class model of Gaussian naive Bayes and diagonal LDA."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._products import rows_dot
+from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 
-__all__ = ["DiagonalGaussian"]
+__all__ = ["DiagonalGaussian", "total_variance", "variance_epsilon"]
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def total_variance(V: _F, means: _F, m2: _F) -> _F:
+    """Per-feature (biased) variance of all the data, from per-class moments, shape (p,).
+
+    ``M2 = sum_k M2_k + sum_k V_k (m_k - m)^2`` with ``m`` the pooled mean: the
+    Chan-Golub-LeVeque merge of the classes.
+    """
+    Vt = V.sum(axis=0)
+    safe = np.where(Vt > 0, Vt, 1.0)
+    m = (V * means).sum(axis=0) / safe
+    M2 = m2.sum(axis=0) + (V * (means - m) ** 2).sum(axis=0)
+    return np.where(Vt > 0, M2 / safe, 0.0)
+
+
+def variance_epsilon(stats: Any, var_smoothing: float) -> float:
+    """``var_smoothing * max_j Var(x_j)``, the variance added to every class (as scikit-learn).
+
+    ``stats`` is a :class:`bayesrule.stats.DiagonalStats`; the variance is
+    that of all the data, from the merged statistics, so that fitting in
+    chunks gives the ``epsilon`` of fitting at once.
+    """
+    var_smoothing = check_nonnegative_float(var_smoothing, "var_smoothing")
+    total = total_variance(stats.feature_weights, stats.means, stats.m2)
+    return var_smoothing * float(np.max(total, initial=0.0))
 
 
 class DiagonalGaussian:
@@ -22,24 +50,101 @@ class DiagonalGaussian:
     mean : array-like of shape (n_features,) or (n_classes, n_features)
     var : array-like of the same shape
         Positive variances.
+    center : array-like of shape (n_features,), optional
+        Where the expansion below is taken; by default the average class
+        mean. It should lie among the data (any point does mathematically).
 
     ``log_prob`` of a (n, p) matrix is (n,) for one class and (n, n_classes)
     for several, computed for all classes by two matrix products,
-    ``-(1/2) [x^2 A' - 2 x B' + c]`` with ``A = 1/var`` and ``B = mean/var``;
-    the data and means are first centred at the average class mean so the
-    expansion loses no digits on data far from the origin. NaN entries are
+    ``-(1/2) [d^2 A' - 2 d B' + c]`` with ``d = x - center``, ``A = 1/var``
+    and ``B = (mean - center)/var``. Centring first makes the expansion lose
+    no digits on data far from the origin: the rounding error of each term is
+    relative to ``(x - center)^2 / var``, not ``x^2 / var``. NaN entries are
     missing and their term is dropped (exact marginalisation).
     """
 
-    def __init__(self, mean: ArrayLike, var: ArrayLike) -> None:
+    def __init__(self, mean: ArrayLike, var: ArrayLike, *, center: ArrayLike | None = None) -> None:
         self._single, (self.mean, self.var) = as_2d_params(mean, var)
+        if self.var.shape != self.mean.shape:
+            raise ValueError(
+                f"var of a DiagonalGaussian must have the shape of mean {self.mean.shape}; "
+                f"got {self.var.shape}."
+            )
         if np.any(~(self.var > 0)):
             raise ValueError("var of a DiagonalGaussian must be positive.")
-        self.center = self.mean.mean(axis=0)
+        if center is None:
+            self.center = self.mean.mean(axis=0)
+        else:
+            self.center = np.broadcast_to(
+                np.asarray(center, dtype=np.float64), self.mean.shape[1:]
+            ).copy()
         d = self.mean - self.center
         self._A = 1.0 / self.var
         self._B = d * self._A
         self._C = d * self._B + np.log(self.var) + _LOG_2PI
+
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        var_smoothing: float = 1e-9,
+        pooled: bool = False,
+        ddof: float = 0.0,
+        feature_names: Any = None,
+    ) -> DiagonalGaussian:
+        """The normal model of each class with positive weight in ``stats``.
+
+        Parameters
+        ----------
+        stats : bayesrule.stats.DiagonalStats
+        var_smoothing : float, default=1e-9
+            Every variance is raised by :func:`variance_epsilon`:
+            ``var_smoothing`` times the largest per-feature variance of all
+            the data.
+        pooled : bool, default=False
+            False: each class its own variances ``M2_kj / (V_kj - ddof)``
+            (Gaussian naive Bayes). True: one variance per feature shared by
+            the classes, ``sum_k M2_kj / (sum_k V_kj - ddof K_j)`` (diagonal
+            LDA), with ``K_j`` the classes observing feature ``j``.
+        ddof : float, default=0.0
+        feature_names : sequence of str, optional
+            Used in error messages.
+
+        Raises
+        ------
+        ValueError
+            If a class never observes a feature, or a variance is not
+            positive (naming the feature and class).
+        """
+        present = present_classes(stats)
+        ddof = check_nonnegative_float(ddof, "ddof")
+        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        eps = variance_epsilon(stats, var_smoothing)
+        means = stats.means[present]
+        if pooled:
+            var = stats.pooled_variances(ddof=ddof) + eps
+            if np.any(~(var > 0)):
+                j = int(np.flatnonzero(~(var > 0))[0])
+                raise ValueError(
+                    f"feature {feature_name(feature_names, j)!r} has no within-class variance "
+                    f"(or too few rows to estimate it) and var_smoothing={var_smoothing} adds "
+                    "nothing; set var_smoothing > 0 (or use the biased variance, ddof=0)."
+                )
+            var = np.broadcast_to(var, means.shape)
+        else:
+            var = stats.variances(ddof=ddof)[present] + eps
+            if np.any(~(var > 0)):
+                k, j = (int(v[0]) for v in np.nonzero(~(var > 0)))
+                raise ValueError(
+                    f"feature {feature_name(feature_names, j)!r} has zero variance (or too few "
+                    f"rows) in class {stats.classes[present][k].tolist()!r} and "
+                    f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0."
+                )
+        # centre at the data's mean: the weighted mean of the classes present
+        V = stats.feature_weights[present]
+        center = (V * means).sum(axis=0) / V.sum(axis=0)
+        return cls(means, var, center=center)
 
     def log_prob(self, X: ArrayLike) -> _F:
         """Log density of each row, shape (n,) or (n, n_classes)."""
@@ -59,6 +164,9 @@ class DiagonalGaussian:
             out -= missing @ self._C.T
         out *= -0.5
         return finish(out, self._single)
+
+    def __len__(self) -> int:
+        return int(self.mean.shape[0])
 
     def __getitem__(self, k: int) -> DiagonalGaussian:
         return DiagonalGaussian(self.mean[k], self.var[k])

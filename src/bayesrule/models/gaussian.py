@@ -1,16 +1,34 @@
-"""Gaussian models of one class, built from a mean and a covariance."""
+"""Gaussian models of a class, and the family of per-class Gaussians of QDA and RDA.
+
+:class:`Gaussian` is one multivariate normal built from a mean and a
+covariance. :class:`GaussianFamily` holds one Gaussian per class, each with
+its own covariance, derived from :class:`bayesrule.stats.ScatterStats` by
+:meth:`GaussianFamily.from_stats`: the per-class covariance estimate, Friedman's
+blend with the pooled covariance, shrinkage, ``reg_param`` and the test for
+singular covariances all live there, so that every estimator built on it
+(QDA, RDA, RDA-CV) derives its classes in exactly the same way.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import LinAlgError, cholesky, eigvalsh
 from scipy.linalg.lapack import dtrtri
 
 from .._parallel import in_parallel
+from ..covariance import shrink, shrinkage_intensity
 
-__all__ = ["Gaussian", "stacked_log_prob"]
+__all__ = [
+    "Gaussian",
+    "GaussianFamily",
+    "SingularCovarianceError",
+    "correlation_singular",
+    "stacked_log_prob",
+]
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -164,3 +182,240 @@ def stacked_log_prob(gaussians: Sequence[Gaussian], X: ArrayLike) -> _F:
     work = float(n) * p * p * len(gaussians)
     columns = in_parallel(lambda g: g.log_prob(X), list(gaussians), work)
     return np.column_stack(columns) if columns else np.empty((n, 0))
+
+
+# --------------------------------------------------------------------------- family
+class SingularCovarianceError(ValueError):
+    """A class covariance that is singular (or not finite) for the given ``tol``.
+
+    ``detail`` is the diagnosis alone (which class, which eigenvalues), so that
+    an estimator can add the remedy in its own parameters' names.
+    """
+
+    def __init__(self, detail: str, remedy: str) -> None:
+        super().__init__(f"{detail}: {remedy}.")
+        self.detail = detail
+
+
+def _label(classes: NDArray[Any], k: Any) -> str:
+    """A class label as the user wrote it (``3`` or ``'cat'``, not ``np.int64(3)``)."""
+    return repr(classes[k : k + 1].tolist()[0])
+
+
+def _weight_text(stats: Any, k: Any) -> str:
+    n, w = int(stats.counts[k]), float(stats.weights[k])
+    return f"{n} sample" + ("s" if n != 1 else "") + (f" of total weight {w:g}" if w != n else "")
+
+
+def correlation_singular(cov: _F, tol: float, *, lower: float = 0.0) -> tuple[bool, str]:
+    r"""Whether a covariance is singular on the scale of its correlation matrix.
+
+    ``cov`` is singular when a feature has no variance, or when the smallest
+    eigenvalue of its correlation matrix ``C = D^-1/2 cov D^-1/2`` (``D`` the
+    variances) is at most ``tol`` times the largest. Rescaling the features
+    leaves ``C``, and so the answer, unchanged: ``tol`` has no units.
+
+    ``lower`` is a known lower bound on the eigenvalues of ``cov`` itself
+    (from ``reg_param`` or shrinkage). When it proves ``cov`` regular — with
+    ``lmin(C) >= lower / max(D)`` and Gershgorin's ``lmax(C) <= max_i sum_j
+    |C_ij|`` — the eigenvalues of ``C`` are not computed.
+
+    Returns
+    -------
+    singular : bool
+    reason : str
+        For a singular ``cov``, the eigenvalues (or feature) that make it so.
+    """
+    var = np.diag(cov)
+    if var.min() <= 0:
+        return True, f"feature {int(np.argmin(var))} has no variance"
+    s = np.sqrt(var)
+    C = cov / np.outer(s, s)
+    if lower > 0 and lower / float(var.max()) > tol * float(np.abs(C).sum(axis=1).max()):
+        return False, ""
+    lam = eigvalsh(C, driver="evd")
+    if lam[0] > tol * lam[-1]:
+        return False, ""
+    return True, (
+        f"its correlation matrix has smallest eigenvalue {lam[0]:.3g} <= "
+        f"tol={tol:g} x largest {lam[-1]:.3g}"
+    )
+
+
+def class_covariances(
+    stats: Any,
+    *,
+    ddof: float = 1.0,
+    alpha: float = 1.0,
+    shrinkage: Any = None,
+    covariances: _F | None = None,
+) -> tuple[_F, _F]:
+    r"""Per-class covariances of the classes with weight, before ``reg_param``.
+
+    ``Sigma_k(alpha) = alpha S_k / (W_k - ddof) + (1 - alpha) Sigma_pooled``
+    (``covariances[k]`` instead of the empirical estimate when given), then
+    shrunk towards ``(tr/p) I`` by ``shrinkage`` (a float, or 'auto' /
+    'ledoit-wolf' / 'oas' estimated per class, which needs ``alpha=1``).
+
+    Returns
+    -------
+    covs : ndarray of shape (n_present, p, p)
+    intensity : ndarray of shape (n_present,)
+        The shrinkage intensity used for each class.
+    """
+    present = np.flatnonzero(stats.weights > 0)
+    if isinstance(shrinkage, str) and alpha != 1.0:
+        raise ValueError(
+            f"shrinkage={shrinkage!r} is estimated from each class's own covariance; "
+            f"it needs alpha=1, got alpha={alpha:g}. Use a float shrinkage."
+        )
+    if covariances is not None and alpha != 1.0:
+        raise ValueError("given class covariances need alpha=1.")
+    pooled = stats.pooled_covariance(ddof) if alpha < 1.0 else None
+    covs = np.empty((present.size, stats.n_features, stats.n_features))
+    intensity = np.zeros(present.size)
+    for i, k in enumerate(present):
+        if covariances is not None:
+            covs[i] = covariances[k]
+            continue
+        if alpha > 0:
+            denom = stats.weights[k] - ddof
+            if denom <= 0:
+                raise ValueError(
+                    f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}; at least "
+                    f"{ddof + 1:g} samples are needed to estimate its covariance."
+                )
+            own = stats.scatter[k] / denom
+            covs[i] = own if pooled is None else alpha * own + (1.0 - alpha) * pooled
+        else:
+            assert pooled is not None
+            covs[i] = pooled
+        W = float(stats.weights[k])
+        intensity[i] = shrinkage_intensity(shrinkage, stats.scatter[k] / W, float(stats.m4[k]), W)
+        if intensity[i]:
+            covs[i] = shrink(covs[i], intensity[i])
+    return covs, intensity
+
+
+class GaussianFamily:
+    r"""One Gaussian per class, each with its own covariance (QDA, RDA).
+
+    ``log_prob(X)`` stacks the classes' log densities, shape
+    ``(n, len(family))``; ``family[i]`` is the :class:`Gaussian` of the ``i``-th
+    class with data (in the order of ``stats.classes``).
+
+    Parameters
+    ----------
+    gaussians : sequence of Gaussian
+    covariances : ndarray of shape (len(gaussians), p, p)
+        The covariance of each Gaussian, as derived (kept exactly, not
+        recomputed from a factor).
+    shrinkage : ndarray of shape (len(gaussians),), optional
+        The shrinkage intensity of each class.
+    """
+
+    def __init__(
+        self,
+        gaussians: Sequence[Gaussian],
+        covariances: ArrayLike,
+        shrinkage: ArrayLike | None = None,
+    ) -> None:
+        self.gaussians = list(gaussians)
+        self.covariances = np.asarray(covariances, dtype=float)
+        self.shrinkage = (
+            np.zeros(len(self.gaussians)) if shrinkage is None else np.asarray(shrinkage, float)
+        )
+
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        ddof: float = 1.0,
+        alpha: float = 1.0,
+        shrinkage: Any = None,
+        reg_param: float = 0.0,
+        tol: float = 1.0e-8,
+        covariances: _F | None = None,
+    ) -> GaussianFamily:
+        r"""The Gaussians of the classes with positive weight in ``stats`` (a ScatterStats).
+
+        For each class ``k``:
+
+        1. ``Sigma_k = S_k / (W_k - ddof)`` (or ``covariances[k]``);
+        2. Friedman's blend ``alpha Sigma_k + (1 - alpha) Sigma_pooled``;
+        3. shrinkage ``(1 - a) Sigma + a tr(Sigma)/p I`` (``a`` a float, or
+           estimated per class for 'auto'/'ledoit-wolf'/'oas');
+        4. ``(1 - reg_param) Sigma + reg_param I``;
+        5. the result is singular — a ValueError naming the class — when a
+           feature has no variance in it, or when its correlation matrix has
+           an eigenvalue at most ``tol`` times its largest (see
+           :func:`correlation_singular`; ``tol`` has no units).
+
+        QDA is ``alpha=1``; RDA(alpha, gamma) is ``shrinkage=gamma``.
+
+        Raises
+        ------
+        SingularCovarianceError
+            A ValueError naming the singular class.
+        ValueError
+            A class with too little weight for its own covariance (``alpha > 0``).
+
+        References
+        ----------
+        J. H. Friedman, "Regularized discriminant analysis", Journal of the
+        American Statistical Association 84(405), 1989.
+        """
+        covs, intensity = class_covariances(
+            stats, ddof=ddof, alpha=alpha, shrinkage=shrinkage, covariances=covariances
+        )
+        p = stats.n_features
+        # the eigenvalues of (1 - r)((1 - a) S + a tr(S)/p I) + r I are at least
+        # (1 - r) a tr(S)/p + r (the trace is unchanged by the shrinkage)
+        r = float(reg_param)
+        floors = r + (1.0 - r) * intensity * np.einsum("kpp->k", covs) / p
+        if r:
+            covs *= 1.0 - r
+            covs[:, np.arange(p), np.arange(p)] += r
+        present = np.flatnonzero(stats.weights > 0)
+        gaussians = []
+        for i, k in enumerate(present):
+            what = f"the covariance matrix of class {_label(stats.classes, k)}"
+            if not np.all(np.isfinite(covs[i])):
+                raise ValueError(
+                    f"{what} is not finite: X holds values so large that their squares "
+                    "overflow float64; rescale X."
+                )
+            singular, reason = correlation_singular(covs[i], tol, lower=float(floors[i]))
+            chol = None
+            if not singular:
+                try:
+                    chol = cholesky(covs[i], lower=True)
+                except LinAlgError:
+                    reason = "its Cholesky factorisation failed"
+            if chol is None:
+                raise SingularCovarianceError(
+                    f"{what} is singular ({reason}; {stats.counts[k]} samples, {p} features)",
+                    "regularise it (shrinkage, reg_param or a smaller alpha)",
+                )
+            gaussians.append(Gaussian.from_cholesky(stats.means[k], chol))
+        return cls(gaussians, covs, intensity)
+
+    def __len__(self) -> int:
+        return len(self.gaussians)
+
+    def __getitem__(self, i: int) -> Gaussian:
+        return self.gaussians[i]
+
+    @property
+    def means(self) -> _F:
+        """The class means, shape (len(family), p)."""
+        return np.array([g.mean for g in self.gaussians])
+
+    def log_prob(self, X: ArrayLike) -> _F:
+        """Log density of each row under each class, shape (n, len(family))."""
+        return stacked_log_prob(self.gaussians, X)
+
+    def __repr__(self) -> str:
+        p = self.covariances.shape[-1] if self.covariances.ndim == 3 else 0
+        return f"GaussianFamily(n_classes={len(self)}, n_features={p})"

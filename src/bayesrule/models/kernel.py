@@ -2,18 +2,129 @@
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["KernelDensity"]
+from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
+from .diagonal import total_variance
+
+__all__ = ["CV_FACTORS", "KernelDensity", "kernel_bandwidths"]
 
 _F = NDArray[np.float64]
 _HALF_LOG_2PI = 0.5 * float(np.log(2.0 * np.pi))
 #: entries of (classes x rows x values) evaluated at once by the exact method
 _BLOCK = 1 << 22
+#: bandwidth multipliers of Scott's rule tried by likelihood cross-validation
+CV_FACTORS = np.geomspace(0.25, 4.0, 9)
+_RULES = ("scott", "silverman", "cv")
+
+
+def _check_bandwidth(bandwidth: Any, n_features: int, names: Any) -> Any:
+    """A rule name, or the bandwidth as a positive float or (n_features,) array."""
+    if isinstance(bandwidth, str):
+        if bandwidth not in _RULES:
+            raise ValueError(
+                f"bandwidth must be 'scott', 'silverman', 'cv', a float or one float per "
+                f"feature; got {bandwidth!r}."
+            )
+        return bandwidth
+    try:
+        b = np.asarray(bandwidth, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"bandwidth must be 'scott', 'silverman', 'cv', a float or one float per feature; "
+            f"got {bandwidth!r}."
+        ) from None
+    if b.ndim > 1 or (b.ndim == 1 and b.shape[0] != n_features):
+        raise ValueError(
+            f"bandwidth must be 'scott', 'silverman', 'cv', a float or one float per feature "
+            f"({n_features}); got shape {b.shape}."
+        )
+    bad = ~(np.isfinite(np.atleast_1d(b)) & (np.atleast_1d(b) > 0))
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        where = f" for feature {feature_name(names, j)!r}" if b.ndim == 1 else ""
+        raise ValueError(f"bandwidth must be positive{where}; got {np.atleast_1d(b)[j]}.")
+    return b
+
+
+def kernel_bandwidths(
+    stats: Any, bandwidth: Any, floor: float, names: Any = None
+) -> tuple[_F, _F, _F]:
+    """Per-class, per-feature bandwidths for 'scott' / 'silverman' / a float / one per feature.
+
+    ``stats`` is a :class:`bayesrule.stats.ValueCountStats`. Returns ``(h, V,
+    h_scott)``, each (n_classes, n_features), with ``V`` the observed weight.
+    The rule-of-thumb bandwidths are ``sd_kj * V_kj^(-1/5)`` (Scott) and
+    ``sd_kj * (3 V_kj / 4)^(-1/5)`` (Silverman), with ``sd`` the unbiased
+    weighted standard deviation, as ``scipy.stats.gaussian_kde`` in one
+    dimension. They are raised to at least ``floor`` times the feature's
+    Scott bandwidth over all classes, so that a feature constant within a
+    class (MNIST's border pixels) keeps a density. ('cv' starts from Scott's.)
+    """
+    h, V, h_scott, _ = _bandwidths(
+        stats, _check_bandwidth(bandwidth, stats.n_features, names), floor
+    )
+    return h, V, h_scott
+
+
+def _bandwidths(stats: Any, b: Any, floor: float) -> tuple[_F, _F, _F, _F]:
+    """:func:`kernel_bandwidths` of a checked ``b``, plus the lower bound itself."""
+    V, mean, m2 = stats.moments()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(np.where(V > 1, m2 / np.where(V > 1, V - 1, 1.0), 0.0))
+        safe = np.where(V > 0, V, 1.0)
+        h_scott = sd * safe ** (-0.2)
+        Vt = V.sum(axis=0)
+        var_t = total_variance(V, mean, m2) * Vt / np.where(Vt > 1, Vt - 1, 1.0)
+        h_total = np.sqrt(var_t) * np.where(Vt > 0, Vt, 1.0) ** (-0.2)
+    h_total = np.where(h_total > 0, h_total, 1.0)
+    lower = np.broadcast_to(floor * h_total, V.shape)
+    if isinstance(b, str):
+        h = h_scott if b in ("scott", "cv") else sd * (0.75 * safe) ** (-0.2)
+        return np.maximum(h, lower), V, np.maximum(h_scott, lower), lower
+    return np.broadcast_to(b, V.shape).copy(), V, np.maximum(h_scott, lower), lower
+
+
+def _cv_bandwidths(
+    stats: Any, present: NDArray[np.bool_], h_scott: _F, floor: _F, **kde: Any
+) -> _F:
+    """Per present class and feature, the multiple of ``h_scott`` of largest leave-one-out likelihood.
+
+    The leave-one-out density at a stored value ``v`` of weight ``w`` in a
+    class of weight ``V`` removes one unit of weight there:
+    ``f_-(v) = (V f(v) - phi_h(0)) / (V - 1)``; the score is
+    ``sum_u w_u log f_-(v_u)``. Returns shape (n_present, n_features).
+    """
+    p = stats.n_features
+    counts = np.diff(stats.indptr)
+    U = int(counts.max(initial=0))
+    rows = np.arange(stats.values.size) - np.repeat(stats.indptr[:-1], counts)
+    Xv = np.full((U, p), np.nan)
+    Xv[rows, stats.value_features] = stats.values
+    W = stats.value_weights[present]
+    Wv = np.zeros((W.shape[0], U, p))
+    Wv[:, rows, stats.value_features] = W
+    V = Wv.sum(axis=1)  # (K, p)
+    best = np.full(V.shape, -np.inf)
+    choice = h_scott[present].copy()
+    for c in CV_FACTORS:
+        h = np.maximum(c * h_scott[present], floor[present])
+        model = KernelDensity(stats.indptr, stats.values, W, h, **kde)
+        logf = np.nan_to_num(model.feature_log_prob(Xv), nan=-np.inf)  # (K, U, p)
+        self_term = 1.0 / (h * np.sqrt(2.0 * np.pi))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loo = (V[:, None, :] * np.exp(logf) - self_term[:, None, :]) / (V[:, None, :] - 1.0)
+            score = np.where(Wv > 0, Wv * np.log(np.maximum(loo, 0.0)), 0.0).sum(axis=1)
+        score = np.where(V > 1, score, -np.inf)
+        better = score > best
+        best = np.where(better, score, best)
+        choice = np.where(better, h, choice)
+    return np.asarray(choice)
 
 
 class KernelDensity:
@@ -91,6 +202,53 @@ class KernelDensity:
         self._extremes()
         if method == "grid":
             self._build_grid()
+
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        bandwidth: Any = "scott",
+        bandwidth_floor: float = 0.1,
+        method: str = "auto",
+        grid_size: int = 1024,
+        feature_names: Any = None,
+    ) -> KernelDensity:
+        """The kernel density of each class with positive weight in ``stats``.
+
+        Parameters
+        ----------
+        stats : bayesrule.stats.ValueCountStats
+        bandwidth : {'scott', 'silverman', 'cv'}, float or array-like of shape (n_features,)
+            See :func:`kernel_bandwidths`; 'cv' picks, per class and feature,
+            the multiple of Scott's bandwidth in :data:`CV_FACTORS` of
+            largest leave-one-out likelihood.
+        bandwidth_floor : float, default=0.1
+            Rule-of-thumb and 'cv' bandwidths are at least this multiple of
+            the feature's Scott bandwidth over all classes.
+        method : {'auto', 'exact', 'grid'}, default='auto'
+        grid_size : int, default=1024
+        feature_names : sequence of str, optional
+            Used in error messages.
+        """
+        present = present_classes(stats)
+        floor = check_nonnegative_float(bandwidth_floor, "bandwidth_floor")
+        if isinstance(grid_size, (bool, np.bool_)) or not isinstance(grid_size, Integral):
+            raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
+        if grid_size < 16:
+            raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
+        if method not in ("auto", "exact", "grid"):
+            raise ValueError(f"method must be 'auto', 'exact' or 'grid'; got {method!r}.")
+        b = _check_bandwidth(bandwidth, stats.n_features, feature_names)
+        h, V, h_scott, lower = _bandwidths(stats, b, floor)
+        check_observed(V, present, stats.classes, feature_names)
+        kde: dict[str, Any] = {"method": method, "grid_size": int(grid_size)}
+        if isinstance(b, str) and b == "cv":
+            # the multiples of Scott's bandwidth may go down to the floor, not just to Scott's
+            h_present = _cv_bandwidths(stats, present, h_scott, lower, **kde)
+        else:
+            h_present = h[present]
+        return cls(stats.indptr, stats.values, stats.value_weights[present], h_present, **kde)
 
     # ---------------------------------------------------------------- tails
     def _extremes(self) -> None:
@@ -239,6 +397,9 @@ class KernelDensity:
                 self.feature_log_prob(X[s : s + block_rows]), axis=2
             ).T
         return out[:, 0] if self._single else out
+
+    def __len__(self) -> int:
+        return int(self.bandwidth.shape[0])
 
     def __getitem__(self, k: int) -> KernelDensity:
         return KernelDensity(

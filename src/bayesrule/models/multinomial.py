@@ -1,4 +1,4 @@
-"""The multinomial class model of multinomial naive Bayes."""
+"""The multinomial class model of multinomial naive Bayes, and complement naive Bayes' weights."""
 
 from __future__ import annotations
 
@@ -10,11 +10,20 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._products import rows_dot
+from ._checks import check_alpha, check_observed, present_classes
 from ._missing import as_2d_params, finish, split_missing
 
-__all__ = ["Multinomial", "log_multinomial_coefficient"]
+__all__ = [
+    "ComplementWeights",
+    "Multinomial",
+    "complement_log_theta",
+    "log_multinomial_coefficient",
+    "multinomial_log_theta",
+]
 
 _F = NDArray[np.float64]
+#: rows of the observed-entry indicator formed at once for sparse input
+_ROWS = 4096
 
 
 def log_multinomial_coefficient(X0: Any) -> _F:
@@ -29,6 +38,55 @@ def log_multinomial_coefficient(X0: Any) -> _F:
         return gammaln(total + 1.0) - per
     X0 = np.asarray(X0)
     return gammaln(X0.sum(axis=1) + 1.0) - gammaln(X0 + 1.0).sum(axis=1)
+
+
+def multinomial_log_theta(sums: _F, alpha: Any) -> _F:
+    """``log((S_kj + alpha) / sum_j (S_kj + alpha))`` for every class: smoothed probabilities.
+
+    A class without data gets ``log(alpha_j / sum_j alpha_j)``.
+    """
+    smoothed = sums + alpha
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True)))
+
+
+def complement_log_theta(sums: _F, alpha: Any) -> _F:
+    """``log theta~_kj``: the smoothed category probabilities of every class's complement.
+
+    ``theta~_kj = (sum_{l != k} S_lj + alpha) / sum_j (sum_{l != k} S_lj + alpha)``
+    (Rennie et al.), for every class.
+    """
+    comp = sums.sum(axis=0) + alpha - sums
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.log(comp / comp.sum(axis=1, keepdims=True)))
+
+
+def _observed_mass(missing: Any, theta: _F) -> _F:
+    """``sum_{j observed} theta_kj`` per row and class, shape (n, K), without cancellation.
+
+    ``missing`` is the 0/1 indicator of :func:`split_missing`. For dense input
+    the observed entries are summed directly. A sparse indicator is never
+    made dense: ``sum_j theta_kj - sum_{j missing} theta_kj`` is exact enough
+    unless the missing features carry most of the mass, and only those rows
+    are summed directly, a block at a time.
+    """
+    if not sp.issparse(missing):
+        return rows_dot(1.0 - missing, theta)
+    M = sp.csr_matrix(missing)
+    total = theta.sum(axis=1)
+    mass = total - np.asarray(M @ theta.T)
+    rows = np.flatnonzero((mass < 0.5 * total).any(axis=1))
+    for s in range(0, rows.size, _ROWS):
+        r = rows[s : s + _ROWS]
+        sub = M[r]
+        observed = np.ones(sub.shape)
+        observed[np.repeat(np.arange(r.size), np.diff(sub.indptr)), sub.indices] = 1.0 - sub.data
+        mass[r] = rows_dot(observed, theta)
+    return np.asarray(mass)
+
+
+def _row_totals(X0: Any) -> _F:
+    return np.asarray(X0.sum(axis=1), dtype=np.float64).reshape(-1, 1)
 
 
 class Multinomial:
@@ -46,7 +104,9 @@ class Multinomial:
     missing (NaN) entries it is the probability of the observed counts given
     their total, whose category probabilities are ``theta`` renormalised over
     the observed features: exactly the model fitted without the missing
-    features, when ``theta`` was estimated with additive smoothing.
+    features, when ``theta`` was estimated with additive smoothing. A row
+    with nothing observed has probability 1 (log 0), so its posterior is the
+    prior.
     """
 
     def __init__(self, log_theta: ArrayLike, mean_total: ArrayLike = 1.0) -> None:
@@ -54,6 +114,35 @@ class Multinomial:
         self.mean_total = np.broadcast_to(
             np.asarray(mean_total, dtype=float), (self.log_theta.shape[0],)
         ).copy()
+
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        alpha: Any = 1.0,
+        force_alpha: bool = True,
+        feature_names: Any = None,
+    ) -> Multinomial:
+        """The multinomial model of each class with positive weight in ``stats``.
+
+        Parameters
+        ----------
+        stats : bayesrule.stats.CountStats
+        alpha : float or array-like of shape (n_features,), default=1.0
+            Additive smoothing: ``theta_kj = (S_kj + alpha) / sum_j (S_kj + alpha)``.
+        force_alpha : bool, default=True
+            If False, an alpha below 1e-10 is raised to 1e-10 (with a warning).
+        feature_names : sequence of str, optional
+            Used in error messages.
+
+        ``mean_total`` is each class's mean row total, ``sum_j S_kj / W_k``.
+        """
+        present = present_classes(stats)
+        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
+        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        log_theta = multinomial_log_theta(stats.sums, a)[present]
+        return cls(log_theta, stats.sums[present].sum(axis=1) / stats.weights[present])
 
     def relative_log_prob(self, X: Any) -> _F:
         """``log_prob`` minus the multinomial coefficient (the same for every class)."""
@@ -66,10 +155,12 @@ class Multinomial:
         X0, missing = split_missing(X)
         out = rows_dot(X0, self.log_theta)
         if missing is not None:
-            total = np.asarray(X0.sum(axis=1)).reshape(-1, 1)
-            observed_mass = 1.0 - np.asarray(missing @ np.exp(self.log_theta).T)
-            with np.errstate(divide="ignore"):
-                out -= total * np.log(np.clip(observed_mass, 0.0, None))
+            # renormalise theta over the observed features; a row with nothing
+            # observed (total 0) keeps 0 rather than 0 * log 0
+            total = _row_totals(X0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_mass = np.log(_observed_mass(missing, np.exp(self.log_theta)))
+                out = out - np.where(total > 0, total * log_mass, 0.0)
         return out
 
     def log_prob(self, X: Any) -> _F:
@@ -77,6 +168,9 @@ class Multinomial:
         X0, _ = split_missing(X)
         out = self.relative_log_prob(X) + log_multinomial_coefficient(X0)[:, None]
         return finish(out, self._single)
+
+    def __len__(self) -> int:
+        return int(self.log_theta.shape[0])
 
     def __getitem__(self, k: int) -> Multinomial:
         return Multinomial(self.log_theta[k], self.mean_total[k])
@@ -90,3 +184,99 @@ class Multinomial:
     def __repr__(self) -> str:
         k, p = self.log_theta.shape
         return f"Multinomial(n_classes={k}, n_features={p})"
+
+
+class ComplementWeights:
+    r"""The scores of complement naive Bayes (Rennie et al.), with each class's own multinomial.
+
+    Class ``k`` is scored by the counts of the *other* classes:
+    ``score_k(x) = -sum_j x_j log theta~_kj``, or with ``norm``
+    ``sum_j x_j w_kj`` with ``w_kj = log theta~_kj / sum_j log theta~_kj``.
+    The score is not a log density; :meth:`log_prob` returns it so that
+    Bayes' rule can add the log priors, and ``model[k]`` is class ``k``'s
+    own smoothed :class:`Multinomial`, from which :meth:`sample` draws.
+
+    Parameters
+    ----------
+    log_theta_complement : array-like of shape (n_classes, n_features)
+        ``log theta~``.
+    own : Multinomial
+        The classes' own models (the same classes, in the same order).
+    norm : bool, default=False
+
+    A missing (NaN) feature is dropped exactly as the model fitted without
+    it would: ``theta~`` is renormalised over the observed features. A row
+    with nothing observed scores 0 for every class (its posterior is the
+    prior).
+    """
+
+    def __init__(
+        self, log_theta_complement: ArrayLike, own: Multinomial, norm: bool = False
+    ) -> None:
+        self.log_theta = np.atleast_2d(np.asarray(log_theta_complement, dtype=np.float64))
+        if len(own) != self.log_theta.shape[0]:
+            raise ValueError(
+                f"own must model the same {self.log_theta.shape[0]} classes; got {len(own)}."
+            )
+        self.own = own
+        self.norm = bool(norm)
+        lt = self.log_theta
+        self.weights = lt / lt.sum(axis=1, keepdims=True) if self.norm else -lt
+
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        alpha: Any = 1.0,
+        force_alpha: bool = True,
+        norm: bool = False,
+        feature_names: Any = None,
+    ) -> ComplementWeights:
+        """The complement weights of each class with positive weight in ``stats``.
+
+        Parameters
+        ----------
+        stats : bayesrule.stats.CountStats
+        alpha : float or array-like of shape (n_features,), default=1.0
+            Additive smoothing of the complement counts (and of the own models).
+        force_alpha : bool, default=True
+        norm : bool, default=False
+            Rennie et al.'s weight normalisation.
+        feature_names : sequence of str, optional
+            Used in error messages.
+        """
+        present = present_classes(stats)
+        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
+        own = Multinomial.from_stats(stats, alpha=a, feature_names=feature_names)
+        return cls(complement_log_theta(stats.sums, a)[present], own, norm)
+
+    def log_prob(self, X: Any) -> _F:
+        """The complement score of each row and class, shape (n, n_classes)."""
+        X0, missing = split_missing(X)
+        if missing is None:
+            return rows_dot(X0, self.weights)
+        lt = self.log_theta
+        total = _row_totals(X0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            L = np.log(_observed_mass(missing, np.exp(lt)))  # -inf: nothing observed
+            num = rows_dot(X0, lt) - np.where(total > 0, total * L, 0.0)
+            if not self.norm:
+                return np.asarray(-num)
+            n_obs = X0.shape[1] - _row_totals(missing)
+            if sp.issparse(missing):
+                observed_sum = lt.sum(axis=1) - np.asarray(missing @ lt.T)
+            else:
+                observed_sum = rows_dot(1.0 - missing, lt)
+            summed = observed_sum - np.where(n_obs > 0, n_obs * L, 0.0)
+            return np.asarray(np.where(n_obs > 0, num / summed, 0.0))
+
+    def __len__(self) -> int:
+        return int(self.log_theta.shape[0])
+
+    def __getitem__(self, k: int) -> Multinomial:
+        return self.own[k]
+
+    def __repr__(self) -> str:
+        k, p = self.log_theta.shape
+        return f"ComplementWeights(n_classes={k}, n_features={p}, norm={self.norm})"

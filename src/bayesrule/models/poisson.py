@@ -10,11 +10,22 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._products import rows_dot
+from ._checks import check_alpha, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 
-__all__ = ["Poisson"]
+__all__ = ["Poisson", "poisson_rates"]
 
 _F = NDArray[np.float64]
+
+
+def poisson_rates(stats: Any, alpha: Any) -> _F:
+    """``(S_kj + alpha) / V_kj`` for every class: the smoothed mean count of each feature.
+
+    ``stats`` is a :class:`bayesrule.stats.CountStats`; a class without data
+    gets ``alpha``.
+    """
+    V = stats.feature_weights
+    return np.asarray((stats.sums + alpha) / np.where(V > 0, V, 1.0))
 
 
 def _sum_log_factorials(X0: Any) -> _F:
@@ -43,6 +54,38 @@ class Poisson:
             raise ValueError("rate of a Poisson must be positive.")
         self.log_rate = np.log(self.rate)
 
+    @classmethod
+    def from_stats(cls, stats: Any, *, alpha: Any = 1.0, feature_names: Any = None) -> Poisson:
+        """The Poisson model of each class with positive weight in ``stats``.
+
+        Parameters
+        ----------
+        stats : bayesrule.stats.CountStats
+        alpha : float or array-like of shape (n_features,), default=1.0
+            Added to each class's count total of each feature, so that a
+            feature never seen non-zero keeps a positive rate:
+            ``rate_kj = (S_kj + alpha) / V_kj``.
+        feature_names : sequence of str, optional
+            Used in error messages.
+
+        Raises
+        ------
+        ValueError
+            If alpha is negative or of the wrong shape, a class never observes
+            a feature, or a rate is 0 (``alpha=0``).
+        """
+        present = present_classes(stats)
+        a = check_alpha(alpha, True, stats.n_features, feature_names)
+        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        rate = poisson_rates(stats, a)[present]
+        if np.any(~(rate > 0)):
+            k, j = (int(v[0]) for v in np.nonzero(~(rate > 0)))
+            raise ValueError(
+                f"alpha={alpha} leaves feature {feature_name(feature_names, j)!r} with rate 0 in "
+                f"class {stats.classes[present][k].tolist()!r}; use alpha > 0."
+            )
+        return cls(rate)
+
     def relative_log_prob(self, X: Any) -> _F:
         """``log_prob`` plus ``sum_j log x_j!`` (a term the same for every class)."""
         X0, missing = split_missing(X)
@@ -56,6 +99,9 @@ class Poisson:
         X0, _ = split_missing(X)
         out = self.relative_log_prob(X) - _sum_log_factorials(X0)[:, None]
         return finish(out, self._single)
+
+    def __len__(self) -> int:
+        return int(self.rate.shape[0])
 
     def __getitem__(self, k: int) -> Poisson:
         return Poisson(self.rate[k])

@@ -2,12 +2,14 @@
 
 Every statistic is a commutative monoid: an empty value, ``update`` with a
 block of ``(X, y, sample_weight)``, ``merge`` with another value, and estimates
-derived on demand. Hyperparameters never enter here, so fitting at once, in
-chunks, or on a cluster gives the same statistics.
+derived on demand; ``subtract`` removes rows again. Hyperparameters never
+enter here, so fitting at once, in chunks, or on a cluster gives the same
+statistics. :class:`Statistic` states the protocol and its laws, and every
+incompatibility raises :class:`StatisticsError`.
 """
 
 from ._categories import CategoryStats, check_categories
-from ._common import encode, one_hot_classes
+from ._common import Statistic, StatisticsError, encode, one_hot_classes
 from ._counts import CountStats
 from ._diagonal import DiagonalStats
 from ._mixed import MixedStats
@@ -22,6 +24,8 @@ __all__ = [
     "MixedStats",
     "PooledScatterStats",
     "ScatterStats",
+    "Statistic",
+    "StatisticsError",
     "ValueCountStats",
     "check_categories",
     "encode",

@@ -9,15 +9,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    ClassStatistic,
+    arrays_close,
     as_classes,
     block_slices,
-    check_features,
+    check_removal,
     class_totals,
     encode,
-    expand,
-    union_classes,
 )
-from ._counts import _close, _weights
+from ._counts import _weights
 
 _F = NDArray[np.float64]
 
@@ -37,13 +37,19 @@ def check_categories(X: _F, columns: ArrayLike | None = None) -> None:
         )
 
 
-@dataclass(frozen=True, eq=False)
-class CategoryStats:
+@dataclass(frozen=True, eq=False, repr=False)
+class CategoryStats(ClassStatistic):
     r"""Per-class, per-feature weighted counts of integer categories (NaN = missing).
 
     ``category_counts[k, j, c]`` is the weight of the class-``k`` rows whose
     feature ``j`` equals category ``c``; categories are codes ``0 .. C - 1``
-    with ``C`` the largest code seen plus one (merging pads to the larger).
+    with ``C`` the largest code seen plus one (merging pads to the larger,
+    subtracting keeps ``self``'s, and :meth:`allclose` pads before comparing).
+
+    The laws of :class:`Statistic` hold up to the rounding of sums: merging
+    adds, subtracting takes differences, which may not go below zero beyond
+    rounding (removing a category a class does not hold raises
+    :class:`StatisticsError`).
 
     Attributes
     ----------
@@ -57,6 +63,8 @@ class CategoryStats:
     counts: NDArray[np.int64]
     weights: _F
     category_counts: _F
+
+    _per_class = ("counts", "weights", "category_counts")
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> CategoryStats:
@@ -95,25 +103,23 @@ class CategoryStats:
             flat += np.bincount(idx, weights=w[sl][rows], minlength=cells)
         return cls(c, counts, weights, flat.reshape(c.size, p, C))
 
-    def update(
-        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> CategoryStats:
-        """The statistics of the rows seen so far plus ``(X, y, w)``."""
-        X = np.asarray(X)
-        check_features(self.n_features, X.shape[1], "update")
-        return self.merge(CategoryStats.from_data(X, y, sample_weight, classes=self.classes))
-
-    def merge(self, other: CategoryStats) -> CategoryStats:
-        """Statistics of the union of the two data sets (classes and categories united)."""
-        if not isinstance(other, CategoryStats):
-            raise TypeError(f"can only merge CategoryStats with CategoryStats, not {type(other)}.")
-        check_features(self.n_features, other.n_features, "merge")
-        c = union_classes(self.classes, other.classes)
+    def _merge_aligned(self, other: CategoryStats) -> CategoryStats:
         C = max(self.n_categories, other.n_categories)
-        a, b = self._aligned(c).padded(C), other._aligned(c).padded(C)
+        a, b = self.padded(C), other.padded(C)
         return CategoryStats(
-            c, a.counts + b.counts, a.weights + b.weights, a.category_counts + b.category_counts
+            a.classes,
+            a.counts + b.counts,
+            a.weights + b.weights,
+            a.category_counts + b.category_counts,
         )
+
+    def _subtract_aligned(self, other: CategoryStats) -> CategoryStats:
+        C = self.n_categories
+        a, b = self.padded(other.n_categories), other.padded(C)
+        held, removed = a.category_counts, b.category_counts
+        left = check_removal(held, removed, self.classes, axes=("feature", "category"))
+        # the categories beyond self's hold nothing in either (checked above)
+        return CategoryStats(self.classes, self.counts, self.weights, left[:, :, :C])
 
     def padded(self, n_categories: int) -> CategoryStats:
         """The same statistics with room for ``n_categories`` codes (zeros appended)."""
@@ -122,17 +128,6 @@ class CategoryStats:
             return self
         cc = np.pad(self.category_counts, ((0, 0), (0, 0), (0, extra)))
         return CategoryStats(self.classes, self.counts, self.weights, cc)
-
-    def _aligned(self, classes: NDArray[Any]) -> CategoryStats:
-        if np.array_equal(classes, self.classes):
-            return self
-        own = self.classes
-        return CategoryStats(
-            classes,
-            expand(self.counts, own, classes),
-            expand(self.weights, own, classes),
-            expand(self.category_counts, own, classes),
-        )
 
     @property
     def feature_weights(self) -> _F:
@@ -147,19 +142,12 @@ class CategoryStats:
     def n_features(self) -> int:
         return int(self.category_counts.shape[1])
 
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.size)
-
-    def allclose(self, other: CategoryStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
-        """Whether two statistics agree to ``rtol`` (after padding the categories)."""
+    def _close(self, other: CategoryStats, rtol: float, atol: float) -> bool:
+        # codes beyond the largest seen hold zero weight, so pad before comparing
         C = max(self.n_categories, other.n_categories)
         a, b = self.padded(C), other.padded(C)
-        return (
-            np.array_equal(a.classes, b.classes)
-            and np.array_equal(a.counts, b.counts)
-            and _close(a.weights, b.weights, rtol, atol)
-            and _close(a.category_counts, b.category_counts, rtol, atol)
+        return arrays_close(a.weights, b.weights, rtol, atol) and arrays_close(
+            a.category_counts, b.category_counts, rtol, atol
         )
 
     def __repr__(self) -> str:

@@ -1,10 +1,14 @@
-"""Helpers shared by the statistics: label encoding, class alignment, blocking."""
+"""What the statistics share: the protocol, the base class, its error, and helpers.
+
+Label encoding, class alignment, blocking of rows, and the Chan-Golub-LeVeque
+downdate that subtraction uses.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -16,6 +20,99 @@ from .. import _parallel
 #: matrix; a buffer this size is also reused by the allocator between calls
 #: instead of being mapped (and page-faulted) afresh.
 BLOCK_VALUES = 1 << 21
+
+#: Relative size of rounding residue in a difference of weights: removing
+#: weight ``W_B`` from ``W_C`` may leave ``W_C - W_B`` as low as
+#: ``-ROUNDING * W_C`` before it counts as removing more than is held, and a
+#: remainder up to ``ROUNDING * W_C`` counts as nothing left.
+ROUNDING = 1e-9
+
+#: A second moment left by a downdate is "clearly negative" (the subtracted
+#: statistics were not part of these) below ``-NEGATIVE_MOMENT`` times its scale.
+NEGATIVE_MOMENT = 1e-8
+
+
+class StatisticsError(ValueError):
+    """Two statistics cannot be merged or subtracted.
+
+    Raised for statistics of different types, of different feature counts
+    ("expected 784 features, got 783"), of class labels of different kinds,
+    and when a subtraction removes what the statistics do not hold (a class,
+    a value, more rows or weight than there are). A ``ValueError``, so that
+    callers validating input catch it with the rest.
+    """
+
+
+_S = TypeVar("_S", bound="Statistic")
+
+
+@runtime_checkable
+class Statistic(Protocol):
+    r"""What a derivation (``Model.from_stats``) and a reducer need of a statistic.
+
+    A statistic summarises the rows ``(X, y, w)`` of a data set per class. It
+    holds the sorted class labels ``classes``, the number of rows with positive
+    weight per class ``counts`` and their weight ``weights``, plus its own
+    arrays. Writing ``s(A)`` for ``from_data`` of the rows ``A``, every
+    statistic obeys these laws (checked with Hypothesis in
+    ``tests/test_stats_laws.py``; equal means :meth:`allclose` to rounding):
+
+    * identity: ``s.merge(empty(s.classes, p)) == s``;
+    * associativity and commutativity of ``merge``;
+    * ``s(A).merge(s(B)) == s(A ∪ B)``, also when ``A`` and ``B`` saw
+      different classes (``merge`` unites the classes);
+    * a row of integer weight ``w`` counts as ``w`` copies of it (except in
+      ``counts``, which counts distinct rows);
+    * ``s(A ∪ B).subtract(s(B)) == s(A)`` with ``A``'s classes widened to
+      those of ``A ∪ B``: a class left with no rows stays declared, with
+      zero weight and the empty statistic.
+
+    Every incompatibility (types, feature counts, label kinds, removing what
+    is not held) raises :class:`StatisticsError`.
+    """
+
+    classes: NDArray[Any]
+    counts: NDArray[np.int64]
+    weights: NDArray[np.float64]
+
+    @property
+    def n_features(self) -> int:
+        """Number of columns of ``X``."""
+        ...
+
+    @property
+    def n_classes(self) -> int:
+        """Number of declared classes (``classes.size``)."""
+        ...
+
+    @classmethod
+    def empty(cls: type[_S], classes: ArrayLike, n_features: int) -> _S:
+        """The identity of ``merge``: no rows for any of ``classes``."""
+        ...
+
+    @classmethod
+    def from_data(
+        cls: type[_S],
+        X: Any,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        classes: ArrayLike | None = None,
+    ) -> _S:
+        """The statistic of the rows ``(X, y, sample_weight)``."""
+        ...
+
+    def merge(self: _S, other: _S) -> _S:
+        """The statistic of the union of both data sets."""
+        ...
+
+    def subtract(self: _S, other: _S) -> _S:
+        """The statistic of these rows without those of ``other``."""
+        ...
+
+    def allclose(self: _S, other: _S, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        """Whether both statistics agree to rounding."""
+        ...
 
 
 def as_classes(classes: ArrayLike) -> NDArray[Any]:
@@ -72,8 +169,8 @@ def prepare(
 def union_classes(a: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
     """Sorted union of two label arrays, refusing to mix strings with numbers."""
     if a.size and b.size and (a.dtype.kind in "OUS") != (b.dtype.kind in "OUS"):
-        raise ValueError(
-            f"cannot merge statistics whose class labels are of different kinds: "
+        raise StatisticsError(
+            f"cannot combine statistics whose class labels are of different kinds: "
             f"{a.tolist()[:5]} and {b.tolist()[:5]}."
         )
     return np.union1d(a, b)
@@ -99,8 +196,9 @@ def block_slices(n_rows: int, n_features: int) -> Iterator[slice]:
 
 
 def check_features(expected: int, got: int, what: str = "statistics") -> None:
+    """Raise :class:`StatisticsError` "expected 784 features, got 783" on a mismatch."""
     if expected != got:
-        raise ValueError(f"expected {expected} features, got {got} ({what}).")
+        raise StatisticsError(f"expected {expected} features, got {got} ({what}).")
 
 
 def one_hot_classes(yi: NDArray[np.intp], w: NDArray[np.float64], k: int) -> Any:
@@ -237,15 +335,177 @@ def origin_cancellation(X: Any, yi: NDArray[np.intp], w: NDArray[np.float64], k:
     return float(np.max(ratio, initial=1.0)) if np.all(np.isfinite(ratio)) else np.inf
 
 
+def label_repr(label: Any) -> str:
+    """``repr`` of a class label as the user wrote it (``'a'``, not ``np.str_('a')``)."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
+def _label(classes: NDArray[Any] | None, k: int) -> str:
+    return f"class {label_repr(classes[k])}" if classes is not None else f"class number {k}"
+
+
+def check_removal(
+    held: NDArray[np.float64],
+    removed: NDArray[np.float64],
+    classes: NDArray[Any] | None = None,
+    what: str = "weight",
+    axes: tuple[str, ...] = ("feature",),
+) -> NDArray[np.float64]:
+    """``held - removed`` with rounding residue set to 0; StatisticsError if clearly negative.
+
+    ``held`` and ``removed`` are non-negative per-class quantities of shape
+    ``(n_classes, ...)``. A difference down to ``-ROUNDING * held`` is rounding
+    (clipped to 0), and so is one up to ``+ROUNDING * held`` (set to 0, so that
+    removing everything leaves exactly nothing). Anything lower means removing
+    more than is held, and the error names the class (first axis) and the
+    position along the other ``axes`` (by default, a feature).
+    """
+    left = held - removed
+    tol = ROUNDING * np.abs(held)
+    bad = left < -tol
+    if np.any(bad):
+        at = tuple(int(i[0]) for i in np.nonzero(bad))
+        where = _label(classes, at[0])
+        for name, i in zip(axes, at[1:], strict=False):
+            where = f"{name} {i} of {where}"
+        raise StatisticsError(
+            f"cannot remove {what} {removed[at]:g} from {where}, which holds {held[at]:g}."
+        )
+    return np.where(left <= tol, 0.0, left)
+
+
+def downdate_moments(
+    W_C: NDArray[np.float64],
+    m_C: NDArray[np.float64],
+    M2_C: NDArray[np.float64],
+    W_B: NDArray[np.float64],
+    m_B: NDArray[np.float64],
+    M2_B: NDArray[np.float64],
+    *,
+    outer: bool = False,
+    classes: NDArray[Any] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    r"""Weight, mean and centred second moment of ``A`` from those of ``C = A ∪ B`` and ``B``.
+
+    The Chan-Golub-LeVeque update run backwards:
+
+    .. math::
+
+        W_A = W_C - W_B, \quad
+        m_A = m_C + \frac{W_B}{W_A} (m_C - m_B), \quad
+        M2_A = M2_C - M2_B - \frac{W_A W_B}{W_C} (m_B - m_A)^2 .
+
+    Parameters
+    ----------
+    W_C, W_B : ndarray of shape (n_classes, n_features), or (n_classes,) if ``outer``
+        Weights (per class and feature in the elementwise form, per class in
+        the outer form).
+    m_C, m_B : ndarray of shape (n_classes, n_features)
+        Weighted means.
+    M2_C, M2_B : ndarray
+        Centred second moments: ``(n_classes, n_features)`` elementwise
+        (``sum w (x - m)^2`` per feature); with ``outer``, scatter matrices
+        ``(n_classes, p, p)`` per class, or one ``(p, p)`` pooled over the
+        classes (the between-parts terms of all classes are then summed).
+    outer : bool
+        Use ``(m_B - m_A)(m_B - m_A)'`` rather than the elementwise square.
+    classes : ndarray of shape (n_classes,), optional
+        Labels, to name the class in errors.
+
+    Returns
+    -------
+    W_A, m_A, M2_A : ndarray
+        Shapes as the inputs. Where nothing is left (``W_A`` within rounding
+        of 0) the weight, the mean and (per class) the moment are exactly 0,
+        as in the empty statistic.
+
+    Raises
+    ------
+    StatisticsError
+        When more weight is removed than held (beyond ``ROUNDING``), or a
+        second moment (a diagonal entry in the outer form) comes out below
+        ``-NEGATIVE_MOMENT`` times its scale: ``B`` was not part of ``C``.
+        Negative rounding residue above that is clipped to 0.
+
+    Notes
+    -----
+    The mean's rounding error ``eps |m|`` is amplified by ``W_C / W_A``, so
+    removing most of the weight of data far from the origin costs digits; the
+    scale below which a negative moment counts as rounding grows accordingly,
+    ``M2_C + M2_B + (W_A W_B / W_C)(|m_B - m_A| + u)^2`` with
+    ``u = 1e-6 |m| W_C / W_A``.
+
+    References
+    ----------
+    T. F. Chan, G. H. Golub and R. J. LeVeque, "Updating formulae and a
+    pairwise algorithm for computing sample variances", COMPSTAT 1982.
+    """
+    W_A = check_removal(W_C, W_B, classes)
+    left = W_A > 0
+    safe = np.where(left, W_A, 1.0)
+    f = W_A * W_B / np.where(left, W_C, 1.0)
+    ratio = W_B / safe
+    amp = W_C / safe
+    if outer:
+        left_m, ratio, amp, fm = left[:, None], ratio[:, None], amp[:, None], f[:, None]
+    else:
+        left_m, fm = left, f
+    m_A = np.where(left_m, m_C + ratio * (m_C - m_B), 0.0)
+    d = np.where(left_m, m_B - m_A, 0.0)
+    u = 1e-6 * np.maximum(np.abs(m_C), np.abs(m_B)) * amp
+    noise = fm * (np.abs(d) + u) ** 2  # scale of the between-parts term, rounding included
+    if outer:
+        between = f[:, None, None] * d[:, :, None] * d[:, None, :]
+        if M2_C.ndim == 2:  # pooled over the classes
+            between, noise = between.sum(axis=0), noise.sum(axis=0)
+        M2_A = M2_C - M2_B - between
+        diag = np.diagonal(M2_A, axis1=-2, axis2=-1)
+        scale = (
+            np.abs(np.diagonal(M2_C, axis1=-2, axis2=-1))
+            + np.abs(np.diagonal(M2_B, axis1=-2, axis2=-1))
+            + noise
+        )
+    else:
+        M2_A = M2_C - M2_B - fm * d * d
+        diag = M2_A
+        scale = np.abs(M2_C) + np.abs(M2_B) + noise
+    bad = diag < -NEGATIVE_MOMENT * scale
+    if np.any(bad):
+        at = tuple(int(i[0]) for i in np.nonzero(bad))
+        where = (
+            f"feature {at[-1]} of {_label(classes, at[0])}"
+            if diag.ndim == 2
+            else f"feature {at[0]}"
+        )
+        raise StatisticsError(
+            f"cannot subtract: the second moment of {where} would be {diag[at]:g} "
+            f"(on a scale of {scale[at]:g}); the subtracted statistics are not part of these."
+        )
+    if outer:
+        # only the diagonal must be non-negative; its rounding residue goes
+        n = M2_A.shape[-1]
+        idx = np.arange(n)
+        M2_A = M2_A.copy()
+        M2_A[..., idx, idx] = np.maximum(diag, 0.0)
+        if M2_A.ndim == 3:
+            M2_A[~left] = 0.0
+    else:
+        M2_A = np.where(left, np.maximum(M2_A, 0.0), 0.0)
+    return W_A, m_A, M2_A
+
+
 class ClassStatistic:
     """What every per-class statistic shares: the monoid plumbing around its merge rule.
 
-    A subclass is a frozen dataclass whose first field is ``classes``; it
-    lists in ``_per_class`` the fields indexed by class along their first axis
-    (zero for a class not seen), and implements ``from_data``, ``n_features``
-    and ``_merge_aligned(other)`` for two values over the same classes.
+    A subclass is a frozen dataclass whose first fields are ``classes``,
+    ``counts`` and ``weights``; it lists in ``_per_class`` the fields indexed
+    by class along their first axis (zero for a class not seen), and
+    implements ``empty``, ``from_data``, ``n_features``, ``_merge_aligned(other)``
+    and ``_subtract_aligned(other)`` for two values over the same classes.
     ``merge`` unites the classes, so statistics of data sets that saw
-    different classes merge too.
+    different classes merge too; ``subtract`` checks what is removed and
+    leaves a class without rows as the empty statistic. The laws every
+    subclass obeys are those of :class:`Statistic`.
     """
 
     _per_class: ClassVar[tuple[str, ...]] = ()
@@ -262,6 +522,10 @@ class ClassStatistic:
         return int(self.classes.size)
 
     @classmethod
+    def empty(cls, classes: ArrayLike, n_features: int) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    @classmethod
     def from_data(cls, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None) -> Any:
         raise NotImplementedError  # pragma: no cover
 
@@ -271,25 +535,119 @@ class ClassStatistic:
         check_features(self.n_features, shape[1] if len(shape) == 2 else -1, "update")
         return self.merge(type(self).from_data(X, y, sample_weight, classes=self.classes))
 
-    def merge(self, other: Any) -> Any:
-        """Statistics of the union of the two data sets (classes are united)."""
+    def _check_compatible(self, other: Any, action: str) -> None:
         if type(other) is not type(self):
-            raise TypeError(
-                f"can only merge {type(self).__name__} with {type(self).__name__}, "
+            raise StatisticsError(
+                f"can only {action} {type(self).__name__} with {type(self).__name__}, "
                 f"not {type(other).__name__}."
             )
-        check_features(self.n_features, other.n_features, "merge")
+        check_features(self.n_features, other.n_features, action)
+
+    def merge(self, other: Any) -> Any:
+        """Statistics of the union of the two data sets (classes are united).
+
+        Raises
+        ------
+        StatisticsError
+            If ``other`` is of another type, has another number of features, or
+            labels of another kind.
+        """
+        self._check_compatible(other, "merge")
         c = union_classes(self.classes, other.classes)
         return self._aligned(c)._merge_aligned(other._aligned(c))
 
+    def subtract(self, other: Any) -> Any:
+        """Statistics of these rows without the rows summarised by ``other``.
+
+        ``s(A ∪ B).subtract(s(B)) == s(A)``; the classes are ``self.classes``
+        (a class whose rows are all removed stays declared, with zero weight
+        and the empty statistic).
+
+        Raises
+        ------
+        StatisticsError
+            If ``other`` is of another type or number of features, holds a
+            class these statistics do not, or removes from a class more rows
+            or weight (beyond rounding) than it holds; or, in a subclass,
+            anything else it does not hold (a value, a category, a clearly
+            negative second moment).
+        """
+        self._check_compatible(other, "subtract")
+        union_classes(self.classes, other.classes)  # refuses labels of another kind
+        unknown = np.setdiff1d(other.classes, self.classes)
+        if unknown.size:
+            raise StatisticsError(
+                f"cannot forget class {label_repr(unknown[0])}: these statistics hold no such class "
+                f"(classes: {self.classes.tolist()[:20]})."
+            )
+        b = other._aligned(self.classes)
+        counts = self.counts - b.counts
+        if np.any(counts < 0):
+            k = int(np.flatnonzero(counts < 0)[0])
+            raise StatisticsError(
+                f"cannot remove {int(b.counts[k])} rows from {_label(self.classes, k)}, "
+                f"which holds {int(self.counts[k])}."
+            )
+        weights = check_removal(self.weights, b.weights, self.classes)
+        gone = counts == 0
+        if np.any(gone & (weights > 0)):
+            k = int(np.flatnonzero(gone & (weights > 0))[0])
+            raise StatisticsError(
+                f"cannot subtract: {_label(self.classes, k)} would keep weight "
+                f"{weights[k]:g} with no rows left; the subtracted statistics are not part "
+                "of these."
+            )
+        out = dataclasses.replace(self._subtract_aligned(b), counts=counts, weights=weights)
+        return out._cleared(gone)
+
     def _merge_aligned(self, other: Any) -> Any:
         raise NotImplementedError  # pragma: no cover
+
+    def _subtract_aligned(self, other: Any) -> Any:
+        """``self`` without ``other`` (same classes); ``counts``/``weights`` are set by the caller."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _cleared(self, gone: NDArray[np.bool_]) -> Any:
+        """The same statistics with the classes in ``gone`` reset to the empty statistic."""
+        if not np.any(gone):
+            return self
+        changes = {}
+        for f in self._per_class:
+            a = np.array(getattr(self, f), copy=True)
+            a[gone] = 0
+            changes[f] = a
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
     def _aligned(self, classes: NDArray[Any]) -> Any:
         if np.array_equal(classes, self.classes):
             return self
         changes = {f: expand(getattr(self, f), self.classes, classes) for f in self._per_class}
         return dataclasses.replace(self, classes=classes, **changes)  # type: ignore[type-var]
+
+    def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        """Whether ``other`` is the same statistic to rounding.
+
+        False for another type or other classes or row counts; otherwise every
+        array agrees to ``|a - b| <= atol + rtol * scale``, the scale being the
+        array's largest entry (see :func:`arrays_close`; subclasses give
+        centred moments a floor for rounding noise).
+        """
+        return (
+            type(other) is type(self)
+            and np.array_equal(self.classes, other.classes)
+            and np.array_equal(self.counts, other.counts)
+            and self._close(other, rtol, atol)
+        )
+
+    def _close(self, other: Any, rtol: float, atol: float) -> bool:
+        """Every field but ``classes`` and ``counts`` agrees to ``rtol`` on its own scale."""
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.name in ("classes", "counts"):
+                continue
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if not arrays_close(np.asarray(a), np.asarray(b), rtol, atol):
+                return False
+        return True
 
     def __repr__(self) -> str:
         return (

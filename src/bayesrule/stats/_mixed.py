@@ -1,30 +1,35 @@
-"""One statistic per kind of column: the mixed naive Bayes statistic."""
+"""One statistic per kind of column, with the vocabularies of string columns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._categories import CategoryStats
 from ._common import (
+    ClassStatistic,
+    StatisticsError,
+    arrays_close,
     as_classes,
     check_features,
     class_totals,
     encode,
-    expand,
-    union_classes,
 )
-from ._counts import CountStats, _close, _weights
+from ._counts import CountStats, _weights
 from ._diagonal import DiagonalStats
 from ._values import ValueCountStats
 
 _F = NDArray[np.float64]
+#: The vocabulary of a column: sorted unique strings, or None for a column
+#: whose values are used as they are (numbers, or integer category codes).
+Vocabulary = NDArray[np.str_] | None
 
 
-__all__ = ["KIND_STATS", "MixedStats"]
+__all__ = ["KIND_STATS", "MixedStats", "as_vocabulary"]
 
 #: The statistic each kind of column needs.
 KIND_STATS: dict[str, Any] = {
@@ -36,43 +41,108 @@ KIND_STATS: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, eq=False)
-class MixedStats:
+def as_vocabulary(values: ArrayLike) -> NDArray[np.str_]:
+    """Strings as a sorted unique unicode array (the form every vocabulary takes)."""
+    v = np.asarray(values, dtype=str).ravel()
+    return np.unique(v) if v.size else np.array([], dtype=str)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MixedStats(ClassStatistic):
     r"""One statistic per kind of column, for a model with a class model per column.
 
     ``kinds[j]`` names the model of column ``j`` (a key of ``KIND_STATS``);
     ``parts[kind]`` holds the statistics of the columns of that kind, in
-    their order in ``X``. A monoid because each part is one; two values merge
-    only if their kinds agree.
+    their order in ``X``. A categorical column holds either integer category
+    codes used as they are (``vocabularies[j]`` is None) or codes into
+    ``vocabularies[j]``, a sorted array of the strings seen with positive
+    weight: code ``c`` stands for ``vocabularies[j][c]``. Every other column
+    has no vocabulary (None).
+
+    A monoid like each part: ``merge`` unites the classes and, for string
+    columns, the vocabularies (the sorted union, each side's category counts
+    recoded onto it), so blocks that saw different strings merge to the
+    statistics of all the data, and merging is associative and commutative.
+    ``subtract`` removes the categories of ``other``; a category left with no
+    weight leaves the vocabulary, so that ``s(A ∪ B).subtract(s(B)) == s(A)``.
+    A categorical column in which nothing was observed takes the form of the
+    other side (codes or strings); two values whose columns are of different
+    kinds, or whose observed categorical columns are codes in one and strings
+    in the other, raise :class:`StatisticsError`.
 
     Attributes
     ----------
-    kinds : tuple of str, one per feature
     classes, counts, weights : as for the other statistics
+    kinds : tuple of str, one per feature
+    vocabularies : tuple of (ndarray of str or None), one per feature
     parts : dict of str to statistics
+        One statistic per kind present, over the columns of that kind.
     """
 
-    kinds: tuple[str, ...]
     classes: NDArray[Any]
     counts: NDArray[np.int64]
     weights: _F
-    parts: dict[str, Any] = field(default_factory=dict)
+    kinds: tuple[str, ...]
+    vocabularies: tuple[Vocabulary, ...]
+    parts: dict[str, Any]
+
+    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights")
+
+    def __post_init__(self) -> None:
+        # a model file gives back lists where tuples were saved
+        object.__setattr__(self, "kinds", tuple(str(k) for k in self.kinds))
+        vocabs = tuple(None if v is None else np.asarray(v, dtype=str) for v in self.vocabularies)
+        object.__setattr__(self, "vocabularies", vocabs)
+        # one order of the parts (a model file's dict comes back sorted), so
+        # that a model sums its per-kind log densities in one order
+        if set(self.parts) != set(self.kinds):
+            raise StatisticsError(
+                f"MixedStats needs one part per kind of column {sorted(set(self.kinds))}; "
+                f"got {sorted(self.parts)}."
+            )
+        parts = {kind: self.parts[kind] for kind in KIND_STATS if kind in self.parts}
+        object.__setattr__(self, "parts", parts)
+        if len(vocabs) != len(self.kinds):
+            raise StatisticsError(
+                f"vocabularies must have one entry per column ({len(self.kinds)}); "
+                f"got {len(vocabs)}."
+            )
+
+    # ------------------------------------------------------------ constructors
+    @staticmethod
+    def _check_kinds(kinds: Any) -> tuple[str, ...]:
+        if isinstance(kinds, (int, np.integer)):
+            return ("gaussian",) * int(kinds)
+        kinds = tuple(kinds)
+        for j, kind in enumerate(kinds):
+            if kind not in KIND_STATS:
+                raise ValueError(
+                    f"column {j} has the kind {kind!r}; expected one of {list(KIND_STATS)}."
+                )
+        return kinds
 
     def columns(self, kind: str) -> NDArray[np.intp]:
         """Indices of the columns of one kind."""
         return np.flatnonzero(np.asarray(self.kinds, dtype=object) == kind)
 
     @classmethod
-    def empty(cls, classes: ArrayLike, kinds: tuple[str, ...]) -> MixedStats:
-        """The identity element for columns of the given kinds."""
+    def empty(cls, classes: ArrayLike, n_features: Any) -> MixedStats:
+        """The identity element for columns of the given kinds.
+
+        ``n_features`` is the tuple of kinds, or a number of columns (all
+        'gaussian', as MixedNB models the columns of an array). Categorical
+        columns have no vocabulary; as nothing is observed in them, they take
+        the form of whatever they are merged with.
+        """
         c = as_classes(classes)
-        kinds = tuple(kinds)
+        kinds = cls._check_kinds(n_features)
         parts = {
             kind: KIND_STATS[kind].empty(c, kinds.count(kind))
             for kind in KIND_STATS
             if kind in kinds
         }
-        return cls(kinds, c, np.zeros(c.size, np.int64), np.zeros(c.size), parts)
+        zeros = np.zeros(c.size)
+        return cls(c, zeros.astype(np.int64), zeros, kinds, (None,) * len(kinds), parts)
 
     @classmethod
     def from_data(
@@ -81,62 +151,273 @@ class MixedStats:
         y: ArrayLike,
         sample_weight: ArrayLike | None = None,
         *,
-        kinds: tuple[str, ...],
+        kinds: Any = None,
+        vocabularies: Any = None,
         classes: ArrayLike | None = None,
     ) -> MixedStats:
-        """Statistics of one numeric data set whose column ``j`` is of kind ``kinds[j]``."""
+        """Statistics of one numeric data set whose column ``j`` is of kind ``kinds[j]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numbers; NaN is missing. A categorical column holds integer codes:
+            indices into its vocabulary when it has one.
+        y, sample_weight, classes : as for the other statistics
+        kinds : tuple of str, default=None
+            One kind per column; by default every column is 'gaussian'.
+        vocabularies : sequence of (array-like of str or None), default=None
+            For each column, the strings its codes stand for (sorted and
+            unique), or None. Categories of no positive weight are dropped.
+        """
         X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        kinds = cls._check_kinds(X.shape[1] if kinds is None else kinds)
         check_features(len(kinds), X.shape[1], "kinds")
+        vocabs = _check_vocabularies(X, kinds, vocabularies)
         y = np.asarray(y)
         c = as_classes(y if classes is None else classes)
         w = _weights(X.shape[0], sample_weight)
         counts, weights = class_totals(encode(y, c), w, c.size)
-        out = cls(tuple(kinds), c, counts, weights, {})
+        cols = {kind: np.flatnonzero(np.asarray(kinds, dtype=object) == kind) for kind in kinds}
         parts = {
-            kind: KIND_STATS[kind].from_data(X[:, out.columns(kind)], y, w, classes=c)
+            kind: KIND_STATS[kind].from_data(X[:, cols[kind]], y, w, classes=c)
             for kind in KIND_STATS
-            if kind in kinds
+            if kind in cols
         }
-        return cls(tuple(kinds), c, counts, weights, parts)
+        return cls(c, counts, weights, kinds, vocabs, parts)._compacted()
 
-    def merge(self, other: MixedStats) -> MixedStats:
-        """Statistics of the union of the two data sets."""
-        if not isinstance(other, MixedStats):
-            raise TypeError(f"can only merge MixedStats with MixedStats, not {type(other)}.")
-        check_features(self.n_features, other.n_features, "merge")
-        if self.kinds != other.kinds:
-            raise ValueError(
-                f"cannot merge statistics of columns of different kinds: {list(self.kinds)} "
-                f"and {list(other.kinds)}."
-            )
-        c = union_classes(self.classes, other.classes)
-        parts = {kind: part.merge(other.parts[kind]) for kind, part in self.parts.items()}
+    def update(self, X: Any, y: Any, sample_weight: Any = None, vocabularies: Any = None) -> Any:
+        """The statistics of the rows seen so far plus ``(X, y, w)`` (codes into ``vocabularies``)."""
+        block = MixedStats.from_data(
+            X, y, sample_weight, kinds=self.kinds, vocabularies=vocabularies, classes=self.classes
+        )
+        return self.merge(block)
+
+    # ---------------------------------------------------------- merge, subtract
+    def _aligned(self, classes: NDArray[Any]) -> MixedStats:
+        if np.array_equal(classes, self.classes):
+            return self
+        out = super()._aligned(classes)
+        parts = {kind: part._aligned(classes) for kind, part in self.parts.items()}
+        return dataclasses.replace(out, parts=parts)
+
+    def _same_kinds(self, other: MixedStats, action: str) -> None:
+        if self.kinds == other.kinds:
+            return
+        j = next(j for j, (a, b) in enumerate(zip(self.kinds, other.kinds, strict=True)) if a != b)
+        raise StatisticsError(
+            f"cannot {action} statistics of columns of different kinds: column {j} is "
+            f"{self.kinds[j]!r} in one and {other.kinds[j]!r} in the other."
+        )
+
+    def _merge_aligned(self, other: MixedStats) -> MixedStats:
+        self._same_kinds(other, "merge")
+        vocabs = tuple(
+            _united(j, a, b, self._observed(j), other._observed(j))
+            for j, (a, b) in enumerate(zip(self.vocabularies, other.vocabularies, strict=True))
+        )
+        a, b = self._recoded(vocabs), other._recoded(vocabs)
+        parts = {kind: part.merge(b.parts[kind]) for kind, part in a.parts.items()}
         return MixedStats(
+            self.classes,
+            self.counts + other.counts,
+            self.weights + other.weights,
             self.kinds,
-            c,
-            expand(self.counts, self.classes, c) + expand(other.counts, other.classes, c),
-            expand(self.weights, self.classes, c) + expand(other.weights, other.classes, c),
+            vocabs,
             parts,
         )
 
+    def _subtract_aligned(self, other: MixedStats) -> MixedStats:
+        self._same_kinds(other, "subtract")
+        for j, (mine, theirs) in enumerate(zip(self.vocabularies, other.vocabularies, strict=True)):
+            if not other._observed(j):
+                continue
+            if (mine is None) != (theirs is None):
+                raise StatisticsError(_forms(j, "subtract"))
+            if theirs is not None and mine is not None:
+                unknown = np.setdiff1d(theirs, mine)
+                if unknown.size:
+                    raise StatisticsError(
+                        f"cannot forget category {str(unknown[0])!r} of column {j}: these "
+                        "statistics never saw it."
+                    )
+        # other's unobserved columns hold nothing, so they take self's form
+        b = other._recoded(self.vocabularies, C=self._n_categories())
+        parts = {kind: part.subtract(b.parts[kind]) for kind, part in self.parts.items()}
+        # counts and weights are set by ClassStatistic.subtract
+        return dataclasses.replace(self, parts=parts)._compacted()
+
+    def subtract(self, other: Any) -> Any:
+        """Statistics of these rows without those of ``other`` (see :class:`Statistic`).
+
+        The vocabularies are ``self``'s without the categories left with no
+        weight. Removing a category these statistics never saw raises
+        :class:`StatisticsError` naming it.
+        """
+        return super().subtract(other)
+
+    # ------------------------------------------------------------- vocabularies
+    def _observed(self, j: int) -> bool:
+        """Whether categorical column ``j`` holds any weight (always True for other kinds)."""
+        if self.kinds[j] != "categorical":
+            return True
+        i = int(np.searchsorted(self.columns("categorical"), j))
+        return bool(np.any(self.parts["categorical"].category_counts[:, i, :] > 0))
+
+    def _n_categories(self) -> int:
+        part = self.parts.get("categorical")
+        return 0 if part is None else int(part.n_categories)
+
+    def _recoded(self, vocabs: tuple[Vocabulary, ...], C: int | None = None) -> MixedStats:
+        """The same statistics with the codes of each string column into ``vocabs[j]``.
+
+        ``vocabs[j]`` holds every category column ``j`` has weight for; an
+        unobserved column may change form. ``C`` is the number of codes of the
+        result (at least what the vocabularies and the integer-coded columns need).
+        """
+        if C is None and all(
+            a is b or (a is not None and b is not None and np.array_equal(a, b))
+            for a, b in zip(self.vocabularies, vocabs, strict=True)
+        ):
+            return self
+        part = self.parts.get("categorical")
+        if part is None:
+            return dataclasses.replace(self, vocabularies=vocabs)
+        cc = part.category_counts
+        cat = self.columns("categorical")
+        need = [
+            len(v) if v is not None else (cc.shape[2] if self._observed(int(j)) else 0)
+            for j, v in ((j, vocabs[j]) for j in cat)
+        ]
+        width = max([*need, 0] if C is None else [*need, C])
+        out = np.zeros(cc.shape[:2] + (width,))
+        for i, j in enumerate(cat):
+            old, new = self.vocabularies[j], vocabs[j]
+            if not self._observed(int(j)):
+                continue
+            if old is None:
+                out[:, i, : cc.shape[2]] = cc[:, i, :]
+            else:
+                assert new is not None  # an observed column keeps its form
+                out[:, i, np.searchsorted(new, old)] = cc[:, i, : old.size]
+        parts = dict(self.parts)
+        parts["categorical"] = dataclasses.replace(part, category_counts=out)
+        return dataclasses.replace(self, vocabularies=vocabs, parts=parts)
+
+    def _compacted(self) -> MixedStats:
+        """The same statistics without the categories of no weight in string columns."""
+        part = self.parts.get("categorical")
+        if part is None:
+            return self
+        totals = part.category_counts.sum(axis=0)  # (n_categorical, C)
+        vocabs = list(self.vocabularies)
+        for i, j in enumerate(self.columns("categorical")):
+            v = vocabs[j]
+            if v is not None:
+                vocabs[j] = v[totals[i, : v.size] > 0]
+        new = tuple(vocabs)
+        if all(
+            a is None or b is None or a.size == b.size
+            for a, b in zip(new, self.vocabularies, strict=True)
+        ):
+            return self
+        out = np.zeros_like(part.category_counts)
+        coded = False  # whether a column holds integer codes, which keep their width
+        for i, j in enumerate(self.columns("categorical")):
+            old = self.vocabularies[j]
+            if old is None:
+                coded = True
+                out[:, i, :] = part.category_counts[:, i, :]
+            else:
+                keep = np.flatnonzero(totals[i, : old.size] > 0)
+                out[:, i, : keep.size] = part.category_counts[:, i, keep]
+        sizes = [v.size for v in new if v is not None]
+        width = max([*sizes, out.shape[2] if coded else 0])
+        parts = dict(self.parts)
+        parts["categorical"] = dataclasses.replace(part, category_counts=out[:, :, :width])
+        return dataclasses.replace(self, vocabularies=new, parts=parts)
+
+    # ------------------------------------------------------------------ queries
     @property
     def n_features(self) -> int:
         return len(self.kinds)
 
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.size)
-
-    def allclose(self, other: MixedStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
-        """Whether every part agrees to ``rtol``."""
-        return (
-            self.kinds == other.kinds
+    def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        """Whether every part agrees to ``rtol``, the string columns compared category by category."""
+        if not (
+            type(other) is type(self)
+            and self.kinds == other.kinds
             and np.array_equal(self.classes, other.classes)
             and np.array_equal(self.counts, other.counts)
-            and _close(self.weights, other.weights, rtol, atol)
-            and all(self.parts[k].allclose(other.parts[k], rtol, atol) for k in self.parts)
-        )
+            and arrays_close(self.weights, other.weights, rtol, atol)
+        ):
+            return False
+        try:
+            vocabs = tuple(
+                _united(j, a, b, self._observed(j), other._observed(j))
+                for j, (a, b) in enumerate(zip(self.vocabularies, other.vocabularies, strict=True))
+            )
+        except StatisticsError:
+            return False
+        width = max(self._n_categories(), other._n_categories())
+        a, b = self._recoded(vocabs, C=width), other._recoded(vocabs, C=width)
+        return all(part.allclose(b.parts[kind], rtol, atol) for kind, part in a.parts.items())
 
     def __repr__(self) -> str:
         kinds = {k: self.kinds.count(k) for k in self.parts}
         return f"MixedStats(n_classes={self.n_classes}, columns={kinds})"
+
+
+def _forms(j: int, action: str) -> str:
+    return (
+        f"cannot {action} statistics of categorical column {j}: it holds integer category "
+        "codes in one and strings in the other."
+    )
+
+
+def _united(j: int, a: Vocabulary, b: Vocabulary, a_seen: bool, b_seen: bool) -> Vocabulary:
+    """The vocabulary of column ``j`` after a merge: the sorted union of both.
+
+    A column with nothing observed takes the other side's form; codes in one
+    and strings in the other raise :class:`StatisticsError`.
+    """
+    if a is None and b is None:
+        return None
+    if a is not None and b is not None:
+        return np.union1d(a, b) if a.size or b.size else a
+    if a is None:  # put the strings first
+        a, b, a_seen, b_seen = b, a, b_seen, a_seen
+    if a_seen and b_seen:
+        raise StatisticsError(_forms(j, "merge"))
+    return None if b_seen else a
+
+
+def _check_vocabularies(X: _F, kinds: tuple[str, ...], vocabularies: Any) -> tuple[Vocabulary, ...]:
+    if vocabularies is None:
+        return (None,) * len(kinds)
+    vocabs = list(vocabularies)
+    check_features(len(kinds), len(vocabs), "vocabularies")
+    out: list[Vocabulary] = []
+    for j, v in enumerate(vocabs):
+        if v is None:
+            out.append(None)
+            continue
+        if kinds[j] != "categorical":
+            raise ValueError(
+                f"column {j} is of kind {kinds[j]!r}; only a categorical column has a vocabulary."
+            )
+        arr = np.asarray(v, dtype=str).ravel()
+        if arr.size > 1 and not np.all(arr[1:] > arr[:-1]):
+            raise ValueError(f"the vocabulary of column {j} must be sorted and unique.")
+        col = X[:, j]
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(col) & ((col < 0) | (col >= arr.size) | (col != np.floor(col)))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"column {j} must hold codes 0 .. {arr.size - 1} into its vocabulary; "
+                f"got {col[r]!r} at row {r}."
+            )
+        out.append(arr)
+    return tuple(out)

@@ -11,12 +11,16 @@ from numpy.typing import ArrayLike, NDArray
 from .._parallel import in_parallel
 from ._common import (
     BLOCK_VALUES,
+    NEGATIVE_MOMENT,
     ClassStatistic,
+    StatisticsError,
     arrays_close,
     as_classes,
+    downdate_moments,
     noise_floor,
     pilot_means,
     prepare,
+    row_ranges,
     syrk_add,
 )
 
@@ -33,11 +37,23 @@ def _shift(W: _F, S: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None) -> tuple[_
     ``S' = S - d s1' - s1 d' + W d d'``,
     ``M3' = M3 - tr(S) d - 2 S d + 2 (d.s1) d + c s1 - c W d`` and
     ``M4' = M4 - 4 d.M3 + 4 d'Sd + 2 c tr(S) + c^2 W - 4 c (d.s1)``.
+    ``S`` is not modified; the new scatter is a new array.
     """
+    M3_new, M4_new = _shift_higher(W, np.einsum("kpp->k", S), _matvec(S, d), M3, M4, d, s1)
+    if s1 is None:
+        S_new = _add_outer(S, W, d, d)
+    else:
+        # S - d s1' - s1 d' + W d d' = S + (W d - s1) d' - d s1'
+        S_new = _add_outer(S, np.ones_like(W), W[:, None] * d - s1, d)
+        S_new = _add_outer(S_new, -np.ones_like(W), d, s1, out=S_new)
+    return S_new, M3_new, M4_new
+
+
+def _shift_higher(
+    W: _F, tr: _F, Sd: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None
+) -> tuple[_F, _F]:
+    """The ``M3`` and ``M4`` of :func:`_shift`, from ``tr(S)`` and ``S d`` alone."""
     c = np.einsum("kp,kp->k", d, d)
-    Sd = np.einsum("kpq,kq->kp", S, d)
-    tr = np.einsum("kpp->k", S)
-    S_new = S + W[:, None, None] * d[:, :, None] * d[:, None, :]
     M3_new = M3 - (tr + c * W)[:, None] * d - 2.0 * Sd
     M4_new = (
         M4
@@ -48,10 +64,30 @@ def _shift(W: _F, S: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None) -> tuple[_
     )
     if s1 is not None:
         ds1 = np.einsum("kp,kp->k", d, s1)
-        S_new -= d[:, :, None] * s1[:, None, :] + s1[:, :, None] * d[:, None, :]
         M3_new += 2.0 * ds1[:, None] * d + c[:, None] * s1
         M4_new -= 4.0 * c * ds1
-    return S_new, M3_new, M4_new
+    return M3_new, M4_new
+
+
+def _matvec(S: _F, d: _F) -> _F:
+    """``S_k d_k`` for every class, shape (k, p): one batched BLAS product."""
+    return np.matmul(S, d[:, :, None])[:, :, 0]
+
+
+def _add_outer(S: _F, f: _F, a: _F, b: _F, out: _F | None = None) -> _F:
+    """``S_k + f_k a_k b_k'`` for every class.
+
+    With many features, one class at a time (no ``k p^2`` temporary besides
+    the result); ``out=S`` updates in place.
+    """
+    if out is None:
+        out = S.copy()
+    if a.shape[1] < 64:
+        out += f[:, None, None] * a[:, :, None] * b[:, None, :]
+        return out
+    for k in np.flatnonzero(f * np.any(a != 0, axis=1) * np.any(b != 0, axis=1)).tolist():
+        out[k] += np.outer(f[k] * a[k], b[k])
+    return out
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -65,17 +101,22 @@ class ScatterStats(ClassStatistic):
     shrinkage estimate, ``M3_k = sum w_i |r_i|^2 r_i`` and
     ``M4_k = sum w_i |r_i|^4`` (``r_i = x_i - m_k``).
 
-    The statistics form a commutative monoid:
+    The statistics form a commutative monoid with subtraction (the laws of
+    :class:`~bayesrule.stats.Statistic`):
 
     * ``ScatterStats.empty(classes, p)`` is the identity:
       ``s.merge(empty) == s``;
     * ``merge`` is associative and commutative;
     * ``from_data(A).merge(from_data(B)) == from_data(A ∪ B)``, and a row of
-      integer weight ``w`` is the same as ``w`` copies of it.
+      integer weight ``w`` is the same as ``w`` copies of it;
+    * ``from_data(A ∪ B).subtract(from_data(B)) == from_data(A)`` (a class
+      left without rows becomes the empty statistic of that class).
 
-    Merging uses the pairwise update of Chan, Golub and LeVeque, so nothing is
-    ever computed from raw sums of squares. No hyperparameter (ddof,
-    shrinkage, regularisation) lives here: estimates are derived on demand.
+    Merging uses the pairwise update of Chan, Golub and LeVeque (extended to
+    ``M3`` and ``M4`` by re-centring each part at the merged mean), and
+    subtracting runs the same update backwards, so nothing is ever computed
+    from raw sums of squares. No hyperparameter (ddof, shrinkage,
+    regularisation) lives here: estimates are derived on demand.
 
     Attributes
     ----------
@@ -133,6 +174,11 @@ class ScatterStats(ClassStatistic):
     ) -> ScatterStats:
         """Statistics of one data set in a single blocked pass.
 
+        The moments are accumulated about pilot class means (from a strided
+        sample of rows) and then re-centred exactly at the class means with
+        the residual sums accumulated alongside, so data far from the origin
+        lose nothing.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -145,43 +191,106 @@ class ScatterStats(ClassStatistic):
             All class labels; defaults to the labels present in ``y``.
         """
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
-        n, p = X.shape
-        counts, weights, means = pilot_means(X, yi, w, c.size)
-        scatter, m3, m4, s1 = _centred_moments(X, yi, w, means, unit)
-        # One refinement step: the rounding error of the first-pass means,
-        # d = sum w r / W, is removed exactly (this keeps every digit for data
-        # far from the origin).
+        counts, weights, centres = pilot_means(X, yi, w, c.size)
+        scatter, m3, m4, s1 = _moments_about(X, yi, w, centres, unit)
+        # The rounding error of the pilot centres, d = sum w r / W, is removed
+        # exactly (this keeps every digit for data far from the origin).
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
-        scatter, m3, m4 = _shift(weights, scatter, m3, m4, d, s1)
-        means = np.where(weights[:, None] > 0, means + d, 0.0)  # no weight: the empty statistic
+        m3, m4 = _shift_higher(
+            weights, np.einsum("kpp->k", scatter), _matvec(scatter, d), m3, m4, d, s1
+        )
+        # S - d s1' - s1 d' + W d d' with s1 = W d: S - W d d', in place
+        _add_outer(scatter, -weights, d, d, out=scatter)
+        means = np.where(weights[:, None] > 0, centres + d, 0.0)  # no weight: the empty statistic
+        m3 = np.where(weights[:, None] > 0, m3, 0.0)
+        m4 = np.where(weights > 0, m4, 0.0)
         return cls(
             classes=c, counts=counts, weights=weights, means=means, scatter=scatter, m3=m3, m4=m4
         )
 
     # -- monoid ---------------------------------------------------------------
     def _merge_aligned(self, other: ScatterStats) -> ScatterStats:
-        b = other
-        return self._merge_arrays(b.counts, b.weights, b.means, b.scatter, b.m3, b.m4)
-
-    def _merge_arrays(
-        self, nb: NDArray[np.int64], wb: _F, mb: _F, Sb: _F, M3b: _F, M4b: _F
-    ) -> ScatterStats:
-        wa, ma = self.weights, self.means
-        W = wa + wb
+        a, b = self, other
+        W = a.weights + b.weights
         safe = np.where(W > 0, W, 1.0)
-        fa = (wa / safe)[:, None]
-        fb = (wb / safe)[:, None]
-        mean = fa * ma + fb * mb
-        Sa2, M3a2, M4a2 = _shift(wa, self.scatter, self.m3, self.m4, mean - ma)
-        Sb2, M3b2, M4b2 = _shift(wb, Sb, M3b, M4b, mean - mb)
+        delta = b.means - a.means
+        mean = a.means + delta * (b.weights / safe)[:, None]
+        # each part re-centred at the merged mean; the two rank-one terms of the
+        # scatter combine into (W_a W_b / W) delta delta'
+        M3a, M4a = _shift_higher(
+            a.weights,
+            _trace(a.scatter),
+            _matvec(a.scatter, mean - a.means),
+            a.m3,
+            a.m4,
+            mean - a.means,
+        )
+        M3b, M4b = _shift_higher(
+            b.weights,
+            _trace(b.scatter),
+            _matvec(b.scatter, mean - b.means),
+            b.m3,
+            b.m4,
+            mean - b.means,
+        )
+        scatter = np.add(a.scatter, b.scatter)
+        _add_outer(scatter, a.weights * b.weights / safe, delta, delta, out=scatter)
         return ScatterStats(
             classes=self.classes,
-            counts=self.counts + nb,
+            counts=a.counts + b.counts,
             weights=W,
             means=mean,
-            scatter=Sa2 + Sb2,
-            m3=M3a2 + M3b2,
-            m4=M4a2 + M4b2,
+            scatter=scatter,
+            m3=M3a + M3b,
+            m4=M4a + M4b,
+        )
+
+    def _subtract_aligned(self, other: ScatterStats) -> ScatterStats:
+        # C = self = A ∪ B, B = other. The scatter and mean by the backward
+        # Chan update; M3 and M4 by running the merge backwards: B re-centred
+        # at m_C is taken from C, which leaves A about m_C with residual sum
+        # W_A (m_A - m_C); that is then re-centred at m_A.
+        C, B = self, other
+        W_A, m_A, scatter = downdate_moments(
+            C.weights,
+            C.means,
+            C.scatter,
+            B.weights,
+            B.means,
+            B.scatter,
+            outer=True,
+            classes=C.classes,
+        )
+        left = W_A > 0
+        e = np.where(left[:, None], C.means - B.means, 0.0)  # B's shift to m_C
+        d = np.where(left[:, None], m_A - C.means, 0.0)  # A's shift from m_C to m_A
+        trB, SBe, SBd = _trace(B.scatter), _matvec(B.scatter, e), _matvec(B.scatter, d)
+        M3_Bc, M4_Bc = _shift_higher(B.weights, trB, SBe, B.m3, B.m4, e)
+        # B about m_C: S_B' = S_B + W_B e e'; so S_B' d and tr(S_B') from matvecs
+        eB = (B.weights * np.einsum("kp,kp->k", e, d))[:, None] * e
+        tr_Ac = _trace(C.scatter) - trB - B.weights * np.einsum("kp,kp->k", e, e)
+        SAc_d = _matvec(C.scatter, d) - SBd - eB
+        M3_A, M4_A = _shift_higher(
+            W_A, tr_Ac, SAc_d, C.m3 - M3_Bc, C.m4 - M4_Bc, d, W_A[:, None] * d
+        )
+        # M4 is a sum of non-negative terms: clearly negative means B was not in C
+        scale = np.abs(C.m4) + np.abs(M4_Bc)
+        bad = M4_A < -NEGATIVE_MOMENT * scale
+        if np.any(bad):
+            k = int(np.flatnonzero(bad)[0])
+            raise StatisticsError(
+                f"cannot subtract: the fourth moment of class {C.classes[k]!r} would be "
+                f"{M4_A[k]:g} (on a scale of {scale[k]:g}); the subtracted statistics are "
+                "not part of these."
+            )
+        return ScatterStats(
+            classes=C.classes,
+            counts=C.counts - B.counts,
+            weights=W_A,
+            means=m_A,
+            scatter=scatter,
+            m3=np.where(left[:, None], M3_A, 0.0),
+            m4=np.where(left, np.maximum(M4_A, 0.0), 0.0),
         )
 
     # -- derived estimates ----------------------------------------------------
@@ -223,13 +332,9 @@ class ScatterStats(ClassStatistic):
             )
         return self.pooled_scatter() / denom
 
-    def allclose(self, other: ScatterStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
-        """Whether two statistics agree to ``rtol`` (scaled by each array's size)."""
-
+    def _close(self, other: ScatterStats, rtol: float, atol: float) -> bool:
         return (
-            np.array_equal(self.classes, other.classes)
-            and np.array_equal(self.counts, other.counts)
-            and arrays_close(self.weights, other.weights, rtol, atol)
+            arrays_close(self.weights, other.weights, rtol, atol)
             and arrays_close(self.means, other.means, rtol, atol)
             and arrays_close(self.scatter, other.scatter, rtol, atol, self._floor(2))
             and self._m3_close(other, rtol, atol)
@@ -242,54 +347,76 @@ class ScatterStats(ClassStatistic):
     def _m3_close(self, other: ScatterStats, rtol: float, atol: float) -> bool:
         # M3 can vanish by symmetry, so compare it on its natural scale,
         # |M3_k| <= sqrt(M4_k tr(S_k)) (Cauchy-Schwarz), not on its own size.
-        tr = np.einsum("kpp->k", self.scatter)
+        tr = _trace(self.scatter)
         scale = float(np.sqrt(np.max(np.abs(self.m4) * np.abs(tr), initial=0.0)))
         scale = max(scale, self._floor(3))
         return bool(np.all(np.abs(self.m3 - other.m3) <= atol + rtol * scale))
 
 
-def _centred_moments(
-    X: NDArray[Any], yi: NDArray[np.intp], w: _F, means: _F, unit: bool
-) -> tuple[_F, _F, _F, _F]:
-    """Per-class scatter, M3, M4 and residual sums about the given class means.
+def _trace(S: _F) -> _F:
+    return np.einsum("kpp->k", S)
 
-    Rows are visited class by class (after one argsort) in blocks of bounded
-    size. Each block of residuals ``R`` is written into a reused buffer as
-    ``[R, 1, |R|^2]`` (rows scaled by ``sqrt(w)``), so that one symmetric
-    product (BLAS syrk) yields ``R'R``, the residual sums ``R'1``, ``M3 = R'|R|^2``
-    and ``M4 = |R|^2' |R|^2`` together.
+
+def _moments_about(
+    X: NDArray[Any], yi: NDArray[np.intp], w: _F, centres: _F, unit: bool
+) -> tuple[_F, _F, _F, _F]:
+    """Per-class scatter, M3, M4 and residual sums about the given class centres.
+
+    Rows are put in class order (one stable argsort) and visited in blocks of
+    bounded size. Each block of residuals ``R`` is written into a reused
+    buffer as ``[R, 1, |R|^2]`` (rows scaled by ``sqrt(w)``), so that one
+    symmetric product (BLAS syrk) yields ``R'R``, the residual sums ``R'1``,
+    ``M3 = R'|R|^2`` and ``M4 = |R|^2' |R|^2`` together. Large passes are
+    split into contiguous ranges of the class-ordered rows, one per thread:
+    equal work whatever the class sizes; a class cut by a range boundary is
+    summed from its parts in range order.
     """
-    k, p = means.shape
+    k, p = centres.shape
     scatter = np.zeros((k, p, p))
     m3 = np.zeros((k, p))
     m4 = np.zeros(k)
     s1 = np.zeros((k, p))
     q = p + 2
     order = np.argsort(yi, kind="stable")
-    bounds = np.searchsorted(yi[order], np.arange(k + 1))
+    if not unit:
+        order = order[w[order] > 0]
+    bounds = np.searchsorted(yi[order], np.arange(k + 1)).tolist()
     step = max(64, BLOCK_VALUES // q)
 
-    def one_class(j: int) -> None:
-        acc = np.zeros((q, q))
-        rows_j = order[bounds[j] : bounds[j + 1]]
-        if not unit:
-            rows_j = rows_j[w[rows_j] > 0]
-        buf = np.empty((min(step, rows_j.size), q))
-        for s in range(0, rows_j.size, step):
-            rows = rows_j[s : s + step]
-            B = buf[: rows.size]
-            R = B[:, :p]
-            np.subtract(X[rows], means[j], out=R)
-            B[:, p] = 1.0
-            np.einsum("ij,ij->i", R, R, out=B[:, p + 1])
-            if not unit:
-                B *= np.sqrt(w[rows])[:, None]
-            syrk_add(B, acc)
-        scatter[j] = acc[:p, :p]
-        s1[j] = acc[p, :p]
-        m3[j] = acc[p + 1, :p]
-        m4[j] = acc[p + 1, p + 1]
+    def store(j: int, acc: _F) -> None:
+        scatter[j] += acc[:p, :p]
+        s1[j] += acc[p, :p]
+        m3[j] += acc[p + 1, :p]
+        m4[j] += acc[p + 1, p + 1]
 
-    present = np.flatnonzero(np.diff(bounds)).tolist()
-    in_parallel(one_class, present, float(X.shape[0]) * q * q / 2)
+    def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
+        lo, hi = lohi
+        shared = []
+        buf = np.empty((min(step, hi - lo), q))
+        for j in range(k):
+            a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
+            if a >= b:
+                continue
+            acc = np.zeros((q, q))
+            for s in range(a, b, step):
+                rows = order[s : min(s + step, b)]
+                B = buf[: rows.size]
+                R = B[:, :p]
+                np.subtract(X[rows], centres[j], out=R)
+                B[:, p] = 1.0
+                np.einsum("ij,ij->i", R, R, out=B[:, p + 1])
+                if not unit:
+                    B *= np.sqrt(w[rows])[:, None]
+                syrk_add(B, acc)
+            if a == bounds[j] and b == bounds[j + 1]:
+                store(j, acc)  # the whole class is in this range: nobody else writes it
+            else:
+                shared.append((j, acc))
+        return shared
+
+    n = order.size
+    work = float(n) * q * q / 2
+    for shared in in_parallel(part, row_ranges(n, work), work):
+        for j, acc in shared:
+            store(j, acc)
     return scatter, m3, m4, s1

@@ -10,15 +10,17 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    ROUNDING,
+    ClassStatistic,
+    StatisticsError,
+    arrays_close,
     as_classes,
     block_slices,
-    check_features,
     class_totals,
     encode,
-    expand,
-    union_classes,
+    label_repr,
 )
-from ._counts import _close, _weights
+from ._counts import _weights
 
 _F = NDArray[np.float64]
 
@@ -47,8 +49,22 @@ def _group_entries(
     return indptr, v[first], Wg
 
 
-@dataclass(frozen=True, eq=False)
-class ValueCountStats:
+def _kept_values(
+    feature: NDArray[np.intp], value: _F, W: _F, n_features: int
+) -> tuple[NDArray[np.intp], _F, _F]:
+    """``(indptr, values, value_weights)`` of the entries some class gives positive weight.
+
+    ``feature`` and ``value`` are sorted by (feature, value) and distinct;
+    ``W`` holds their per-class weights, shape (n_classes, n_entries).
+    """
+    keep = np.any(W > 0, axis=0)
+    indptr = np.zeros(n_features + 1, np.intp)
+    indptr[1:] = np.cumsum(np.bincount(feature[keep], minlength=n_features))
+    return indptr, value[keep], W[:, keep]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ValueCountStats(ClassStatistic):
     r"""Per-class weights of each distinct value of each feature (NaN = missing).
 
     The exact empirical distribution of every feature in every class, which is
@@ -58,6 +74,13 @@ class ValueCountStats:
     ``value_weights[k, indptr[j]:indptr[j + 1]]``. Rows of zero weight are
     dropped. Discrete data (MNIST's 256 grey levels) stay small; continuous
     data are as large as the data.
+
+    The laws of :class:`Statistic` hold with the stored values exactly equal:
+    merging unites the values and adds their weights; subtracting takes the
+    differences and drops a value whose weight is used up in every class (to
+    rounding), so that the result is the ``from_data`` of the remaining rows.
+    Removing a value these statistics do not hold, or more of its weight than
+    they hold, raises :class:`StatisticsError`.
 
     Attributes
     ----------
@@ -75,6 +98,9 @@ class ValueCountStats:
     indptr: NDArray[np.intp]
     values: _F
     value_weights: _F
+
+    # indptr and values are shared by all classes: only the weights are per class
+    _per_class = ("counts", "weights", "value_weights")
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> ValueCountStats:
@@ -134,44 +160,64 @@ class ValueCountStats:
             out = out.merge(block)
         return cls(c, counts, weights, out.indptr, out.values, out.value_weights)
 
-    def update(
-        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> ValueCountStats:
-        """The statistics of the rows seen so far plus ``(X, y, w)``."""
-        X = np.asarray(X)
-        check_features(self.n_features, X.shape[1], "update")
-        return self.merge(ValueCountStats.from_data(X, y, sample_weight, classes=self.classes))
-
-    def merge(self, other: ValueCountStats) -> ValueCountStats:
-        """Statistics of the union of the two data sets (classes and values united)."""
-        if not isinstance(other, ValueCountStats):
-            raise TypeError(
-                f"can only merge ValueCountStats with ValueCountStats, not {type(other)}."
-            )
-        check_features(self.n_features, other.n_features, "merge")
-        c = union_classes(self.classes, other.classes)
-        a, b = self._aligned(c), other._aligned(c)
-        p = self.n_features
+    def _merge_aligned(self, other: ValueCountStats) -> ValueCountStats:
+        a, b = self, other
         indptr, values, Wg = _group_entries(
             np.concatenate([a.value_features, b.value_features]),
             np.concatenate([a.values, b.values]),
             np.hstack([a.value_weights, b.value_weights]),
-            p,
+            self.n_features,
         )
-        return ValueCountStats(c, a.counts + b.counts, a.weights + b.weights, indptr, values, Wg)
-
-    def _aligned(self, classes: NDArray[Any]) -> ValueCountStats:
-        if np.array_equal(classes, self.classes):
-            return self
-        own = self.classes
         return ValueCountStats(
-            classes,
-            expand(self.counts, own, classes),
-            expand(self.weights, own, classes),
-            self.indptr,
-            self.values,
-            expand(self.value_weights, own, classes),
+            a.classes, a.counts + b.counts, a.weights + b.weights, indptr, values, Wg
         )
+
+    def _subtract_aligned(self, other: ValueCountStats) -> ValueCountStats:
+        a, b = self, other
+        # Sort the entries of both by (feature, value), self's before other's:
+        # each group of equal (feature, value) then starts with self's entry
+        # if self holds the value.
+        feature = np.concatenate([a.value_features, b.value_features])
+        value = np.concatenate([a.values, b.values])
+        source = np.repeat([0, 1], [a.values.size, b.values.size])
+        order = np.lexsort((source, value, feature))
+        f, v, src = feature[order], value[order], source[order]
+        start = np.ones(v.size, dtype=bool)
+        start[1:] = (f[1:] != f[:-1]) | (v[1:] != v[:-1])
+        first = np.flatnonzero(start)
+        held_W = np.hstack([a.value_weights, np.zeros_like(b.value_weights)])[:, order]
+        removed_W = np.hstack([np.zeros_like(a.value_weights), b.value_weights])[:, order]
+        held = np.add.reduceat(held_W, first, axis=1) if v.size else held_W
+        removed = np.add.reduceat(removed_W, first, axis=1) if v.size else removed_W
+        left = held - removed
+        bad = left < -ROUNDING * held
+        if np.any(bad):
+            k, u = (int(i[0]) for i in np.nonzero(bad))
+            j, x = int(f[first[u]]), float(v[first[u]])
+            if src[first[u]] == 1:
+                raise StatisticsError(
+                    f"cannot remove value {x!r} of feature {j} from class {label_repr(a.classes[k])}: "
+                    "these statistics hold no such value."
+                )
+            raise StatisticsError(
+                f"cannot remove weight {removed[k, u]:g} of value {x!r} of feature {j} from "
+                f"class {label_repr(a.classes[k])}, which holds {held[k, u]:g}."
+            )
+        # rounding residue of a used-up weight is exactly nothing, as in from_data
+        left = np.where(left <= ROUNDING * held, 0.0, left)
+        return ValueCountStats(
+            a.classes, a.counts, a.weights, *_kept_values(f[first], v[first], left, a.n_features)
+        )
+
+    def _cleared(self, gone: NDArray[np.bool_]) -> ValueCountStats:
+        out: ValueCountStats = super()._cleared(gone)
+        if np.all(out.value_weights.any(axis=0)):
+            return out
+        # values no class holds any more are dropped, as from_data never stores them
+        indptr, values, Wg = _kept_values(
+            out.value_features, out.values, out.value_weights, out.n_features
+        )
+        return ValueCountStats(out.classes, out.counts, out.weights, indptr, values, Wg)
 
     @property
     def value_features(self) -> NDArray[np.intp]:
@@ -204,19 +250,13 @@ class ValueCountStats:
     def n_features(self) -> int:
         return int(self.indptr.size - 1)
 
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.size)
-
-    def allclose(self, other: ValueCountStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
-        """Whether two statistics hold the same values and agree on weights to ``rtol``."""
+    def _close(self, other: ValueCountStats, rtol: float, atol: float) -> bool:
+        # the distinct values themselves are data, not sums: they must be equal
         return (
-            np.array_equal(self.classes, other.classes)
-            and np.array_equal(self.counts, other.counts)
-            and np.array_equal(self.indptr, other.indptr)
+            np.array_equal(self.indptr, other.indptr)
             and np.array_equal(self.values, other.values)
-            and _close(self.weights, other.weights, rtol, atol)
-            and _close(self.value_weights, other.value_weights, rtol, atol)
+            and arrays_close(self.weights, other.weights, rtol, atol)
+            and arrays_close(self.value_weights, other.value_weights, rtol, atol)
         )
 
     def __repr__(self) -> str:

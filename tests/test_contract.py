@@ -1,0 +1,305 @@
+"""The statistics contract, for every estimator through the one public seam.
+
+A fitted model is its hyperparameters plus its statistics: the statistics of
+blocks merged in any order give the model ``fit`` gives on their union;
+forgetting a block gives the model fitted without it; computing a block's
+statistics never changes the estimator; and the model rebuilt from its
+statistics (``from_stats``, a model file) predicts identically.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import reduce
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+import bayesrule
+from bayesrule._registry import available
+from bayesrule.stats import StatisticsError
+
+ESTIMATORS = sorted(available().items())
+IDS = [s for s, _ in ESTIMATORS]
+
+#: settings that make each estimator well defined on the small test data
+PARAMS: dict[str, dict] = {
+    "qda": {"reg_param": 0.1},
+    "rda": {"alpha": 0.5, "gamma": 0.1},
+    "rdacv": {"alphas": (0.0, 0.5, 1.0), "gammas": (0.1, 0.5), "cv": 3},
+}
+
+
+def _kind(short: str) -> str:
+    if short in ("mnb", "cnb", "pnb"):
+        return "counts"
+    if short == "catnb":
+        return "codes"
+    return "continuous"
+
+
+def _data(short: str, n: int = 240, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Data of the kind each family models: counts, category codes or continuous values."""
+    rng = np.random.default_rng(seed)
+    p = 4
+    y = np.repeat(np.array(["a", "b", "c"]), n // 3)
+    k = np.searchsorted(np.array(["a", "b", "c"]), y)
+    kind = _kind(short)
+    if kind == "counts":
+        X = rng.poisson(1.0 + 2.0 * k[:, None] * np.arange(1, p + 1) / p, size=(n, p))
+    elif kind == "codes":
+        X = (rng.integers(0, 3, size=(n, p)) + k[:, None]) % 4
+    else:
+        X = rng.normal(size=(n, p)) * (1.0 + 0.5 * k[:, None]) + 2.0 * k[:, None]
+    X = X.astype(float)
+    order = rng.permutation(n)
+    return X[order], y[order]
+
+
+def _estimator(short: str, cls: type):
+    return cls(**PARAMS.get(short, {}))
+
+
+def _state(est) -> dict:
+    return {k: copy.deepcopy(v) for k, v in est.__dict__.items()}
+
+
+def _same_state(a: dict, b: dict) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        x, y = a[key], b[key]
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)):
+                return False
+            if x.shape != y.shape or not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
+                return False
+        elif x is not y and type(x) in (int, float, str, bool, tuple, list, dict, type(None)):
+            if x != y:
+                return False
+    return True
+
+
+def _supports_streaming(est) -> bool:
+    try:
+        probe = clone(est)
+        X, y = np.zeros((4, 2)), np.array([0, 0, 1, 1])
+        probe.partial_fit(X + np.arange(4)[:, None] * [1, 2], y)
+    except (ValueError, NotImplementedError) as exc:
+        return "partial_fit" not in str(exc) and "stream" not in str(exc)
+    return True
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_reduce_of_block_statistics_equals_fit(short, cls):
+    """from_stats(reduce(merge, [statistics(block)...])) == fit(concatenation)."""
+    X, y = _data(short)
+    est = _estimator(short, cls)
+    whole = clone(est).fit(X, y)
+    # blocks that see different classes: {a, b}, {b, c}, {a, c}
+    masks = [np.isin(y, ["a", "b"]), np.isin(y, ["b", "c"]), np.isin(y, ["a", "c"])]
+    rows = np.arange(y.size)
+    owner = np.full(y.size, -1)
+    for b, m in enumerate(masks):
+        owner[(owner < 0) & m & (rows % 3 == b)] = b
+    owner[owner < 0] = np.where(np.isin(y[owner < 0], ["a", "b"]), 0, 1)
+    blocks = [est.statistics(X[owner == b], y[owner == b]) for b in range(3)]
+    assert [set(s.classes.tolist()) for s in blocks] == [{"a", "b"}, {"b", "c"}, {"a", "c"}]
+    total = reduce(lambda s, t: s.merge(t), blocks)
+    rebuilt = cls.from_stats(total, **est.get_params())
+    np.testing.assert_allclose(rebuilt.predict_proba(X), whole.predict_proba(X), rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(rebuilt.predict(X), whole.predict(X))
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_statistics_do_not_change_the_estimator(short, cls):
+    X, y = _data(short)
+    est = _estimator(short, cls)
+    before = _state(est)
+    est.statistics(X, y)
+    assert _same_state(before, _state(est))
+    est.fit(X[:150], y[:150])
+    fitted = _state(est)
+    proba = est.predict_proba(X)
+    est.statistics(X[150:], y[150:])
+    assert _same_state(fitted, _state(est))
+    np.testing.assert_array_equal(est.predict_proba(X), proba)
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_forget_equals_fit_without_the_rows(short, cls):
+    X, y = _data(short)
+    est = _estimator(short, cls)
+    if not _supports_streaming(est):
+        with pytest.raises(ValueError, match="forget|stream|partial_fit"):
+            clone(est).fit(X, y).forget(X[:10], y[:10])
+        return
+    keep = np.arange(y.size) % 4 != 0
+    w = 1.0 + (np.arange(y.size) % 3)
+    full = clone(est).fit(X, y, sample_weight=w)
+    full.forget(X[~keep], y[~keep], sample_weight=w[~keep])
+    without = clone(est).fit(X[keep], y[keep], sample_weight=w[keep])
+    np.testing.assert_allclose(full.predict_proba(X), without.predict_proba(X), rtol=0, atol=1e-10)
+    assert full.stats_.allclose(without.stats_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_forget_refuses_what_the_model_does_not_hold(short, cls):
+    X, y = _data(short)
+    est = _estimator(short, cls)
+    if not _supports_streaming(est):
+        pytest.skip(f"{cls.__name__} does not stream")
+    est.fit(X, y)
+    proba = est.predict_proba(X)
+    with pytest.raises(ValueError, match="class|classes"):
+        est.forget(X[:3], np.array(["zebra"] * 3))
+    one = np.flatnonzero(y == "a")[:2]
+    heavy = np.full(one.size, 1e6)
+    with pytest.raises(ValueError, match="weight|holds|more"):
+        est.forget(X[one], y[one], sample_weight=heavy)
+    # a refused forget leaves the model exactly as it was
+    np.testing.assert_array_equal(est.predict_proba(X), proba)
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_forgetting_a_whole_class_leaves_it_declared_and_empty(short, cls):
+    X, y = _data(short)
+    est = _estimator(short, cls)
+    if not _supports_streaming(est) or short == "rdacv":
+        pytest.skip(f"{cls.__name__} does not stream")
+    est.fit(X, y)
+    gone = y == "c"
+    est.forget(X[gone], y[gone])
+    assert est.classes_.tolist() == ["a", "b", "c"]
+    assert est.class_count_[2] == 0
+    proba = est.predict_proba(X)
+    assert np.all(proba[:, 2] == 0.0)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_merge_of_different_statistic_types_is_one_error(short, cls):
+    X, y = _data(short)
+    stats = _estimator(short, cls).statistics(X, y)
+    other = bayesrule.GaussianNB().statistics(np.abs(X) + 0.5, y)
+    if type(other) is type(stats):
+        other = bayesrule.MultinomialNB().statistics(np.abs(X), y)
+    with pytest.raises(StatisticsError, match="merge"):
+        stats.merge(other)
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_changed_parameters_are_validated_before_the_next_derivation(short, cls):
+    X, y = _data(short)
+    est = _estimator(short, cls).fit(X, y)
+    if not _supports_streaming(est):
+        pytest.skip(f"{cls.__name__} does not stream")
+    proba = est.predict_proba(X)
+    est.set_params(priors=np.array([0.5, 0.5])) if "priors" in est.get_params() else est.set_params(
+        class_prior=np.array([0.5, 0.5])
+    )
+    with pytest.raises(ValueError, match="prior"):
+        est.partial_fit(X[:6], y[:6])
+    np.testing.assert_array_equal(est.predict_proba(X), proba)
+
+
+def test_merge_refuses_other_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _data("gnb")
+    a = bayesrule.GaussianNB().fit(pd.DataFrame(X, columns=list("abcd")), y)
+    b = bayesrule.GaussianNB().fit(pd.DataFrame(X, columns=list("abce")), y)
+    with pytest.raises(ValueError, match="feature names"):
+        a.merge(b)
+
+
+def test_from_stats_takes_feature_names():
+    X, y = _data("lda")
+    est = bayesrule.LinearDiscriminantAnalysis()
+    model = bayesrule.LinearDiscriminantAnalysis.from_stats(
+        est.statistics(X, y), feature_names_in=["w", "x", "y", "z"]
+    )
+    assert model.feature_names_in_.tolist() == ["w", "x", "y", "z"]
+    with pytest.raises(ValueError, match="3 names, but the statistics have 4"):
+        bayesrule.LinearDiscriminantAnalysis.from_stats(
+            est.statistics(X, y), feature_names_in=["w", "x", "y"]
+        )
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_class_log_density_and_class_model(short, cls):
+    X, y = _data(short)
+    est = _estimator(short, cls).fit(X, y)
+    dens = est.class_log_density(X)
+    joint = est.predict_joint_log_proba(X)
+    np.testing.assert_allclose(dens + np.log(est.priors_), joint, rtol=1e-10, atol=1e-8)
+    for label in est.classes_:
+        model = est.class_model(label)
+        draws = model.sample(5, np.random.default_rng(0))
+        assert draws.shape == (5, X.shape[1])
+    with pytest.raises(ValueError, match="not among the classes"):
+        est.class_model("zebra")
+
+
+def _public_fitted(est) -> dict:
+    out = {}
+    for name in dir(est):
+        if name.startswith("_") or not name.endswith("_") or name.endswith("__"):
+            continue
+        try:
+            out[name] = getattr(est, name)
+        except AttributeError:
+            continue
+    return out
+
+
+def _assert_equal_values(a, b, where: str) -> None:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape, where
+        if a.dtype.kind in "fc":
+            assert np.array_equal(a, b, equal_nan=True), where
+        else:
+            assert np.array_equal(a, b), where
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, z) in enumerate(zip(a, b, strict=True)):
+            _assert_equal_values(x, z, f"{where}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            _assert_equal_values(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, (int, float, str, bool, np.generic)) or a is None:
+        assert (a == b) or (a != a and b != b), where
+
+
+@pytest.mark.parametrize("input_kind", ["array", "frame", "missing"])
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_model_file_round_trip_keeps_every_output_and_attribute(tmp_path, short, cls, input_kind):
+    pd = pytest.importorskip("pandas")
+    X, y = _data(short)
+    est = _estimator(short, cls)
+    if input_kind == "missing":
+        if not est.__sklearn_tags__().input_tags.allow_nan:
+            pytest.skip(f"{cls.__name__} refuses NaN")
+        X = X.copy()
+        X[np.arange(0, y.size, 7), np.arange(0, y.size, 7) % X.shape[1]] = np.nan
+    data = pd.DataFrame(X, columns=["w", "x", "y", "z"]) if input_kind != "array" else X
+    model = est.fit(data, y)
+    loaded = bayesrule.load(bayesrule.save(model, tmp_path / "m.bayesrule"))
+    assert type(loaded) is cls
+    mine, theirs = _public_fitted(model), _public_fitted(loaded)
+    assert set(mine) <= set(theirs) | {"stats_"}
+    for name, value in mine.items():
+        if name == "stats_":
+            assert value.allclose(theirs[name], rtol=0.0)
+            continue
+        _assert_equal_values(value, theirs[name], name)
+    for method in ("predict_proba", "predict", "score_samples", "decision_function", "transform"):
+        if hasattr(model, method):
+            _assert_equal_values(
+                getattr(model, method)(data), getattr(loaded, method)(data), method
+            )
+    a, _ = model.sample(7, random_state=3)
+    b, _ = loaded.sample(7, random_state=3)
+    _assert_equal_values(np.asarray(a, dtype=float), np.asarray(b, dtype=float), "sample")

@@ -1,0 +1,195 @@
+"""The thread settings (config_context) and what a threaded pass does to the BLAS."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+from bayesrule import _parallel
+from bayesrule._config import config_context, get_config, set_config
+from bayesrule.stats import PooledScatterStats
+
+
+def blas_counts() -> list[int]:
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 40)) + rng.uniform(-3, 3, size=40)
+    y = rng.integers(0, 4, 4000)
+    return X, y
+
+
+def test_config_context_nests_and_restores():
+    assert get_config()["n_threads"] == "auto"
+    with config_context(n_threads=3):
+        with config_context(n_threads=1):
+            assert get_config()["n_threads"] == 1
+        assert get_config()["n_threads"] == 3
+    assert get_config() == {"n_threads": "auto", "limit_blas": True}
+
+
+def test_config_context_restores_after_an_exception():
+    with pytest.raises(RuntimeError), config_context(n_threads=2):
+        raise RuntimeError
+    assert get_config()["n_threads"] == "auto"
+
+
+def test_none_means_auto_and_omitted_settings_are_kept():
+    with config_context(n_threads=2, limit_blas=False), config_context(n_threads=None):
+        assert get_config() == {"n_threads": "auto", "limit_blas": False}
+
+
+def test_a_thread_setting_does_not_reach_other_threads():
+    seen: dict[str, object] = {}
+    ready, done = threading.Event(), threading.Event()
+
+    def other():
+        set_config(n_threads=5)
+        ready.set()
+        done.wait(5)
+        seen["other"] = get_config()["n_threads"]
+
+    t = threading.Thread(target=other)
+    with config_context(n_threads=2):
+        t.start()
+        ready.wait(5)
+        seen["main"] = get_config()["n_threads"]
+        done.set()
+        t.join()
+    assert seen == {"main": 2, "other": 5}
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "4", True, "many"])
+def test_n_threads_is_validated(bad):
+    with pytest.raises(ValueError, match="n_threads must be an int >= 1, 'auto' or None; got"):
+        set_config(n_threads=bad)
+
+
+def test_limit_blas_is_validated():
+    with pytest.raises(ValueError, match="limit_blas must be True or False; got 1"):
+        with config_context(limit_blas=1):
+            pass
+
+
+def test_explicit_n_threads_sets_the_parts(monkeypatch):
+    from bayesrule.stats import _common
+
+    with config_context(n_threads=4):
+        assert _common.row_ranges(1000, np.inf) == [(0, 250), (250, 500), (500, 750), (750, 1000)]
+        assert _common.row_ranges(1000, 0.0) == [(0, 1000)]
+        assert _parallel.in_parallel(lambda i: i * i, list(range(10)), np.inf) == [
+            i * i for i in range(10)
+        ]
+
+
+def test_auto_takes_the_idle_cores_at_most_the_blas_threads(monkeypatch):
+    monkeypatch.setattr(_parallel, "available_cores", lambda: 8)
+    monkeypatch.setattr(_parallel, "blas_threads", lambda: 4)
+    monkeypatch.setattr(_parallel, "LOAD_PAUSE", 0.0)
+    monkeypatch.setattr(_parallel, "_running_tasks", lambda: 1)  # only the caller runs
+    assert _parallel.thread_count(np.inf) == 4
+    monkeypatch.setattr(_parallel, "_running_tasks", lambda: 8)  # seven busy tasks
+    assert _parallel.thread_count(np.inf) == 1
+    readings = iter([9, 3, 9, 9])  # a short wake-up is not load: the smallest reading counts
+    monkeypatch.setattr(_parallel, "_running_tasks", lambda: next(readings))
+    assert _parallel.idle_cores() == 6
+
+
+def test_a_multithreaded_blas_is_left_alone_without_limit_blas(monkeypatch):
+    monkeypatch.setattr(_parallel, "blas_threads", lambda: 2)
+    with config_context(n_threads=4, limit_blas=False):
+        assert _parallel.thread_count(np.inf) == 1
+
+
+def test_fit_with_one_thread_equals_the_default_fit(data):
+    X, y = data
+    with config_context(n_threads=2):
+        threaded = PooledScatterStats.from_data(X, y)
+    with config_context(n_threads=1):
+        single = PooledScatterStats.from_data(X, y)
+    default = PooledScatterStats.from_data(X, y)
+    assert single.allclose(threaded, rtol=1e-12) and single.allclose(default, rtol=1e-12)
+
+
+def run_while_watching(fit) -> list[list[int]]:
+    """BLAS counts seen from another thread while ``fit`` runs in this one."""
+    seen: list[list[int]] = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            seen.append(blas_counts())
+
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        fit()
+    finally:
+        stop.set()
+        t.join()
+    return seen
+
+
+def test_without_limit_blas_other_threads_keep_their_blas_threads(data, monkeypatch):
+    X, y = data
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_WORK", 0.0)
+    before = blas_counts()
+    with config_context(n_threads=2, limit_blas=False):
+        seen = run_while_watching(lambda: [PooledScatterStats.from_data(X, y) for _ in range(5)])
+    assert seen and all(s == before for s in seen)
+
+
+def test_with_limit_blas_the_blas_is_lowered_only_while_the_pass_runs(data, monkeypatch):
+    X, y = data
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_WORK", 0.0)
+    before = blas_counts()
+    with config_context(n_threads=2):
+        seen = run_while_watching(lambda: [PooledScatterStats.from_data(X, y) for _ in range(5)])
+    # the guarantee: never other than the original count or the budget's
+    assert all(c in (b, min(b, 1)) for s in seen for c, b in zip(s, before, strict=True))
+    assert blas_counts() == before
+
+
+def test_blas_threads_are_restored_after_a_pass_that_raises(monkeypatch):
+    before = blas_counts()
+
+    def boom(i):
+        raise ZeroDivisionError
+
+    for n in (1, 2):
+        with config_context(n_threads=n), pytest.raises(ZeroDivisionError):
+            _parallel.in_parallel(boom, [0, 1, 2], np.inf)
+        assert blas_counts() == before
+    with pytest.raises(ZeroDivisionError), config_context(n_threads=1):
+        with _parallel.blas_budget(np.inf):
+            boom(0)
+    assert blas_counts() == before
+
+
+def test_overlapping_caps_combine_and_never_raise_the_blas(monkeypatch):
+    before = blas_counts()
+    if max(before) < 2:
+        pytest.skip("needs a multi-threaded BLAS")
+    with _parallel._blas_cap(1):
+        with _parallel._blas_cap(before[0] + 5):
+            assert blas_counts() == [1] * len(before)
+        assert blas_counts() == [1] * len(before)
+    assert blas_counts() == before
+
+
+def test_inside_a_worker_nested_passes_run_serially():
+    inner: list[int] = []
+
+    def part(i):
+        inner.append(_parallel.thread_count(np.inf))
+        return i
+
+    with config_context(n_threads=2):
+        _parallel.in_parallel(part, [0, 1], np.inf)
+    assert inner == [1, 1]
