@@ -324,7 +324,7 @@ def test_kernel_nb_grid_close_to_exact():
 
 def test_kernel_nb_cv_narrows_the_bandwidth_of_clustered_data():
     # Scott's rule oversmooths two tight clusters; cross-validation may go
-    # below Scott's bandwidth (down to the floor), and keeps it for normal data
+    # below Scott's bandwidth (down to the floor), and stays near it for normal data
     rng = np.random.default_rng(9)
     clustered = np.concatenate([rng.normal(-5, 0.3, (75, 1)), rng.normal(5, 0.3, (75, 1))])
     normal = rng.normal(size=(150, 1))
@@ -332,7 +332,8 @@ def test_kernel_nb_cv_narrows_the_bandwidth_of_clustered_data():
     for X, below in ((clustered, True), (normal, False)):
         cv = br.KernelNB(bandwidth="cv").fit(X, y).bandwidth_
         scott = br.KernelNB().fit(X, y).bandwidth_
-        assert np.all(cv < 0.5 * scott) if below else np.allclose(cv, scott)
+        ratio = cv / scott
+        assert np.all(ratio < 0.5) if below else np.all((ratio >= 0.5) & (ratio <= 2.0))
 
 
 def test_kernel_nb_fixed_bandwidth_is_used_as_is(gaussian_data):

@@ -77,7 +77,7 @@ def test_limit_blas_is_validated():
             pass
 
 
-def test_explicit_n_threads_sets_the_parts(monkeypatch):
+def test_explicit_n_threads_sets_the_parts():
     from bayesrule.stats import _common
 
     with config_context(n_threads=4):

@@ -163,7 +163,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        Xv = self._validate_X(X, reset=reset)
+        Xv = self._input(X, reset=reset)
         n = Xv.shape[0]
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:

@@ -35,34 +35,6 @@ def per_class(values: Any, present: NDArray[np.bool_], fill: Any = np.nan) -> _F
     return out
 
 
-# ---------------------------------------------------------------------------------
-# transitional: estimators/mixed_nb.py imports these until it composes the
-# families' ``from_stats``; delete this block then (nothing else uses it)
-# ---------------------------------------------------------------------------------
-from ..models._checks import check_observed as check_observed  # noqa: E402
-from ..models.bernoulli import bernoulli_log_p as bernoulli_log_p  # noqa: E402
-from ..models.categorical import categorical_tables as categorical_tables  # noqa: E402
-from ..models.diagonal import variance_epsilon  # noqa: E402
-from ..models.kernel import kernel_bandwidths as kernel_bandwidths  # noqa: E402
-from ..models.poisson import poisson_rates as poisson_rates  # noqa: E402
-
-
-def gaussian_variances(stats: Any, var_smoothing: float) -> tuple[_F, float]:
-    """Per-class variances plus ``epsilon`` (see :func:`bayesrule.models.diagonal.variance_epsilon`)."""
-    eps = variance_epsilon(stats, var_smoothing)
-    var = stats.variances(ddof=0.0)
-    return np.where(np.isnan(var), 1.0, var) + eps, eps
-
-
-def cv_bandwidths(stats: Any, present: NDArray[np.bool_], h_scott: _F, floor: _F, **kde: Any) -> _F:
-    """The 'cv' bandwidths of :meth:`KernelDensity.from_stats`, over every class."""
-    from ..models.kernel import _cv_bandwidths
-
-    out = h_scott.copy()
-    out[present] = _cv_bandwidths(stats, present, h_scott, floor, **kde)
-    return out
-
-
 def _scatter_classes(values: _F, present: NDArray[np.bool_]) -> _F:
     """(n, K_present) log densities placed into (n, K) with -inf for absent classes."""
     if present.all():

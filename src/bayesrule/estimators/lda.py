@@ -11,16 +11,10 @@ from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._products import rows_dot
-from ..covariance import shrink, shrinkage_intensity
-from ..models.gaussian import Gaussian
-from ..stats import PooledScatterStats, ScatterStats
-from ._da import (
-    _F,
-    _SHRINKAGE,
-    _GaussianDA,
-    _range_whitening,
-)
+from ..models.tied import TiedGaussian
+from ..stats import ScatterStats
+from ._base import GenerativeClassifier
+from ._da import _F, _SHRINKAGE, _GaussianDA
 
 
 class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
@@ -146,13 +140,10 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.covariance_estimator = covariance_estimator
         self.bias = bias
 
-    @property
-    def _stats_type(self) -> Any:  # type: ignore[override]
-        # Ledoit-Wolf needs per-class fourth moments; every other setting only
-        # the pooled scatter, which is K times smaller and faster to compute.
-        if self.shrinkage in ("auto", "ledoit-wolf"):
-            return ScatterStats
-        return PooledScatterStats
+    # Fixed, whatever the hyperparameters: Ledoit-Wolf shrinkage needs the
+    # per-class fourth moments, and every shrinkage can be set after fitting
+    # (set_params, merge, from_stats), so the statistics always hold them.
+    _stats_type = ScatterStats
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
         external = extra.get("external")
@@ -164,28 +155,41 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
                 f"{max_components}; got {self.n_components}."
             )
         present = stats.weights > 0
+        ddof = 0.0 if self.bias else 1.0
         if external is not None:
             cov = np.einsum("k,kpq->pq", priors, external)
-            intensity = 0.0
+            w = stats.weights[present]
+            model = TiedGaussian.from_covariance(
+                stats.means[present], cov, tol=self.tol, centre=w @ stats.means[present] / w.sum()
+            )
         else:
-            cov = stats.pooled_covariance(self._ddof())
-            W = float(stats.weights.sum())
-            m4 = float(stats.m4.sum()) if isinstance(stats, ScatterStats) else np.nan
-            intensity = shrinkage_intensity(self.shrinkage, stats.pooled_scatter() / W, m4, W)
-            if intensity:
-                cov = shrink(cov, intensity)
-        whiten = _range_whitening(cov, self.tol)
+            model = TiedGaussian.from_stats(
+                stats, shrinkage=self.shrinkage, tol=self.tol, ddof=ddof
+            )
+        whiten, c = model.whitening, model.centre
         means = stats.means
-        Mw = means @ whiten  # class means in whitened coordinates, (K, r)
         with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
-        coef = Mw @ whiten.T
-        quad = -0.5 * np.einsum("kr,kr->k", Mw, Mw)
-        intercept = quad + log_priors
+        # scikit-learn's coef_ and intercept_ (x' Sigma^+ mu_k - mu_k' Sigma^+ mu_k / 2
+        # + log pi_k), assembled from the model's terms about the centre c:
+        # Sigma^+ mu_k = coef_c_k + Sigma^+ c and
+        # -mu_k' Sigma^+ mu_k / 2 = quad_c_k - c' coef_c_k - c' Sigma^+ c / 2.
+        # Classes without data have mean 0: coefficients 0.
+        Sc = whiten @ (whiten.T @ c)
+        coef = np.zeros((K, p))
+        coef[present] = model.coef + Sc
+        intercept = log_priors.copy()
+        intercept[present] += model.quad - model.coef @ c - 0.5 * float(c @ Sc)
         # Fisher directions: principal axes of the prior-weighted class means in
-        # whitened space (the between-class scatter relative to the within).
-        xbar = priors @ means
-        C = np.sqrt(priors[present])[:, None] * (Mw[present] - priors @ Mw)
+        # whitened space (the between-class scatter relative to the within),
+        # about the centre, where nothing cancels.
+        pw = priors[present]
+        if pw.sum() <= 0:
+            pw = stats.weights[present]
+        pw = pw / pw.sum()
+        Mw = model.whitened_means
+        Mbar = pw @ Mw
+        C = np.sqrt(pw)[:, None] * (Mw - Mbar)
         _, s, Vt = np.linalg.svd(C, full_matrices=False)
         s2 = s * s
         q = int(np.sum(s > self.tol * s[0])) if s.size and s[0] > 0 else 0
@@ -193,7 +197,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         Vt = Vt[:q]
         # A deterministic sign for each direction: later classes (in the order of
         # classes_) project to larger values, sum_k k * <m_k - mbar, v> > 0.
-        proj = (Mw[present] - priors @ Mw) @ Vt.T
+        proj = (Mw - Mbar) @ Vt.T
         flip = np.sign(np.flatnonzero(present) @ proj)
         Vt = Vt * np.where(flip == 0, 1.0, flip)[:, None]
         n_out = max_components if self.n_components is None else self.n_components
@@ -204,50 +208,59 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         else:
             coef_out, intercept_out = coef, intercept
         return {
+            "_model": model,
             "means_": means.copy(),
-            "covariance_": cov,
-            "shrinkage_": intensity,
-            "rank_": int(whiten.shape[1]),
+            "covariance_": model.covariance,
+            "shrinkage_": model.shrinkage,
+            "rank_": model.rank,
             "coef_": coef_out,
             "intercept_": intercept_out,
             "scalings_": whiten @ Vt.T,
-            "xbar_": xbar,
+            "xbar_": c + pw @ (stats.means[present] - c),
             "explained_variance_ratio_": evr[:n_out],
             "_max_components": n_out,
-            "_coef_all": coef,
-            "_quad_all": quad,
-            "_whiten_": whiten,
             "_n_features_out": min(n_out, q),
         }
 
     def _relative_joint(self, Xv: NDArray[Any]) -> _F:
-        # log pi_k + log p_k(x) minus the class-independent -|x|^2_Sigma / 2
-        # (and the normalising constant): one (n, p) x (p, K) matrix product.
-        return self._mask_absent(rows_dot(Xv, self._coef_all) + self._quad_all + self._log_priors())
+        # log pi_k + log p_k(x) minus the class-independent -|x - c|^2_Sigma / 2
+        # and normalising constant: one (n, p) x (p, K) product with X - c.
+        rel = self._model.relative_log_prob(Xv)
+        present = self.stats_.weights > 0
+        if present.all():
+            rel += self._log_priors()
+            return rel
+        out = np.full((rel.shape[0], present.size), -np.inf)
+        out[:, present] = rel + self._log_priors()[present]
+        return out
 
-    @property
-    def _gaussians_(self) -> list[Gaussian]:
-        # Built on first use (densities, sampling): classification does not
-        # need the pseudo-determinant.
-        cached = self.__dict__.get("_gaussians_cache")
-        if cached is None or cached[0] is not self._whiten_:
-            var = np.diag(self.covariance_)
-            live = var > 0
-            # the factor A = cov W (A A' = cov on its range, W' A = I);
-            # pdet(A A') = det(A'A)
-            factor = self.covariance_ @ self._whiten_
-            A = factor[live]
-            _, log_pdet = np.linalg.slogdet(A.T @ A)
-            gs = [Gaussian(m, factor, self._whiten_, log_pdet) for m in self.means_]
-            cached = (self._whiten_, gs)
-            self.__dict__["_gaussians_cache"] = cached
-        return cached[1]
+    def decision_function(self, X: ArrayLike) -> _F:
+        """Confidence scores; shape (n,) for two classes, else (n, n_classes).
 
-    def _class_log_density(self, X: NDArray[Any]) -> _F:
-        g = self._gaussians_[0]
-        Z = np.asarray(X, dtype=float) @ g.whitening
-        row = g.log_norm - 0.5 * np.einsum("ij,ij->i", Z, Z)
-        return rows_dot(X, self._coef_all) + self._quad_all + row[:, None]
+        For two classes, the log odds ``log P(classes_[1] | x) / P(classes_[0] | x)``,
+        computed about the data's mean (unaffected by where the data lie). For
+        more classes, scikit-learn's ``X @ coef_.T + intercept_``: the log
+        posterior plus a per-row term, which for data far from the origin is
+        large (use :meth:`predict_log_proba` there).
+        """
+        check_is_fitted(self)
+        Xv = self._input(X, reset=False)
+        with self._deferred():
+            jll = self._relative_joint(Xv)
+            if jll.shape[1] == 2:
+                out = jll[:, 1] - jll[:, 0]
+            else:
+                # the per-row term (x - c)' Sigma^+ c + c' Sigma^+ c / 2 that
+                # scikit-learn's form has beyond the log posterior
+                model = self._model
+                Sc = model.whitening @ (model.whitening.T @ model.centre)
+                row = np.subtract(Xv, model.centre, dtype=float) @ Sc
+                out = jll + (row + 0.5 * float(model.centre @ Sc))[:, None]
+        self._after(Xv, jll[:, self.stats_.weights > 0])
+        return out
+
+    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
+        return GenerativeClassifier._sample_class(self, k, n, rng)
 
     def transform(self, X: ArrayLike) -> _F:
         """Project onto the Fisher discriminant directions.

@@ -165,6 +165,12 @@ class DiagonalGaussian:
         out *= -0.5
         return finish(out, self._single)
 
+    @property
+    def covariance(self) -> _F:
+        """The diagonal covariance: (n_features, n_features), or one per class (K, p, p)."""
+        cov = self.var[:, :, None] * np.eye(self.var.shape[1])
+        return cov[0] if self._single or len(self) == 1 else cov
+
     def __len__(self) -> int:
         return int(self.mean.shape[0])
 

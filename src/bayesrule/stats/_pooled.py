@@ -15,6 +15,7 @@ from ._common import (
     arrays_close,
     as_classes,
     class_totals,
+    downdate_moments,
     noise_floor,
     one_hot_classes,
     origin_cancellation,
@@ -43,10 +44,15 @@ class PooledScatterStats(ClassStatistic):
     :class:`ScatterStats` and is computed with one symmetric product per block
     of rows, in the rows' own order.
 
-    Monoid laws as for :class:`ScatterStats`. Merging two values updates each
-    class mean by the Chan-Golub-LeVeque rule and adds, for every class, the
-    between-parts term ``(W_a W_b / W) d d'`` (``d`` the difference of the two
-    parts' class means) to the scatter — one matrix product for all classes.
+    Laws as for :class:`ScatterStats` (see :class:`~bayesrule.stats.Statistic`),
+    subtraction included. Merging two values updates each class mean by the
+    Chan-Golub-LeVeque rule and adds, for every class, the between-parts term
+    ``(W_a W_b / W) d d'`` (``d`` the difference of the two parts' class means)
+    to the scatter — one matrix product for all classes; ``subtract`` removes
+    the same terms again (:func:`~bayesrule.stats._common.downdate_moments`).
+
+    It cannot give the Ledoit-Wolf shrinkage intensity, which needs per-class
+    fourth moments; :class:`ScatterStats` holds those, and LDA uses it.
 
     Attributes
     ----------
@@ -126,6 +132,26 @@ class PooledScatterStats(ClassStatistic):
             scatter=a.scatter + b.scatter + scaled.T @ scaled,
         )
 
+    def _subtract_aligned(self, other: PooledScatterStats) -> PooledScatterStats:
+        # the merge run backwards: S_A = S_C - S_B - sum_k (W_Ak W_Bk / W_Ck) d_k d_k'
+        W_A, m_A, scatter = downdate_moments(
+            self.weights,
+            self.means,
+            self.scatter,
+            other.weights,
+            other.means,
+            other.scatter,
+            outer=True,
+            classes=self.classes,
+        )
+        return PooledScatterStats(
+            classes=self.classes,
+            counts=self.counts - other.counts,
+            weights=W_A,
+            means=m_A,
+            scatter=scatter,
+        )
+
     @property
     def n_features(self) -> int:
         return int(self.means.shape[1])
@@ -145,12 +171,9 @@ class PooledScatterStats(ClassStatistic):
             )
         return self.scatter / denom
 
-    def allclose(self, other: PooledScatterStats, rtol: float = 1e-10, atol: float = 0.0) -> bool:
-        """Whether two statistics agree to ``rtol`` (relative to each array's largest entry)."""
+    def _close(self, other: PooledScatterStats, rtol: float, atol: float) -> bool:
         return (
-            np.array_equal(self.classes, other.classes)
-            and np.array_equal(self.counts, other.counts)
-            and arrays_close(self.weights, other.weights, rtol, atol)
+            arrays_close(self.weights, other.weights, rtol, atol)
             and arrays_close(self.means, other.means, rtol, atol)
             and arrays_close(
                 self.scatter, other.scatter, rtol, atol, noise_floor(self.weights, self.means, 2)

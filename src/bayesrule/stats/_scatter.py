@@ -12,10 +12,12 @@ from .._parallel import in_parallel
 from ._common import (
     BLOCK_VALUES,
     NEGATIVE_MOMENT,
+    PROBE_ROWS,
     ClassStatistic,
     StatisticsError,
     arrays_close,
     as_classes,
+    class_matrix,
     downdate_moments,
     noise_floor,
     pilot_means,
@@ -192,7 +194,10 @@ class ScatterStats(ClassStatistic):
         """
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         counts, weights, centres = pilot_means(X, yi, w, c.size)
-        scatter, m3, m4, s1 = _moments_about(X, yi, w, centres, unit)
+        # a class's all-zero columns have mean exactly 0 and no residual
+        dead = _zero_columns(X, yi, w, c.size)
+        centres = np.where(dead, 0.0, centres)
+        scatter, m3, m4, s1 = _moments_about(X, yi, w, centres, unit, dead)
         # The rounding error of the pilot centres, d = sum w r / W, is removed
         # exactly (this keeps every digit for data far from the origin).
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
@@ -357,8 +362,49 @@ def _trace(S: _F) -> _F:
     return np.einsum("kpp->k", S)
 
 
+def _zero_columns(X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int) -> NDArray[np.bool_]:
+    """Per class, the columns that are exactly zero in every row of positive weight.
+
+    Such a column has no residual in that class (its mean is exactly 0), so
+    the class's products can leave it out: never-lit pixels, absent words
+    and one-hot codes often make a class's products much smaller. A strided
+    sample first shows whether any class could have such columns; most dense
+    data have none, and then no pass is spent. The answer is exact:
+    ``sum w |x| == 0`` holds only for zeros (NaN and infinity count as
+    non-zero).
+    """
+    n, p = X.shape
+    stride = max(1, n // PROBE_ROWS)
+    ys, ws = yi[::stride], w[::stride]
+    with np.errstate(invalid="ignore", over="ignore"):
+        seen = np.asarray(class_matrix(ys, ws, k) @ np.abs(np.asarray(X[::stride], dtype=float)))
+    if not np.any(seen[np.bincount(ys, weights=ws, minlength=k) > 0] == 0.0):
+        return np.zeros((k, p), dtype=bool)
+
+    def part(bounds: tuple[int, int]) -> _F:
+        lo, hi = bounds
+        total = np.zeros((k, p))
+        step = max(64, BLOCK_VALUES // max(p, 1))
+        buf = np.empty((min(step, hi - lo), p))
+        for s in range(lo, hi, step):
+            e = min(s + step, hi)
+            A = np.abs(X[s:e], out=buf[: e - s])
+            total += class_matrix(yi[s:e], w[s:e], k) @ A
+        return total
+
+    work = float(n) * p * k
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = sum(in_parallel(part, row_ranges(n, work), work))
+    return np.asarray(total == 0.0)
+
+
 def _moments_about(
-    X: NDArray[Any], yi: NDArray[np.intp], w: _F, centres: _F, unit: bool
+    X: NDArray[Any],
+    yi: NDArray[np.intp],
+    w: _F,
+    centres: _F,
+    unit: bool,
+    dead: NDArray[np.bool_] | None = None,
 ) -> tuple[_F, _F, _F, _F]:
     """Per-class scatter, M3, M4 and residual sums about the given class centres.
 
@@ -366,57 +412,76 @@ def _moments_about(
     bounded size. Each block of residuals ``R`` is written into a reused
     buffer as ``[R, 1, |R|^2]`` (rows scaled by ``sqrt(w)``), so that one
     symmetric product (BLAS syrk) yields ``R'R``, the residual sums ``R'1``,
-    ``M3 = R'|R|^2`` and ``M4 = |R|^2' |R|^2`` together. Large passes are
-    split into contiguous ranges of the class-ordered rows, one per thread:
-    equal work whatever the class sizes; a class cut by a range boundary is
-    summed from its parts in range order.
+    ``M3 = R'|R|^2`` and ``M4 = |R|^2' |R|^2`` together. A class's columns
+    marked ``dead`` (zero in all its rows, see :func:`_zero_columns`) are left
+    out of its blocks; their centres must be 0. Large passes are split into contiguous
+    ranges of the class-ordered rows, one per thread: equal rows whatever the
+    class sizes; a class cut by a range boundary is summed from its parts in
+    range order.
     """
     k, p = centres.shape
     scatter = np.zeros((k, p, p))
     m3 = np.zeros((k, p))
     m4 = np.zeros(k)
     s1 = np.zeros((k, p))
-    q = p + 2
     order = np.argsort(yi, kind="stable")
     if not unit:
         order = order[w[order] > 0]
     bounds = np.searchsorted(yi[order], np.arange(k + 1)).tolist()
-    step = max(64, BLOCK_VALUES // q)
+    if dead is None:
+        dead = np.zeros((k, p), dtype=bool)
+    cols: list[NDArray[np.intp] | None] = [
+        np.flatnonzero(~dead[j]) if dead[j].any() else None for j in range(k)
+    ]
+    width = [p if c is None else c.size for c in cols]
+    step = max(64, BLOCK_VALUES // (p + 2))
 
-    def store(j: int, acc: _F) -> None:
-        scatter[j] += acc[:p, :p]
-        s1[j] += acc[p, :p]
-        m3[j] += acc[p + 1, :p]
-        m4[j] += acc[p + 1, p + 1]
+    def store(j: int, acc: _F, whole: bool) -> None:
+        m, c = width[j], cols[j]
+        at = (slice(None), slice(None)) if c is None else np.ix_(c, c)
+        if whole:  # the first and only part: assigning is cheaper than adding
+            scatter[j][at] = acc[:m, :m]
+        else:
+            scatter[j][at] += acc[:m, :m]
+        at1 = slice(None) if c is None else c
+        s1[j, at1] += acc[m, :m]
+        m3[j, at1] += acc[m + 1, :m]
+        m4[j] += acc[m + 1, m + 1]
 
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
         shared = []
-        buf = np.empty((min(step, hi - lo), q))
+        flat = np.empty(min(step, hi - lo) * (p + 2))
         for j in range(k):
             a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
             if a >= b:
                 continue
-            acc = np.zeros((q, q))
-            for s in range(a, b, step):
-                rows = order[s : min(s + step, b)]
-                B = buf[: rows.size]
-                R = B[:, :p]
-                np.subtract(X[rows], centres[j], out=R)
-                B[:, p] = 1.0
-                np.einsum("ij,ij->i", R, R, out=B[:, p + 1])
+            m, c = width[j], cols[j]
+            acc = np.zeros((m + 2, m + 2))
+            blocks = -(-(b - a) // step)
+            edges = np.linspace(a, b, blocks + 1).astype(int).tolist()
+            for s, e in zip(edges[:-1], edges[1:], strict=True):
+                rows = order[s:e]
+                B = flat[: (e - s) * (m + 2)].reshape(e - s, m + 2)  # contiguous: syrk
+                R = B[:, :m]
+                if c is None:
+                    np.subtract(X[rows], centres[j], out=R)
+                else:
+                    np.subtract(X[np.ix_(rows, c)], centres[j, c], out=R)
+                B[:, m] = 1.0
+                np.einsum("ij,ij->i", R, R, out=B[:, m + 1])
                 if not unit:
                     B *= np.sqrt(w[rows])[:, None]
                 syrk_add(B, acc)
             if a == bounds[j] and b == bounds[j + 1]:
-                store(j, acc)  # the whole class is in this range: nobody else writes it
+                store(j, acc, True)  # the whole class is in this range: nobody else writes it
             else:
                 shared.append((j, acc))
         return shared
 
     n = order.size
-    work = float(n) * q * q / 2
+    work = float(sum((bounds[j + 1] - bounds[j]) * (width[j] + 2) ** 2 for j in range(k))) / 2
     for shared in in_parallel(part, row_ranges(n, work), work):
         for j, acc in shared:
-            store(j, acc)
+            store(j, acc, False)
     return scatter, m3, m4, s1

@@ -1,0 +1,271 @@
+"""Gaussian classes sharing one covariance: the class models of LDA."""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._products import rows_dot
+from ..covariance import shrink, shrinkage_intensity
+from .gaussian import Gaussian
+
+__all__ = ["TiedGaussian", "range_whitening"]
+
+_F = NDArray[np.float64]
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+#: Rows per block when centring ``X`` for a product: the centred copy of a
+#: block stays small (and in cache for MNIST-sized rows).
+_BLOCK_ROWS = 2048
+
+
+def _check_finite(cov: _F) -> None:
+    if not np.all(np.isfinite(cov)):
+        raise ValueError(
+            "the pooled within-class covariance is not finite: X holds values so large "
+            "that their squares overflow float64; rescale X."
+        )
+
+
+def range_whitening(cov: _F, tol: float) -> _F:
+    """Whitening ``W`` (``p x r``) on the range of ``cov``: ``W W' = cov^+``.
+
+    The rank is decided on the correlation matrix ``C = D^-1/2 cov D^-1/2``
+    (``D`` the variances), so that it does not depend on the units of the
+    features: eigenvalues of ``C`` at most ``tol`` times the largest are
+    dropped, and so are features without variance. With ``C = U L U'``
+    restricted to the kept directions, ``W = D^-1/2 U L^-1/2``; the matching
+    factor ``A = cov W = D^1/2 U L^1/2`` (``W' A = I``, ``A A' = cov`` on the
+    range) is only needed for densities and sampling and is formed there.
+    Columns are in decreasing order of eigenvalue.
+
+    Raises ValueError when ``cov`` is not finite or is zero.
+    """
+    _check_finite(cov)
+    var = np.diag(cov).copy()
+    live = var > 0
+    if not live.any():
+        raise ValueError(
+            "the pooled within-class covariance is zero: every class is constant, "
+            "so no discriminant can be estimated."
+        )
+    s = np.sqrt(var[live])
+    C = cov[np.ix_(live, live)] / np.outer(s, s)
+    lam, U = np.linalg.eigh(C)
+    keep = np.flatnonzero(lam > tol * lam[-1])[::-1]  # largest first
+    whiten = np.zeros((cov.shape[0], keep.size))
+    whiten[live] = U[:, keep] / (s[:, None] * np.sqrt(lam[keep]))
+    return whiten
+
+
+def check_shrinkage(shrinkage: Any) -> None:
+    """ValueError unless ``shrinkage`` is None, a float in [0, 1], 'auto', 'ledoit-wolf' or 'oas'."""
+    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage in _ESTIMATED):
+        return
+    if (
+        isinstance(shrinkage, Real)
+        and not isinstance(shrinkage, bool)
+        and 0.0 <= float(shrinkage) <= 1.0
+    ):
+        return
+    raise ValueError(
+        "shrinkage must be None, a float in [0, 1], 'auto', 'ledoit-wolf' or 'oas'; "
+        f"got {shrinkage!r}."
+    )
+
+
+_ESTIMATED = ("auto", "ledoit-wolf", "oas")
+
+
+class TiedGaussian:
+    r"""Gaussian class densities ``N(mu_k, Sigma)`` with one shared covariance.
+
+    The family of LDA. It holds the class means, the shared covariance and a
+    whitening ``W`` on the covariance's range (``W W' = Sigma^+``, rank ``r``).
+    Every computation with rows of ``X`` is made on ``X - centre`` (the
+    centre is the data's mean), so that the results do not depend on where
+    the data lie: adding ``1e8`` to every feature changes nothing but
+    rounding of the inputs themselves. When ``r < p`` the densities are those
+    on the affine subspace ``mu_k + range(Sigma)`` (pseudo-determinant form),
+    evaluated at the projection of ``x``.
+
+    Build it with :meth:`from_stats` (the derivation) or
+    :meth:`from_covariance`.
+
+    Parameters
+    ----------
+    means : array-like of shape (n_classes, p)
+    covariance : array-like of shape (p, p)
+    whitening : array-like of shape (p, r)
+        ``W`` with ``W W' = covariance^+`` on its range.
+    centre : array-like of shape (p,), optional
+        The point rows are centred at (default: the mean of ``means``).
+    shrinkage : float, default=0.0
+        The shrinkage intensity that was applied to ``covariance`` (for reference).
+    """
+
+    def __init__(
+        self,
+        means: ArrayLike,
+        covariance: ArrayLike,
+        whitening: ArrayLike,
+        centre: ArrayLike | None = None,
+        shrinkage: float = 0.0,
+    ) -> None:
+        self.means = np.atleast_2d(np.asarray(means, dtype=float))
+        self.covariance = np.asarray(covariance, dtype=float)
+        self.whitening = np.asarray(whitening, dtype=float)
+        self.centre = self.means.mean(axis=0) if centre is None else np.asarray(centre, dtype=float)
+        self.shrinkage = float(shrinkage)
+        W = self.whitening
+        # class means in whitened coordinates about the centre, (K, r)
+        self.whitened_means = (self.means - self.centre) @ W
+        # the discriminant about the centre: x -> (x - c)' coef_k + quad_k
+        self.coef = self.whitened_means @ W.T  # (K, p)
+        self.quad = -0.5 * np.einsum("kr,kr->k", self.whitened_means, self.whitened_means)
+        self._log_norm: float | None = None
+        self._log_pdet = 0.0
+        self._factor = np.zeros((0, 0))
+
+    # -- construction -----------------------------------------------------------
+    @classmethod
+    def from_stats(
+        cls,
+        stats: Any,
+        *,
+        shrinkage: Any = None,
+        tol: float = 1e-4,
+        ddof: float = 1.0,
+    ) -> TiedGaussian:
+        """The family of the classes with data (``stats.weights > 0``).
+
+        Parameters
+        ----------
+        stats : ScatterStats or PooledScatterStats
+            Per-class weights and means and the within-class scatter. The
+            Ledoit-Wolf intensity needs the per-class fourth moments of
+            :class:`~bayesrule.stats.ScatterStats`.
+        shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1]
+            The pooled covariance ``Sigma`` becomes
+            ``(1 - a) Sigma + a tr(Sigma)/p I``; 'auto' and 'ledoit-wolf'
+            estimate ``a`` by the Ledoit-Wolf formula and 'oas' by
+            oracle-approximating shrinkage, on the pooled within-class
+            residuals (:mod:`bayesrule.covariance`).
+        tol : float, default=1e-4
+            Relative rank tolerance in correlation scale (see
+            :func:`range_whitening`): free of the features' units.
+        ddof : float, default=1.0
+            The pooled covariance is ``S_w / (W - ddof * K)``.
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``shrinkage`` or ``tol``, for Ledoit-Wolf without
+            fourth moments, for too little weight, or for a covariance that is
+            zero or not finite.
+        """
+        check_shrinkage(shrinkage)
+        if not isinstance(tol, Real) or isinstance(tol, bool) or not tol >= 0:
+            raise ValueError(f"tol must be a non-negative float; got {tol!r}.")
+        present = stats.weights > 0
+        W = float(stats.weights.sum())
+        cov = stats.pooled_covariance(ddof)
+        _check_finite(cov)
+        intensity = 0.0
+        if shrinkage is not None:
+            m4 = getattr(stats, "m4", None)
+            if shrinkage in ("auto", "ledoit-wolf") and m4 is None:
+                raise ValueError(
+                    f"shrinkage={shrinkage!r} (Ledoit-Wolf) needs the per-class fourth "
+                    f"moments of ScatterStats, which {type(stats).__name__} does not hold; "
+                    "collect ScatterStats (LinearDiscriminantAnalysis().statistics(X, y)), "
+                    "or use shrinkage='oas' or a float."
+                )
+            r4 = float(np.sum(m4)) if m4 is not None else np.nan
+            intensity = shrinkage_intensity(shrinkage, stats.pooled_scatter() / W, r4, W)
+            if intensity:
+                cov = shrink(cov, intensity)
+        weights = stats.weights[present]
+        means = stats.means[present]
+        centre = weights @ means / weights.sum()
+        return cls.from_covariance(means, cov, tol=tol, centre=centre, shrinkage=intensity)
+
+    @classmethod
+    def from_covariance(
+        cls,
+        means: ArrayLike,
+        covariance: ArrayLike,
+        *,
+        tol: float = 1e-4,
+        centre: ArrayLike | None = None,
+        shrinkage: float = 0.0,
+    ) -> TiedGaussian:
+        """From class means and a shared covariance (rank decided by ``tol``)."""
+        cov = np.asarray(covariance, dtype=float)
+        return cls(means, cov, range_whitening(cov, tol), centre, shrinkage)
+
+    # -- the family ---------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.means.shape[0])
+
+    def __getitem__(self, k: int) -> Gaussian:
+        """The Gaussian of the ``k``-th class (with ``mean``, ``covariance``, ``sample``)."""
+        self._densities()
+        return Gaussian(self.means[k], self._factor, self.whitening, self._log_pdet)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def rank(self) -> int:
+        return int(self.whitening.shape[1])
+
+    def _densities(self) -> float:
+        # Built on first use: classification does not need the pseudo-determinant.
+        if self._log_norm is None:
+            var = np.diag(self.covariance)
+            # the factor A = cov W (A A' = cov on its range, W' A = I);
+            # pdet(A A') = det(A'A)
+            factor = self.covariance @ self.whitening
+            A = factor[var > 0]
+            _, log_pdet = np.linalg.slogdet(A.T @ A)
+            self._factor, self._log_pdet = factor, float(log_pdet)
+            self._log_norm = -0.5 * (float(log_pdet) + self.rank * _LOG_2PI)
+        return self._log_norm
+
+    def relative_log_prob(self, X: Any) -> _F:
+        """``log p_k(x)`` up to a term that is the same for every class, shape (n, K).
+
+        ``(x - c)' coef_k + quad_k``: one matrix product with ``X - centre``
+        (centred a block of rows at a time); what is dropped is
+        ``log_norm - |W'(x - c)|^2 / 2``.
+        """
+        X = np.asarray(X)
+        out = np.empty((X.shape[0], len(self)))
+        for s in range(0, X.shape[0], _BLOCK_ROWS):
+            D = np.subtract(X[s : s + _BLOCK_ROWS], self.centre, dtype=float)
+            out[s : s + _BLOCK_ROWS] = rows_dot(D, self.coef)
+        out += self.quad
+        return out
+
+    def log_prob(self, X: Any) -> _F:
+        """Log density of each row under each class, shape (n, K)."""
+        X = np.asarray(X)
+        log_norm = self._densities()
+        out = np.empty((X.shape[0], len(self)))
+        for s in range(0, X.shape[0], _BLOCK_ROWS):
+            D = np.subtract(X[s : s + _BLOCK_ROWS], self.centre, dtype=float)
+            Z = D @ self.whitening
+            row = log_norm - 0.5 * np.einsum("ij,ij->i", Z, Z)
+            out[s : s + _BLOCK_ROWS] = Z @ self.whitened_means.T + row[:, None]
+        out += self.quad
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"TiedGaussian(n_classes={len(self)}, n_features={self.n_features}, rank={self.rank})"
+        )
