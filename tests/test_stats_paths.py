@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris, load_wine
 
+import bayesrule
 from bayesrule import _parallel
 from bayesrule.stats import PooledScatterStats, ScatterStats, _common, _pooled
 
@@ -113,10 +114,11 @@ def test_threads_give_the_serial_statistics(cls, weighted, monkeypatch):
 
 def test_parallel_results_keep_the_order_of_the_items(monkeypatch):
     monkeypatch.setattr(_parallel, "blas_threads", lambda: 4)
-    out = _parallel.in_parallel(lambda i: i * i, list(range(10)), work=np.inf)
-    assert out == [i * i for i in range(10)]
-    assert _common.row_ranges(1000, np.inf) == [(0, 250), (250, 500), (500, 750), (750, 1000)]
-    assert _common.row_ranges(1000, 0.0) == [(0, 1000)]
+    with bayesrule.config_context(n_threads=4):
+        out = _parallel.in_parallel(lambda i: i * i, list(range(10)), work=np.inf)
+        assert out == [i * i for i in range(10)]
+        assert _common.row_ranges(1000, np.inf) == [(0, 250), (250, 500), (500, 750), (750, 1000)]
+        assert _common.row_ranges(1000, 0.0) == [(0, 1000)]
 
 
 def test_overlapping_fits_restore_the_blas_threads(monkeypatch):

@@ -2,6 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from ._config import config_context, get_config, set_config
 from .estimators import (
     BernoulliNB,
     CategoricalNB,
@@ -43,6 +44,9 @@ __all__ = [
     "RegularizedDiscriminantAnalysisCV",
     "ScatterStats",
     "__version__",
+    "config_context",
+    "get_config",
+    "set_config",
     "load",
     "save",
 ]

@@ -34,7 +34,7 @@ from ._config import get_config
 PARALLEL_MIN_WORK = 5e7
 
 #: Reads of the run queue taken by :func:`idle_cores`, and the pause between them.
-LOAD_SAMPLES, LOAD_PAUSE = 4, 2.5e-4
+LOAD_SAMPLES, LOAD_PAUSE = 5, 5e-4
 
 
 def blas_threads() -> int:
@@ -75,9 +75,9 @@ def idle_cores() -> int:
 
     The kernel's count of runnable tasks (``/proc/loadavg``, an instantaneous
     value unlike the load averages) is read ``LOAD_SAMPLES`` times over about
-    a millisecond; the smallest reading, less the calling thread, is the
+    two milliseconds; the median reading, less the calling thread, is the
     load. A task that keeps a core busy is runnable in every reading, while
-    short wake-ups are not. Where the count cannot be read (not Linux), all
+    short wake-ups are in few. Where the count cannot be read (not Linux), all
     available cores count as idle.
     """
     cores = available_cores()
@@ -89,7 +89,7 @@ def idle_cores() -> int:
         if r is None:
             return cores
         readings.append(r)
-    others = max(0, min(readings) - 1)
+    others = max(0, sorted(readings)[len(readings) // 2] - 1)
     return max(1, cores - others)
 
 

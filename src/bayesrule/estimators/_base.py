@@ -23,6 +23,7 @@ from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._parallel import blas_budget
 from .._validation import check_finite, check_lengths, check_priors, check_sample_weight
 from ..stats._common import as_classes
 
@@ -136,6 +137,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if self._deferred_finite_check and not np.all(np.isfinite(result)):
             check_finite(Xv, "X", allow_nan=self._allow_nan)
 
+    def _budget(self, Xv: Any) -> Any:
+        """The thread budget of a pass over ``Xv`` (see :func:`bayesrule.config_context`)."""
+        shape = getattr(Xv, "shape", (0, 0))
+        k = getattr(getattr(self, "classes_", None), "size", 1)
+        return blas_budget(float(shape[0]) * float(shape[1]) * k)
+
     def _deferred(self) -> Any:
         """Quiet NumPy's invalid/overflow warnings where :meth:`_after` raises on them anyway.
 
@@ -148,7 +155,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return contextlib.nullcontext()
 
     def _stats_from(self, Xv: NDArray[Any], y: NDArray[Any], w: NDArray[Any], classes: Any) -> Any:
-        with self._deferred():
+        with self._deferred(), self._budget(Xv):
             stats = self._stats_type.from_data(Xv, y, w, classes=classes)
         if self._deferred_finite_check:
             # every statistic with means carries a NaN or infinity of X into them
@@ -441,7 +448,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         elif not hasattr(self, "n_features_in_"):
             self._record_schema((stats.n_features, None))
         try:
-            attrs = self._derive(stats, priors, **extra)
+            # factorisations of up to (p, p) per class: on a busy machine the
+            # BLAS runs them on one thread (see bayesrule.config_context)
+            with blas_budget(float(stats.n_classes) * float(stats.n_features) ** 3):
+                attrs = self._derive(stats, priors, **extra)
         except BaseException:
             for key in _SCHEMA:
                 self.__dict__.pop(key, None)
@@ -500,7 +510,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._budget(Xv):
             out = self._class_log_density(Xv)
         self._after(Xv, out[:, self.stats_.weights > 0])
         return out
@@ -547,7 +557,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._budget(Xv):
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return jll
@@ -556,7 +566,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes)."""
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._budget(Xv):
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return jll

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from .._parallel import blas_budget
 from ._common import (
     ClassStatistic,
     arrays_close,
@@ -112,21 +113,23 @@ class CountStats(ClassStatistic):
             X = X.astype(np.float64)
         V = np.zeros((c.size, p))
         S = np.zeros((c.size, p))
-        for sl in block_slices(n, p):
-            Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
-            # Optimistic: without NaN in the block (the common case) every
-            # feature is observed with the rows' whole weight, and the class
-            # sums are the answer; a NaN shows up in those sums, and only then
-            # are the missing entries split out.
-            H = class_matrix(yb, wb, c.size)
-            Sb = np.asarray(H @ Xb)
-            if not np.isnan(Sb).any():
-                V += np.bincount(yb, weights=wb, minlength=c.size)[:, None]
-                S += Sb
-                continue
-            observed = ~np.isnan(Xb)
-            V += np.asarray(H @ observed.astype(np.float64))
-            S += np.asarray(H @ np.where(observed, Xb, 0.0))
+        # on a busy machine the products run on one BLAS thread (see _parallel)
+        with blas_budget(float(n) * p * c.size):
+            for sl in block_slices(n, p):
+                Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
+                # Optimistic: without NaN in the block (the common case) every
+                # feature is observed with the rows' whole weight, and the class
+                # sums are the answer; a NaN shows up in those sums, and only then
+                # are the missing entries split out.
+                H = class_matrix(yb, wb, c.size)
+                Sb = np.asarray(H @ Xb)
+                if not np.isnan(Sb).any():
+                    V += np.bincount(yb, weights=wb, minlength=c.size)[:, None]
+                    S += Sb
+                    continue
+                observed = ~np.isnan(Xb)
+                V += np.asarray(H @ observed.astype(np.float64))
+                S += np.asarray(H @ np.where(observed, Xb, 0.0))
         return cls(c, counts, weights, V, S)
 
     def _merge_aligned(self, other: CountStats) -> CountStats:
