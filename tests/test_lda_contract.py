@@ -141,6 +141,15 @@ def test_prediction_does_not_depend_on_where_the_data_lie(offset, k):
 
 
 # ----------------------------------------------------- the fast path and sklearn's form
+def test_products_about_the_origin_equal_products_about_the_centre():
+    # near the origin the discriminant is taken from X itself; 50 standard
+    # deviations away, from X - c: the same probabilities
+    X, y = _exact_data(0.0)
+    near, far = LDA().fit(X, y), LDA().fit(X + 64.0, y)
+    assert near._model._origin and not far._model._origin
+    np.testing.assert_allclose(near.predict_proba(X), far.predict_proba(X + 64.0), atol=1e-12)
+
+
 def test_fast_path_agrees_with_the_densities():
     X, y = _data(k=4)
     m = LDA().fit(X, y)

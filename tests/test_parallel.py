@@ -92,6 +92,7 @@ def test_auto_takes_the_idle_cores_at_most_the_blas_threads(monkeypatch):
     monkeypatch.setattr(_parallel, "available_cores", lambda: 8)
     monkeypatch.setattr(_parallel, "blas_threads", lambda: 4)
     monkeypatch.setattr(_parallel, "LOAD_PAUSE", 0.0)
+    monkeypatch.setattr(_parallel, "IDLE_CACHE_SECONDS", 0.0)  # every call reads the load
     monkeypatch.setattr(_parallel, "_running_tasks", lambda: 1)  # only the caller runs
     assert _parallel.thread_count(np.inf) == 4
     monkeypatch.setattr(_parallel, "_running_tasks", lambda: 8)  # seven busy tasks
@@ -99,6 +100,18 @@ def test_auto_takes_the_idle_cores_at_most_the_blas_threads(monkeypatch):
     readings = iter([3, 9, 3, 3, 2])  # a short wake-up is not load: the median reading counts
     monkeypatch.setattr(_parallel, "_running_tasks", lambda: next(readings))
     assert _parallel.idle_cores() == 6
+
+
+def test_the_idle_cores_are_read_again_after_a_moment(monkeypatch):
+    monkeypatch.setattr(_parallel, "available_cores", lambda: 8)
+    monkeypatch.setattr(_parallel, "LOAD_PAUSE", 0.0)
+    monkeypatch.setattr(_parallel, "_idle_cache", None)
+    monkeypatch.setattr(_parallel, "_running_tasks", lambda: 1)
+    assert _parallel.idle_cores() == 8
+    monkeypatch.setattr(_parallel, "_running_tasks", lambda: 8)
+    assert _parallel.idle_cores() == 8  # within IDLE_CACHE_SECONDS: the reading is reused
+    monkeypatch.setattr(_parallel, "IDLE_CACHE_SECONDS", 0.0)
+    assert _parallel.idle_cores() == 1
 
 
 def test_a_multithreaded_blas_is_left_alone_without_limit_blas(monkeypatch):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import time
 from collections import Counter
@@ -37,11 +38,29 @@ PARALLEL_MIN_WORK = 5e7
 LOAD_SAMPLES, LOAD_PAUSE = 5, 5e-4
 
 
+_blas_libs: tuple[int, list[Any]] | None = None
+
+
+def _blas_controllers() -> list[Any]:
+    """threadpoolctl's controllers of the loaded BLAS libraries.
+
+    Finding the libraries scans the process (about a millisecond), so they are
+    found once and again only when modules have been imported since (a new
+    import may load another BLAS); asking each for its thread count is cheap.
+    """
+    global _blas_libs
+    loaded = len(sys.modules)
+    if _blas_libs is None or _blas_libs[0] != loaded:
+        from threadpoolctl import ThreadpoolController
+
+        libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+        _blas_libs = (loaded, libs)
+    return _blas_libs[1]
+
+
 def blas_threads() -> int:
     """How many threads NumPy's BLAS would use now (at least 1)."""
-    from threadpoolctl import threadpool_info
-
-    counts = [int(i.get("num_threads") or 1) for i in threadpool_info() if i["user_api"] == "blas"]
+    counts = [int(c.get_num_threads() or 1) for c in _blas_controllers()]
     return max(1, max(counts, default=1))
 
 
@@ -80,6 +99,10 @@ def idle_cores() -> int:
     short wake-ups are in few. Where the count cannot be read (not Linux), all
     available cores count as idle.
     """
+    now = time.monotonic()
+    cached = _idle_cache
+    if cached is not None and now - cached[0] < IDLE_CACHE_SECONDS:
+        return cached[1]
     cores = available_cores()
     readings = []
     for i in range(LOAD_SAMPLES):
@@ -90,7 +113,20 @@ def idle_cores() -> int:
             return cores
         readings.append(r)
     others = max(0, sorted(readings)[len(readings) // 2] - 1)
-    return max(1, cores - others)
+    idle = max(1, cores - others)
+    _cache_idle(now, idle)
+    return idle
+
+
+#: How long a reading of the idle cores is reused: the load changes slowly next
+#: to one prediction or pass, and sampling it costs a few milliseconds.
+IDLE_CACHE_SECONDS = 0.25
+_idle_cache: tuple[float, int] | None = None
+
+
+def _cache_idle(when: float, idle: int) -> None:
+    global _idle_cache
+    _idle_cache = (when, idle)
 
 
 _local = threading.local()

@@ -44,53 +44,6 @@ def _external_covariances(
     return out
 
 
-def _label(stats: Any, k: Any) -> str:
-    """A class label as the user wrote it (``3`` or ``'cat'``, not ``np.int64(3)``)."""
-    return repr(stats.classes[k : k + 1].tolist()[0])
-
-
-def _weight_text(stats: Any, k: Any) -> str:
-    n, w = int(stats.counts[k]), float(stats.weights[k])
-    return f"{n} sample" + ("s" if n != 1 else "") + (f" of total weight {w:g}" if w != n else "")
-
-
-def _check_finite_covariance(cov: _F, what: str) -> None:
-    if not np.all(np.isfinite(cov)):
-        raise ValueError(
-            f"{what} is not finite: X holds values so large that their squares "
-            "overflow float64; rescale X."
-        )
-
-
-def _range_whitening(cov: _F, tol: float) -> _F:
-    """Whitening ``W`` (``p x r``) on the range of ``cov``: ``W W' = cov^+``.
-
-    The rank is decided on the correlation matrix ``C = D^-1/2 cov D^-1/2``
-    (``D`` the variances), so that it does not depend on the units of the
-    features: eigenvalues of ``C`` at most ``tol`` times the largest are
-    dropped, and so are features without variance. With ``C = U L U'``
-    restricted to the kept directions, ``W = D^-1/2 U L^-1/2``; the matching
-    factor ``A = cov W = D^1/2 U L^1/2`` (``W' A = I``, ``A A' = cov`` on the
-    range) is only needed for densities and sampling and is formed there.
-    """
-    _check_finite_covariance(cov, "the pooled within-class covariance")
-    var = np.diag(cov).copy()
-    live = var > 0
-    if not live.any():
-        raise ValueError(
-            "the pooled within-class covariance is zero: every class is constant, "
-            "so no discriminant can be estimated."
-        )
-    s = np.sqrt(var[live])
-    C = cov[np.ix_(live, live)] / np.outer(s, s)
-    # NumPy's LAPACK: the same thread pool as the products before it.
-    lam, U = np.linalg.eigh(C)
-    keep = np.flatnonzero(lam > tol * lam[-1])[::-1]  # largest first
-    whiten = np.zeros((cov.shape[0], keep.size))
-    whiten[live] = U[:, keep] / (s[:, None] * np.sqrt(lam[keep]))
-    return whiten
-
-
 class _GaussianDA(GenerativeClassifier):
     """Shared parts of the three Gaussian discriminant analyses."""
 
@@ -140,10 +93,6 @@ class _GaussianDA(GenerativeClassifier):
     def _ddof(self) -> float:
         return 0.0 if self.bias else 1.0
 
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        # LDA's Gaussians; the per-class analyses below sample from ``_model``
-        return self._gaussians_[k].sample(n, rng)
-
 
 #: The parameters every per-class Gaussian analysis (QDA, RDA, RDA-CV) has.
 _CLASS_GAUSSIAN_PARAMS: dict = {
@@ -166,9 +115,6 @@ class _ClassGaussianDA(_GaussianDA):
 
     #: the remedy a singular class covariance suggests, in the estimator's parameters
     _remedy = "regularise the class covariances"
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return GenerativeClassifier._sample_class(self, k, n, rng)
 
     def _family_attrs(self, stats: ScatterStats, **hyper: Any) -> dict[str, Any]:
         """``_model`` and the fitted attributes from ``GaussianFamily.from_stats(stats, **hyper)``."""

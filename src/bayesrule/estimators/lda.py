@@ -25,7 +25,16 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     functions ``x' Sigma^+ mu_k - mu_k' Sigma^+ mu_k / 2 + log pi_k``. The
     same fit gives the Fisher (canonical) discriminant projection
     (:meth:`transform`), densities (:meth:`score_samples`) and new samples
-    (:meth:`sample`).
+    (:meth:`sample`). The class densities are a
+    :class:`~bayesrule.models.tied.TiedGaussian` (``class_model(k)`` gives one
+    class's Gaussian).
+
+    Predictions, densities and the projection are computed from ``X`` minus
+    the data's mean, so they do not depend on where the data lie (adding
+    ``1e8`` to every feature changes the probabilities by rounding only).
+    The statistics are always :class:`~bayesrule.stats.ScatterStats`, whatever
+    ``shrinkage``: it can be changed after fitting (``set_params``, ``merge``,
+    ``from_stats``) and the next derivation uses it.
 
     A drop-in for ``sklearn.discriminant_analysis.LinearDiscriminantAnalysis``:
     every parameter and fitted attribute is accepted or provided with the same
@@ -56,12 +65,14 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     store_covariance : bool, default=False
         Accepted for compatibility: ``covariance_`` is always stored.
     tol : float, default=1e-4
-        Rank tolerance, free of the features' units: the pooled covariance is
-        scaled to a correlation matrix (features without variance are set
-        aside) and its eigen-directions with eigenvalue at most ``tol`` times
-        the largest are treated as having no within-class variation and
-        dropped: the model works in the range of the covariance. This is what makes constant features (MNIST's
-        never-lit pixels) and ``n < p`` work without preprocessing.
+        Relative rank tolerance in correlation scale, free of the features'
+        units: the pooled covariance is scaled to a correlation matrix
+        (features without variance are set aside) and its eigen-directions
+        with eigenvalue at most ``tol`` times the largest are treated as
+        having no within-class variation and dropped: the model works in the
+        range of the covariance. This is what makes constant features
+        (MNIST's never-lit pixels) and ``n < p`` work without preprocessing.
+        (scikit-learn's ``tol`` is an absolute threshold on singular values.)
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default=None
         A scikit-learn covariance estimator fitted on each class's centred rows;
         the pooled covariance is their prior-weighted average (as in
@@ -86,8 +97,10 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     rank_ : int
         Number of directions kept (see ``tol``).
     coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
-        Weights of the linear discriminants; for two classes the single
-        logistic form ``P(y = classes_[1] | x) = sigmoid(coef_ x + intercept_)``.
+        Weights of the linear discriminants in scikit-learn's meaning
+        (``Sigma^+ mu_k``); for two classes the single logistic form
+        ``P(y = classes_[1] | x) = sigmoid(coef_ x + intercept_)``. Predictions
+        use the same discriminant about the data's mean.
     intercept_ : ndarray of shape (n_classes,) or (1,)
     scalings_ : ndarray of shape (n_features, n_directions)
         Fisher directions: ``transform(X) = (X - xbar_) @ scalings_``; the

@@ -31,30 +31,17 @@ __all__ = ["ScatterStats"]
 _F = NDArray[np.float64]
 
 
-def _shift(W: _F, S: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None) -> tuple[_F, _F, _F]:
-    """Re-centre per-class moments from residuals ``r`` to ``r - d``.
-
-    ``s1 = sum w r`` is zero when ``r`` is centred at the weighted mean (the
-    default). With ``c = |d|^2``:
-    ``S' = S - d s1' - s1 d' + W d d'``,
-    ``M3' = M3 - tr(S) d - 2 S d + 2 (d.s1) d + c s1 - c W d`` and
-    ``M4' = M4 - 4 d.M3 + 4 d'Sd + 2 c tr(S) + c^2 W - 4 c (d.s1)``.
-    ``S`` is not modified; the new scatter is a new array.
-    """
-    M3_new, M4_new = _shift_higher(W, np.einsum("kpp->k", S), _matvec(S, d), M3, M4, d, s1)
-    if s1 is None:
-        S_new = _add_outer(S, W, d, d)
-    else:
-        # S - d s1' - s1 d' + W d d' = S + (W d - s1) d' - d s1'
-        S_new = _add_outer(S, np.ones_like(W), W[:, None] * d - s1, d)
-        S_new = _add_outer(S_new, -np.ones_like(W), d, s1, out=S_new)
-    return S_new, M3_new, M4_new
-
-
 def _shift_higher(
     W: _F, tr: _F, Sd: _F, M3: _F, M4: _F, d: _F, s1: _F | None = None
 ) -> tuple[_F, _F]:
-    """The ``M3`` and ``M4`` of :func:`_shift`, from ``tr(S)`` and ``S d`` alone."""
+    """Re-centre ``M3`` and ``M4`` from residuals ``r`` to ``r - d``, from ``tr(S)`` and ``S d``.
+
+    ``s1 = sum w r`` is zero when ``r`` is centred at the weighted mean (the
+    default). With ``c = |d|^2``:
+    ``M3' = M3 - tr(S) d - 2 S d + 2 (d.s1) d + c s1 - c W d`` and
+    ``M4' = M4 - 4 d.M3 + 4 d'Sd + 2 c tr(S) + c^2 W - 4 c (d.s1)``; the
+    scatter itself becomes ``S - d s1' - s1 d' + W d d'``.
+    """
     c = np.einsum("kp,kp->k", d, d)
     M3_new = M3 - (tr + c * W)[:, None] * d - 2.0 * Sd
     M4_new = (
