@@ -263,3 +263,45 @@ def test_saved_file_has_ordinary_permissions(model_file):
     umask = os.umask(0)
     os.umask(umask)
     assert model_file.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# ----------------------------------------------------------------- temporary files
+def test_next_save_removes_temporaries_of_interrupted_saves(tmp_path):
+    path = tmp_path / "m.bayesrule"
+    stale = [tmp_path / ".m.bayesrule.tmp-ab12cd_9", tmp_path / ".m.bayesrule.x1y2z3w4.tmp"]
+    kept = [
+        tmp_path / ".m.bayesrule.backup",  # not a temporary file's name
+        tmp_path / ".other.bayesrule.tmp-ab12cd_9",  # another target's
+        tmp_path / "m.bayesrule.tmp-ab12cd_9",
+    ]
+    for p in stale + kept:
+        p.write_bytes(b"half a model")
+    save(bayesrule.LinearDiscriminantAnalysis().fit(*_data("int")), path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [path.name] + [p.name for p in kept]
+    )
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file locks")
+def test_temporary_of_a_save_in_progress_is_kept(tmp_path):
+    import fcntl
+
+    path = tmp_path / "m.bayesrule"
+    live = tmp_path / ".m.bayesrule.tmp-inflight"
+    with open(live, "wb") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # as a save in another process holds it
+        save(bayesrule.LinearDiscriminantAnalysis().fit(*_data("int")), path)
+        assert live.exists()
+
+
+def test_temporary_is_named_after_the_target(tmp_path, monkeypatch):
+    seen = []
+    real = os.replace
+
+    def spy(src, dst):
+        seen.append(Path(src).name)
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    save(bayesrule.LinearDiscriminantAnalysis().fit(*_data("int")), tmp_path / "m.bayesrule")
+    assert len(seen) == 1 and seen[0].startswith(".m.bayesrule.tmp-")

@@ -12,12 +12,13 @@ from ._categories import CategoryStats, check_categories
 from ._common import Statistic, StatisticsError, encode, one_hot_classes
 from ._counts import CountStats
 from ._diagonal import DiagonalStats
-from ._mixed import MixedStats
+from ._mixed import KIND_STATS, MixedStats
 from ._pooled import PooledScatterStats
 from ._scatter import ScatterStats
 from ._values import ValueCountStats
 
 __all__ = [
+    "KIND_STATS",
     "CategoryStats",
     "CountStats",
     "DiagonalStats",
