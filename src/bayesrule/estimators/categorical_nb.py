@@ -5,11 +5,13 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any
 
+import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
 from ..models.categorical import Categorical, categorical_tables, check_min_categories
 from ..stats import CategoryStats, check_categories
+from ..stats._categories import MAX_CATEGORIES
 from ._nb import _F, _PRIOR_PARAMS, _DiscreteNB
 
 
@@ -19,8 +21,13 @@ class CategoricalNB(_DiscreteNB):
     A drop-in for ``sklearn.naive_bayes.CategoricalNB``. A category never
     seen in training gets the smoothed probability
     ``alpha / (N_kj + alpha n_categories_j)`` instead of an IndexError.
-    NaN entries are missing. Codes must be non-negative integers (a float
-    such as 1.5 is an error, not truncated).
+    NaN entries are missing. Codes must be integers in
+    ``[0, max_categories)`` (a float such as 1.5, a negative code or one
+    beyond the bound is an error naming the column and row, not truncated).
+    The statistics hold one cell per class, feature and code up to the
+    largest code seen (``8 * n_classes * n_features * n_categories`` bytes),
+    hence the bound: recode sparse codes such as identifiers with
+    scikit-learn's ``OrdinalEncoder``.
 
     Parameters
     ----------
@@ -29,7 +36,11 @@ class CategoricalNB(_DiscreteNB):
     fit_prior : bool, default=True
     class_prior : array-like of shape (n_classes,), default=None
     min_categories : int or array-like of shape (n_features,), default=None
-        Minimum number of categories per feature.
+        Minimum number of categories per feature (at most ``max_categories``).
+    max_categories : int, default=65536
+        Bound on the category codes: each must be less than it, at fit and
+        at predict time. A code beyond the ones seen in training but within
+        the bound is an unseen category (smoothed probability).
 
     Attributes
     ----------
@@ -52,6 +63,7 @@ class CategoricalNB(_DiscreteNB):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "force_alpha": ["boolean"],
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
+        "max_categories": [Interval(Integral, 1, None, closed="left")],
         **_PRIOR_PARAMS,
     }
 
@@ -63,12 +75,14 @@ class CategoricalNB(_DiscreteNB):
         fit_prior: bool = True,
         class_prior: ArrayLike | None = None,
         min_categories: Any = None,
+        max_categories: int = MAX_CATEGORIES,
     ) -> None:
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.min_categories = min_categories
+        self.max_categories = max_categories
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -76,17 +90,30 @@ class CategoricalNB(_DiscreteNB):
         return tags
 
     def _prepare_X(self, Xv: Any) -> Any:
-        # the codes must be non-negative integers (or NaN): 1.5 is an error, not 1
-        check_categories(Xv, self._feature_names())
+        # the codes must be integers in [0, max_categories) (or NaN): 1.5 is an
+        # error, not 1, and 1e9 is refused before anything is allocated for it
+        check_categories(Xv, self._feature_names(), self.max_categories)
         return Xv
+
+    def _stats_from(self, Xv: Any, y: Any, w: Any, classes: Any) -> CategoryStats:
+        with self._budget(Xv):
+            return CategoryStats.from_data(
+                Xv, y, w, classes=classes, max_categories=self.max_categories
+            )
 
     def _derive(self, stats: CategoryStats, priors: _F, **extra: Any) -> dict[str, Any]:
         names = self._feature_names()
         alpha = self._alpha(stats.n_features)
+        # the tables have min_categories cells per class and feature: bound them first
+        mc = check_min_categories(self.min_categories, stats.n_features)
+        if mc is not None and np.any(mc > self.max_categories):
+            raise ValueError(
+                f"min_categories must be at most max_categories={self.max_categories}; "
+                f"got {int(np.max(mc))}."
+            )
         model = Categorical.from_stats(
             stats, alpha=alpha, min_categories=self.min_categories, feature_names=names
         )
-        mc = check_min_categories(self.min_categories, stats.n_features)
         n_cat, log_probs, _ = categorical_tables(stats, alpha, mc)
         cc = stats.padded(int(n_cat.max(initial=1))).category_counts
         return {

@@ -22,19 +22,45 @@ from ._counts import _weights
 _F = NDArray[np.float64]
 
 
-__all__ = ["CategoryStats", "check_categories"]
+__all__ = ["MAX_CATEGORIES", "CategoryStats", "check_categories"]
+
+#: The default bound on category codes: a code must be an integer in
+#: ``[0, MAX_CATEGORIES)``. The statistics hold one cell per class, feature
+#: and code up to the largest code seen, so a stray code such as 1e9 would
+#: ask for gigabytes; it is refused, naming the column, before anything is
+#: allocated. CategoricalNB and MixedNB raise it with ``max_categories``.
+MAX_CATEGORIES = 2**16
 
 
-def check_categories(X: _F, columns: ArrayLike | None = None) -> None:
-    """Raise a ValueError naming the column unless every observed entry is an int >= 0."""
-    bad = ~np.isnan(X) & ((X < 0) | (X != np.floor(X)))
-    if bad.any():
-        r, j = (int(v[0]) for v in np.nonzero(bad))
-        name = j if columns is None else np.asarray(columns)[j]
+def check_categories(
+    X: _F, columns: ArrayLike | None = None, max_categories: int = MAX_CATEGORIES
+) -> None:
+    """Raise a ValueError naming the column and row unless every observed entry is a valid code.
+
+    A valid code is an integer in ``[0, max_categories)``; NaN is missing and
+    passes. ``columns`` names the columns of ``X`` in the message (by default
+    their indices).
+    """
+    X = np.asarray(X)
+    if X.dtype.kind not in "fc":
+        X = np.asarray(X, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(X) & ((X < 0) | (X != np.floor(X)) | (X >= max_categories))
+    if not bad.any():
+        return
+    r, j = (int(v[0]) for v in np.nonzero(bad))
+    name: Any = j if columns is None else str(np.asarray(columns, dtype=object)[j])
+    v = float(X[r, j])
+    if v >= max_categories and np.isfinite(v) and v == np.floor(v):
+        code = str(int(v)) if v < 1e18 else f"{v:g}"
         raise ValueError(
-            f"column {name!r} must hold non-negative integer category codes; "
-            f"got {X[r, j]!r} at row {r}."
+            f"column {name!r} holds category code {code} at row {r}; codes must be integers "
+            f"in [0, {max_categories - 1}] (max_categories={max_categories}). Recode the "
+            "column (e.g. with scikit-learn's OrdinalEncoder) or raise max_categories."
         )
+    raise ValueError(
+        f"column {name!r} must hold non-negative integer category codes; got {v!r} at row {r}."
+    )
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -81,10 +107,17 @@ class CategoryStats(ClassStatistic):
         sample_weight: ArrayLike | None = None,
         *,
         classes: ArrayLike | None = None,
+        max_categories: int = MAX_CATEGORIES,
     ) -> CategoryStats:
-        """Statistics of one data set by one ``bincount`` over (class, feature, category)."""
+        """Statistics of one data set by one ``bincount`` over (class, feature, category).
+
+        Every observed entry must be an integer code in ``[0, max_categories)``
+        (checked before anything is allocated); NaN is missing.
+        """
         X = np.asarray(X, dtype=np.float64)
-        check_categories(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        check_categories(X, max_categories=max_categories)
         y = np.asarray(y)
         c = as_classes(y if classes is None else classes)
         yi = encode(y, c)

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._categories import CategoryStats
+from ._categories import MAX_CATEGORIES, CategoryStats
 from ._common import (
     ClassStatistic,
     StatisticsError,
@@ -154,6 +154,7 @@ class MixedStats(ClassStatistic):
         kinds: Any = None,
         vocabularies: Any = None,
         classes: ArrayLike | None = None,
+        max_categories: int = MAX_CATEGORIES,
     ) -> MixedStats:
         """Statistics of one numeric data set whose column ``j`` is of kind ``kinds[j]``.
 
@@ -168,6 +169,10 @@ class MixedStats(ClassStatistic):
         vocabularies : sequence of (array-like of str or None), default=None
             For each column, the strings its codes stand for (sorted and
             unique), or None. Categories of no positive weight are dropped.
+        max_categories : int, default=MAX_CATEGORIES
+            Bound on the codes of the categorical columns: each must be an
+            integer in ``[0, max_categories)`` (see
+            :func:`~bayesrule.stats.check_categories`).
         """
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
@@ -180,8 +185,11 @@ class MixedStats(ClassStatistic):
         w = _weights(X.shape[0], sample_weight)
         counts, weights = class_totals(encode(y, c), w, c.size)
         cols = {kind: np.flatnonzero(np.asarray(kinds, dtype=object) == kind) for kind in kinds}
+        bound = {"categorical": {"max_categories": max_categories}}
         parts = {
-            kind: KIND_STATS[kind].from_data(X[:, cols[kind]], y, w, classes=c)
+            kind: KIND_STATS[kind].from_data(
+                X[:, cols[kind]], y, w, classes=c, **bound.get(kind, {})
+            )
             for kind in KIND_STATS
             if kind in cols
         }
