@@ -17,10 +17,32 @@ _HINT = (
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the command line (the ``bayesrule`` console script)."""
+    """Run the command line (the ``bayesrule`` console script).
+
+    Errors inside a subcommand are reported by the command's own boundary
+    (``_errors.BoundaryGroup``); this is the last resort for what happens
+    around it, such as an interrupt while the libraries are imported.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
         from ._app import app
     except ImportError as exc:
         print(f"bayesrule: error: {_HINT} ({exc.name or exc} is missing)", file=sys.stderr)
         raise SystemExit(2) from None
-    app(args=argv, prog_name="bayesrule")
+    except KeyboardInterrupt:
+        print("bayesrule: error: interrupted.", file=sys.stderr)
+        raise SystemExit(130) from None
+    from ._errors import debug_requested, report
+
+    try:
+        app(args=args, prog_name="bayesrule")
+    except KeyboardInterrupt as exc:
+        if debug_requested(args):
+            raise
+        report(exc)
+        raise SystemExit(130) from None
+    except Exception as exc:
+        if debug_requested(args):
+            raise
+        report(exc)
+        raise SystemExit(2) from None

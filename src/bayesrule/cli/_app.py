@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import io
 import json
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,10 +17,13 @@ from rich.table import Table
 
 from .._registry import available, get_estimator, short_name
 from ..io import ModelFileError, load, read_metadata, save
-from ._data import Dataset, UsageError, read_data, write_table
+from ._data import Content, Dataset, UsageError, read_data, table_writer, write_files, write_table
+from ._errors import BoundaryGroup, clean, state
 
 app = typer.Typer(
     name="bayesrule",
+    # every subcommand runs inside one error boundary (see _errors.py)
+    cls=BoundaryGroup,
     help="Generative classifiers fitted from mergeable sufficient statistics.",
     no_args_is_help=True,
     add_completion=False,
@@ -29,57 +32,47 @@ app = typer.Typer(
 )
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
-_state = {"debug": False, "quiet": False}
 
 #: rows x features above which ``fit`` shows a progress bar
 _BIG_FIT_VALUES = 4_000_000
 
 
-# ------------------------------------------------------------------ errors
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
-
-
-def _handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Report a user's mistake on one line of stderr with exit code 2 (a traceback with --debug)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except (UsageError, ModelFileError, ValueError, OSError, ImportError, KeyError) as exc:
-            if _state["debug"]:
-                raise
-            name = command.__name__.rstrip("_")
-            print(f"bayesrule {name}: error: {_one_line(exc)}", file=sys.stderr)
-            raise typer.Exit(2) from None
-
-    return wrapper
-
-
 def _say(message: str) -> None:
-    if not _state["quiet"]:
+    if not state["quiet"]:
         err.print(message, soft_wrap=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        out.print(f"bayesrule {__version__}")
+        raise typer.Exit(0)
 
 
 @app.callback()
 def _options(
     debug: Annotated[
-        bool, typer.Option("--debug", help="Show the full traceback of an error.")
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show the full traceback of an error (also after the command, or BAYESRULE_DEBUG=1).",
+        ),
     ] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bars or messages.")
     ] = False,
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """Fit, apply and inspect bayesrule models from the command line."""
-    _state["debug"], _state["quiet"] = debug, quiet
-    if version:
-        from .. import __version__
-
-        out.print(f"bayesrule {__version__}")
-        raise typer.Exit(0)
+    state["quiet"] = quiet
+    if debug:  # BoundaryGroup.main has already read it; this option is here for --help
+        state["debug"] = True
 
 
 # ------------------------------------------------------------------ helpers
@@ -117,7 +110,7 @@ def _build_estimator(model: str, settings: list[str]) -> Any:
     try:
         est._validate_params()
     except ValueError as exc:
-        raise UsageError(f"--set: {_one_line(exc)}") from None
+        raise UsageError(f"--set: {clean(str(exc))}") from None
     return est
 
 
@@ -156,14 +149,14 @@ def _figure(figsize: tuple[float, float]) -> Any:
     return Figure(figsize=figsize, layout="constrained")
 
 
-def _save_figure(fig: Any, path: Path) -> Path:
-    if not path.parent.is_dir():
-        raise UsageError(f"{path}: the directory {path.parent} does not exist.")
+def _figure_bytes(fig: Any, path: Path) -> bytes:
+    """The picture in the format of ``path``'s suffix, rendered in memory (written on success)."""
+    buffer = io.BytesIO()
     try:
-        fig.savefig(path, dpi=110)
+        fig.savefig(buffer, format=path.suffix.lower().lstrip(".") or "png", dpi=110)
     except ValueError as exc:  # an image format matplotlib does not know
-        raise UsageError(f"{path}: {_one_line(exc)}") from None
-    return path
+        raise UsageError(f"{path}: {clean(str(exc))}") from None
+    return buffer.getvalue()
 
 
 def _image_shape(model_path: Path, n_features: int) -> tuple[int, int] | None:
@@ -183,7 +176,7 @@ def _fit_with_progress(est: Any, ds: Dataset) -> Any:
     derive the parameters again (an eigendecomposition), which costs more than
     the pass over the data.
     """
-    if ds.n_rows * ds.n_features <= _BIG_FIT_VALUES or _state["quiet"]:
+    if ds.n_rows * ds.n_features <= _BIG_FIT_VALUES or state["quiet"]:
         return est.fit(ds.X, ds.y)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -208,7 +201,6 @@ SplitOpt = Annotated[str, typer.Option(help="For an IDX directory: 'train' or 't
 
 
 @app.command()
-@_handles_errors
 def fit(
     data: DataArg,
     output: Annotated[Path, typer.Option("--output", "-o", help="Model file to write.")],
@@ -233,10 +225,16 @@ def fit(
     extra: dict[str, Any] = {"source": Path(ds.source).name, "target": target}
     if ds.image_shape is not None:
         extra["image_shape"] = list(ds.image_shape)
+    if output.is_dir():
+        raise UsageError(f"{output}: is a directory; give the model file to write.")
     try:
-        save(est, output, metadata=extra)
+        save(est, output, metadata=extra)  # written in full, then renamed into place
     except ModelFileError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # name the model file, not save's temporary file
+        raise UsageError(
+            f"{output}: cannot write the model file ({exc.strerror or exc})."
+        ) from None
     _say(
         f"{type(est).__name__} ({short_name(type(est))}) fitted on {ds.n_rows:,} rows x "
         f"{ds.n_features} features, {est.classes_.size} classes in {elapsed:.2f} s -> {output}"
@@ -244,7 +242,6 @@ def fit(
 
 
 @app.command()
-@_handles_errors
 def predict(
     model: ModelArg,
     data: DataArg,
@@ -274,7 +271,6 @@ def predict(
 
 
 @app.command()
-@_handles_errors
 def evaluate(
     model: ModelArg,
     data: DataArg,
@@ -329,42 +325,84 @@ def evaluate(
     out.print(cm)
 
     if output is not None:
-        import pandas as pd
-
-        from ..plotting import ConfusionMatrixDisplay
-
-        output.mkdir(parents=True, exist_ok=True)
-        metrics = {
-            "model": str(model),
-            "estimator": type(est).__name__,
-            "data": ds.source,
-            "n_samples": ds.n_rows,
-            "accuracy": accuracy,
-            "per_class": [
-                {
-                    "class": c.item() if hasattr(c, "item") else c,
-                    "precision": float(precision[k]),
-                    "recall": float(recall[k]),
-                    "support": int(support[k]),
-                }
-                for k, c in enumerate(labels)
-            ],
-        }
-        (output / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-        pd.DataFrame(
-            normalised, index=[str(c) for c in labels], columns=[str(c) for c in labels]
-        ).rename_axis("true \\ predicted").to_csv(output / "confusion_matrix.csv")
-        fig = _figure((6.4, 5.6))
-        disp = ConfusionMatrixDisplay(
-            counts=counts, labels=labels, title=f"Confusion matrix of {type(est).__name__}"
+        _write_report(
+            output, model, est, ds, labels, counts, normalised, accuracy, precision, recall, support
         )
-        disp.plot(ax=fig.subplots())
-        _save_figure(fig, output / "confusion_matrix.png")
         _say(f"report -> {output}/ (metrics.json, confusion_matrix.csv, confusion_matrix.png)")
 
 
+def _write_report(
+    output: Path,
+    model: Path,
+    est: Any,
+    ds: Dataset,
+    labels: Any,
+    counts: Any,
+    normalised: Any,
+    accuracy: float,
+    precision: Any,
+    recall: Any,
+    support: Any,
+) -> None:
+    """``evaluate -o DIR``: the three files, all rendered before any is written."""
+    import pandas as pd
+
+    from ..plotting import ConfusionMatrixDisplay
+
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"{output}: exists and is not a directory; -o takes a report folder.")
+    metrics = {
+        "model": str(model),
+        "estimator": type(est).__name__,
+        "data": ds.source,
+        "n_samples": ds.n_rows,
+        "accuracy": accuracy,
+        "per_class": [
+            {
+                "class": c.item() if hasattr(c, "item") else c,
+                "precision": float(precision[k]),
+                "recall": float(recall[k]),
+                "support": int(support[k]),
+            }
+            for k, c in enumerate(labels)
+        ],
+    }
+    table = (
+        pd.DataFrame(normalised, index=[str(c) for c in labels], columns=[str(c) for c in labels])
+        .rename_axis("true \\ predicted")
+        .to_csv()
+    )
+    fig = _figure((6.4, 5.6))
+    disp = ConfusionMatrixDisplay(
+        counts=counts, labels=labels, title=f"Confusion matrix of {type(est).__name__}"
+    )
+    disp.plot(ax=fig.subplots())
+    picture = _figure_bytes(fig, output / "confusion_matrix.png")
+    with _new_folder(output):
+        write_files(
+            {
+                output / "metrics.json": (json.dumps(metrics, indent=2) + "\n").encode(),
+                output / "confusion_matrix.csv": table.encode(),
+                output / "confusion_matrix.png": picture,
+            }
+        )
+
+
+@contextlib.contextmanager
+def _new_folder(path: Path) -> Iterator[None]:
+    """Create ``path`` (and missing parents) for the block; remove what was created if it fails."""
+    created = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        for p in created:  # innermost first; rmdir removes only what is still empty
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        raise
+
+
 @app.command()
-@_handles_errors
 def sample(
     model: ModelArg,
     output: Annotated[
@@ -372,7 +410,7 @@ def sample(
     ],
     n: Annotated[int, typer.Option("-n", "--n-samples", min=1, help="Samples per class.")] = 10,
     class_: Annotated[str | None, typer.Option("--class", help="Only this class.")] = None,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Random seed.")] = 0,
     png: Annotated[
         Path | None,
         typer.Option(help="Image grid to write (default: OUT with .png, for image data)."),
@@ -403,9 +441,9 @@ def sample(
     )
     table = pd.DataFrame(X, columns=cols)
     table["class"] = y
-    write_table(table, output)
-    _say(f"{y.size:,} samples ({n} per class) -> {output}")
+    files: dict[Path, Content] = {output: table_writer(table, output)}
     shape = _image_shape(model, X.shape[1])
+    target = None
     if png is not None or shape is not None:
         if shape is None:
             raise UsageError(
@@ -423,12 +461,14 @@ def sample(
         )
         fig = _figure((max(4.0, 0.75 * n + 1.5), max(3.0, 0.75 * chosen.size + 1.0)))
         disp.plot(ax=fig.subplots())
-        _save_figure(fig, target)
+        files[target] = _figure_bytes(fig, target)
+    write_files(files)
+    _say(f"{y.size:,} samples ({n} per class) -> {output}")
+    if target is not None:
         _say(f"image grid -> {target}")
 
 
 @app.command()
-@_handles_errors
 def plot(
     model: ModelArg,
     data: DataArg,
@@ -457,12 +497,11 @@ def plot(
         feature_names=ds.feature_names,
         ax=fig.subplots(),
     )
-    _save_figure(fig, output)
+    write_files({output: _figure_bytes(fig, output)})
     _say(f"decision regions -> {output}")
 
 
 @app.command()
-@_handles_errors
 def demo(
     output: Annotated[Path, typer.Option("--output", "-o", help="Report folder.")] = Path("report"),
     data_dir: Annotated[

@@ -7,15 +7,26 @@ file or column; the command turns it into exit code 2.
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Dataset", "UsageError", "read_data", "write_table"]
+__all__ = [
+    "Content",
+    "Dataset",
+    "UsageError",
+    "read_data",
+    "table_writer",
+    "write_files",
+    "write_table",
+]
 
 TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
 ARRAY_SUFFIXES = {".npy", ".npz"}
@@ -263,19 +274,93 @@ def _read_idx(path: Path, split: str, need_target: bool) -> Dataset:
     )
 
 
-def write_table(df: Any, path: Path) -> None:
-    """Write a DataFrame as CSV or Parquet, chosen by the suffix of ``path``."""
+def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
+    """A function writing ``df`` as CSV or Parquet (by the suffix of ``path``) to a given file."""
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise UsageError(f"{path}: cannot write {suffix or '(no suffix)'!r}; use .csv or .parquet.")
-    if not path.parent.is_dir():
-        raise UsageError(f"{path}: the directory {path.parent} does not exist.")
     if TABLE_SUFFIXES[suffix] == "CSV":
-        df.to_csv(path, index=False)
-    else:
+        return lambda tmp: df.to_csv(tmp, index=False)
+
+    def to_parquet(tmp: Path) -> None:
         try:
-            df.to_parquet(path, index=False)
+            df.to_parquet(tmp, index=False)
         except ImportError as exc:
             raise UsageError(
                 f"writing Parquet needs {exc.name}: pip install 'bayesrule[cli]'"
             ) from None
+
+    return to_parquet
+
+
+def write_table(df: Any, path: Path) -> None:
+    """Write a DataFrame as CSV or Parquet, chosen by the suffix of ``path``; all or nothing."""
+    write_files({path: table_writer(df, path)})
+
+
+Content: TypeAlias = bytes | Callable[[Path], None]
+
+
+def write_files(files: Mapping[Path, Content]) -> None:
+    """Write every file in full, or none of them.
+
+    Each file is first written to a temporary file next to it; only when all
+    are written are they renamed over their paths. A failure (a full disk, a
+    directory that cannot be written, an interrupt) removes the temporary
+    files and leaves the paths as they were. A path that is not a regular
+    file (``/dev/null``, a named pipe) is written directly, never replaced.
+
+    Parameters
+    ----------
+    files : mapping of Path to bytes or callable
+        The content of each file, or a function that writes it to the path
+        it is given.
+    """
+    for path in files:
+        if not path.parent.is_dir():
+            raise UsageError(f"{path}: the directory {path.parent} does not exist.")
+        if path.is_dir():
+            raise UsageError(f"{path}: is a directory.")
+    staged: list[tuple[Path, Path]] = []
+    direct: list[tuple[Path, Content]] = []
+    try:
+        for path, content in files.items():
+            if path.exists() and not path.is_file():
+                direct.append((path, content))
+                continue
+            try:
+                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            except OSError as exc:
+                raise UsageError(f"{path}: cannot write there ({exc.strerror}).") from None
+            os.close(fd)
+            tmp = Path(name)
+            staged.append((tmp, path))
+            _write(tmp, content)
+            _chmod_like_new_file(tmp, path)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for path, content in direct:
+        _write(path, content)
+
+
+def _write(path: Path, content: Content) -> None:
+    if isinstance(content, bytes):
+        with open(path, "wb") as fh:
+            fh.write(content)
+    else:
+        content(path)
+
+
+def _chmod_like_new_file(tmp: Path, path: Path) -> None:
+    """mkstemp makes files readable by their owner only; give the usual permissions."""
+    if path.is_file():
+        mode = path.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(tmp, mode)

@@ -19,7 +19,11 @@ the wine test split, saying so.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -69,34 +73,66 @@ def _cell(value: Any) -> str:
 def run_demo(
     output: Path, data_dir: Path | None, console: Any, say: Callable[[str], None]
 ) -> list[Path]:
-    """Run the demo into ``output`` and write its pictures; returns the pictures written."""
+    """Run the demo into ``output`` and write its pictures; returns the pictures written.
+
+    Everything is written to a temporary folder next to ``output`` and moved
+    into ``output`` only when the demo has finished, so a failed or
+    interrupted demo leaves ``output`` as it was.
+    """
+    run = _demo_run()
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"{output}: exists and is not a directory; -o takes a report folder.")
+    created = [p for p in (output, *output.parents) if not p.exists()]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent))
+    try:
+        notes = _run_into(work, run, data_dir, console)
+        output.mkdir(exist_ok=True)
+        for item in sorted(work.iterdir()):
+            os.replace(item, output / item.name)
+    except BaseException:
+        for p in created[1:]:  # the parents made for the temporary folder, if still empty
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    pictures = [output / name for name in notes.pictures]
+    for line in notes.lines:
+        say(line)
+    say(f"report -> {output}/ ({', '.join(p.name for p in pictures)} added)")
+    return pictures
+
+
+class _Notes:
+    def __init__(self) -> None:
+        self.lines: list[str] = []  # said once the demo has succeeded
+        self.pictures: list[str] = []
+
+
+def _run_into(folder: Path, run: Callable[..., Any], data_dir: Path | None, console: Any) -> _Notes:
     from matplotlib.figure import Figure
 
     from ..datasets import find_mnist, load_mnist, wine_split
     from ..estimators import LinearDiscriminantAnalysis
     from ..plotting import ConfusionMatrixDisplay, DecisionRegionsDisplay, SampleGridDisplay
 
-    run = _demo_run()
-    output.mkdir(parents=True, exist_ok=True)
-    result = run(data_dir=None if data_dir is None else str(data_dir), report_dir=str(output))
+    notes = _Notes()
+    result = run(data_dir=None if data_dir is None else str(data_dir), report_dir=str(folder))
     formatter = getattr(sys.modules.get("bayesrule.demo"), "format_report", None)
     if callable(formatter):
         console.print(formatter(result), markup=False, highlight=False, soft_wrap=True)
     else:
         _print_table(_field(result, "rows", _field(result, "table")), console)
 
-    pictures: list[Path] = []
-
     def save(fig: Any, name: str) -> None:
-        fig.savefig(output / name, dpi=110)
-        pictures.append(output / name)
+        fig.savefig(folder / name, dpi=110)
+        notes.pictures.append(name)
 
     found = _field(result, "mnist_dir", "unknown")
-    folder = (
-        find_mnist(data_dir) if found == "unknown" else (None if found is None else Path(found))
-    )
-    if folder is not None:
-        X_train, y_train, X_test, y_test = load_mnist(folder)
+    mnist = find_mnist(data_dir) if found == "unknown" else (None if found is None else Path(found))
+    if mnist is not None:
+        X_train, y_train, X_test, y_test = load_mnist(mnist)
         models = _field(result, "models", {})
         lda = models.get(("mnist", "LDA")) if isinstance(models, Mapping) else None
         if not isinstance(lda, LinearDiscriminantAnalysis):
@@ -110,7 +146,7 @@ def run_demo(
         SampleGridDisplay.from_estimator(lda, n_per_class=10, random_state=0, ax=fig.subplots())
         save(fig, "lda_samples.png")
     else:
-        say(
+        notes.lines.append(
             "MNIST not found (give --data-dir or set BAYESRULE_DATA); "
             "the pictures use the wine data alone."
         )
@@ -124,5 +160,4 @@ def run_demo(
         fig = Figure(figsize=(7.0, 5.8), layout="constrained")
         DecisionRegionsDisplay.from_estimator(lda, X_test, y_test, ax=fig.subplots())
         save(fig, "lda_wine_regions.png")
-    say(f"report -> {output}/ ({', '.join(p.name for p in pictures)} added)")
-    return pictures
+    return notes

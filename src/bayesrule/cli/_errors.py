@@ -1,0 +1,217 @@
+"""The command's one error boundary: every failure is one line on stderr, exit code 2.
+
+Every subcommand runs inside :meth:`BoundaryGroup.invoke`. Whatever it raises
+— a :class:`~bayesrule.cli._data.UsageError`, a ``ValueError`` or
+``LinAlgError`` from the library, a ``ModelFileError``, an ``OSError``, a
+parser error from pandas or pyarrow, a ``MemoryError`` — is printed as
+
+    bayesrule: error: <message>
+
+with the message cleaned up for a reader who does not know Python (first
+line only, no ``np.float64(...)`` reprs, no module paths), and the command
+exits with status 2; ``KeyboardInterrupt`` exits with 130. Usage errors
+found by the argument parser keep typer's usage output and its status 2.
+
+``--debug`` (anywhere before a ``--``, before or after the subcommand) or
+``BAYESRULE_DEBUG=1`` lets the exception through, so Python prints its
+traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import signal
+import sys
+import threading
+import traceback
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from ._data import UsageError
+
+__all__ = ["BoundaryGroup", "debug_requested", "describe", "report", "state"]
+
+#: Per-invocation settings shared with the commands (reset by ``BoundaryGroup.main``).
+state: dict[str, bool] = {"debug": False, "quiet": False, "interrupted": False}
+
+PREFIX = "bayesrule: error: "
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+_MAX_CHARS = 500
+_DEBUG_ENV = "BAYESRULE_DEBUG"
+
+# The exceptions typer uses to stop on purpose (--help, --version, a usage
+# error, typer.Exit): they carry their own output and exit status. typer
+# vendors click since 0.16 and re-exports only some of its classes, so the
+# base of parser errors is found from one that is public in every version.
+_CLICK_ERROR: type[BaseException] = next(
+    (c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"),
+    typer.BadParameter,
+)
+_PASS_THROUGH: tuple[type[BaseException], ...] = (_CLICK_ERROR, typer.Exit, typer.Abort)
+
+
+def debug_requested(args: Sequence[str] = ()) -> bool:
+    """Whether ``--debug`` is among ``args`` (before ``--``) or ``$BAYESRULE_DEBUG`` is set."""
+    env = os.environ.get(_DEBUG_ENV, "").strip().lower()
+    if env not in ("", "0", "false", "no", "off"):
+        return True
+    head = list(args)[: list(args).index("--")] if "--" in args else list(args)
+    return "--debug" in head
+
+
+def _strip_debug(args: Sequence[str]) -> list[str]:
+    args = list(args)
+    end = args.index("--") if "--" in args else len(args)
+    return [a for a in args[:end] if a != "--debug"] + args[end:]
+
+
+# ------------------------------------------------------------------ messages
+# np.float64(1.5) -> 1.5, np.str_('a') -> 'a', np.True_ -> True (NumPy 2 reprs)
+_NP_SCALAR = re.compile(
+    r"\bnp\.(?:float|int|uint|complex|longdouble|bytes_|str_|bool_?)\w*\(([^()]*)\)"
+)
+_NP_BOOL = re.compile(r"\bnp\.(True|False)_")
+# <class 'numpy.ndarray'> -> ndarray; <bayesrule.x.LDA object at 0x7f..> -> LDA
+_CLASS_REPR = re.compile(r"<class '(?:[\w]+\.)*(\w+)'>")
+_OBJECT_REPR = re.compile(r"<(?:[\w]+\.)*(\w+) object at 0x[0-9a-fA-F]+>")
+# numpy._core._exceptions._ArrayMemoryError -> _ArrayMemoryError: module paths
+# of the libraries the command uses (a file name such as iris.csv is left alone)
+_MODULE_PATH = re.compile(
+    r"\b(?:numpy|scipy|sklearn|pandas|pyarrow|bayesrule|builtins|typer|click|rich|"
+    r"matplotlib|zipfile|json|collections|typing)(?:\.\w+)*\.(\w+)"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean(text: str) -> str:
+    """One readable line: the first non-empty line, without NumPy reprs or module paths."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    line = _NP_SCALAR.sub(r"\1", line)
+    line = _NP_BOOL.sub(r"\1", line)
+    line = _CLASS_REPR.sub(r"\1", line)
+    line = _OBJECT_REPR.sub(r"\1", line)
+    line = _MODULE_PATH.sub(r"\1", line)
+    line = _CONTROL.sub("?", " ".join(line.split()))
+    if len(line) > _MAX_CHARS:
+        line = line[: _MAX_CHARS - 1].rstrip() + "…"
+    return line
+
+
+def _type_name(exc: BaseException) -> str:
+    return type(exc).__name__.lstrip("_")
+
+
+def describe(exc: BaseException) -> str:
+    """The one-line message for ``exc`` (without the ``bayesrule: error:`` prefix)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted."
+    if isinstance(exc, UnicodeDecodeError):
+        return clean(f"the input is not UTF-8 text ({exc.reason} at byte {exc.start}).")
+    if isinstance(exc, OSError) and exc.strerror:
+        # "[Errno 13] Permission denied: 'x'" -> "x: Permission denied"; of a
+        # rename, name the destination (the file the user asked for).
+        name = exc.filename2 if exc.filename2 is not None else exc.filename
+        return clean(f"{os.fsdecode(name)}: {exc.strerror}." if name is not None else exc.strerror)
+    text = clean(str(exc))
+    if isinstance(exc, KeyError):
+        return f"missing key {text}." if text else "missing key."
+    if isinstance(exc, MemoryError):
+        return f"out of memory ({text})." if text else "out of memory."
+    if not text:
+        return f"{_type_name(exc)} raised without a message."
+    if isinstance(exc, (UsageError, ValueError, TypeError, OSError)):
+        return text
+    return f"{_type_name(exc)}: {text}"
+
+
+def report(exc: BaseException) -> None:
+    """Print the one line for ``exc`` on stderr."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):  # stdout closed or a broken pipe: the error still counts
+        pass
+    print(PREFIX + describe(exc), file=sys.stderr, flush=True)
+
+
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen: set[str] = set()
+    for w in caught:
+        line = clean(str(w.message))
+        if line and line not in seen:
+            seen.add(line)
+            print(f"bayesrule: warning: {line}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------ the group
+def _on_sigint(signum: int, frame: Any) -> None:
+    state["interrupted"] = True
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _noting_interrupts() -> Iterator[None]:
+    """Remember a Ctrl-C even when a library swallows the KeyboardInterrupt.
+
+    pandas' C parser, for one, turns an interrupted ``read`` into a
+    ``ParserError``; the flag lets the boundary still exit with 130.
+    """
+    state["interrupted"] = False
+    mine = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if mine:
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        if mine:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+class BoundaryGroup(TyperGroup):
+    """The ``bayesrule`` group: reads ``--debug`` anywhere, and turns errors into one line."""
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        state["debug"] = debug_requested(argv)
+        state["quiet"] = False
+        return super().main(_strip_debug(argv), *rest, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _noting_interrupts():
+            try:
+                return self._invoke_quietly(ctx)
+            except _PASS_THROUGH:
+                raise
+            except (Exception, KeyboardInterrupt) as exc:
+                if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+                    raise  # `bayesrule ... | head`: typer exits quietly
+                interrupted = isinstance(exc, KeyboardInterrupt) or state["interrupted"]
+                if state["debug"]:
+                    if not interrupted:
+                        raise
+                    traceback.print_exc()
+                else:
+                    report(KeyboardInterrupt() if interrupted else exc)
+                raise typer.Exit(EXIT_INTERRUPTED if interrupted else EXIT_ERROR) from None
+
+    def _invoke_quietly(self, ctx: Any) -> Any:
+        if state["debug"]:  # warnings as Python shows them, with their source line
+            return super().invoke(ctx)
+        # Warnings wait until the command succeeds, as one line each; a failing
+        # command prints its error line alone.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            result = super().invoke(ctx)
+        _show_warnings(caught)
+        return result
