@@ -305,3 +305,33 @@ def test_temporary_is_named_after_the_target(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", spy)
     save(bayesrule.LinearDiscriminantAnalysis().fit(*_data("int")), tmp_path / "m.bayesrule")
     assert len(seen) == 1 and seen[0].startswith(".m.bayesrule.tmp-")
+
+
+def test_save_refuses_to_replace_what_is_not_a_regular_file(tmp_path):
+    X, y = _data("int")
+    model = bayesrule.GaussianNB().fit(X, y)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for target in (fifo, folder):
+        with pytest.raises(ModelFileError, match="not a regular file"):
+            save(model, target)
+    assert fifo.exists() and not fifo.is_file() and folder.is_dir()
+
+
+def test_a_file_of_an_older_version_lacking_a_new_parameter_gets_its_default(tmp_path):
+    X, y = _data("int")
+    model = bayesrule.CategoricalNB().fit(X, y)
+    members = _members(save(model, tmp_path / "new.bayesrule"))
+    meta = json.loads(members[METADATA])
+    del meta["params"]["max_categories"]  # a parameter added in a later version
+    members[METADATA] = _reseal({**meta, "bayesrule_version": "0.0.1"})
+    old = load(_write(tmp_path / "old.bayesrule", members))
+    assert old.max_categories == bayesrule.CategoricalNB().max_categories
+    np.testing.assert_array_equal(old.predict_proba(X), model.predict_proba(X))
+    # the same file claiming this version is refused: a missing parameter is then a sign
+    # of a file relabelled as another estimator
+    members[METADATA] = _reseal({**meta, "bayesrule_version": bayesrule.__version__})
+    with pytest.raises(ModelFileError, match="'max_categories' is missing"):
+        load(_write(tmp_path / "odd.bayesrule", members))

@@ -392,6 +392,11 @@ def save(
         raise ModelFileError(f"cannot save an unfitted {name}; fit it first.")
     if not path.parent.is_dir():
         raise ModelFileError(f"{path}: the directory {path.parent} does not exist.")
+    if path.exists() and not path.is_file():
+        # replacing it would destroy what is there (a device such as /dev/null,
+        # a pipe, a directory): a model file is only ever written as a new
+        # regular file or over one
+        raise ModelFileError(f"{path}: exists and is not a regular file; choose another path.")
 
     writer = _Writer(_stats_classes())
     params = {k: writer.encode(v, f"params.{k}") for k, v in model.get_params(deep=False).items()}
@@ -1235,9 +1240,13 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_MODEL_BYTES) -> A
                 f"{stats_node.get('class')!r} statistics (relabelled as another estimator?)."
             )
         # a file holds every parameter of its estimator (save writes get_params()),
-        # and no two estimators share a statistic and the same parameters
+        # and no two estimators share a statistic and the same parameters; a file
+        # of an older bayesrule may lack a parameter added since: it gets its default
         allowed = set(cls().get_params(deep=False))
-        odd = sorted(set(meta["params"]) ^ allowed)
+        older = meta.get("bayesrule_version") != _library_version()
+        odd = sorted(set(meta["params"]) - allowed)
+        if not older:
+            odd = sorted(set(meta["params"]) ^ allowed)
         if odd:
             what = "is not a parameter" if odd[0] in meta["params"] else "is missing, a parameter"
             raise archive.fail(

@@ -104,6 +104,15 @@ class CategoricalNB(_DiscreteNB):
     def _derive(self, stats: CategoryStats, priors: _F, **extra: Any) -> dict[str, Any]:
         names = self._feature_names()
         alpha = self._alpha(stats.n_features)
+        if isinstance(self.max_categories, bool):
+            raise ValueError(f"max_categories must be an int >= 1; got {self.max_categories!r}.")
+        seen = int(stats.category_counts.shape[2])
+        if seen > self.max_categories:
+            # statistics (e.g. from a model file, or merged) with codes beyond the bound
+            raise ValueError(
+                f"the statistics hold category codes up to {seen - 1}, beyond "
+                f"max_categories={self.max_categories}; raise max_categories."
+            )
         # the tables have min_categories cells per class and feature: bound them first
         mc = check_min_categories(self.min_categories, stats.n_features)
         if mc is not None and np.any(mc > self.max_categories):
