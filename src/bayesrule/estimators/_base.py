@@ -24,7 +24,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._parallel import blas_budget
-from .._validation import check_finite, check_lengths, check_priors, check_sample_weight
+from .._validation import (
+    check_finite,
+    check_labels,
+    check_lengths,
+    check_priors,
+    check_sample_weight,
+    check_table,
+    explain_X_error,
+)
+from ..models._terms import combine_terms
 from ..stats._common import as_classes
 
 __all__ = ["GenerativeClassifier", "as_generator"]
@@ -86,15 +95,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             "dtype": [np.float64, np.float32],
             "ensure_all_finite": False,
         }
+        check_table(X)
         try:
             if reset:
                 return check_array(X, input_name="X", estimator=self, **kwargs)
             return validate_data(self, X, reset=False, **kwargs)
-        except ValueError as exc:
-            msg = str(exc)
-            if "convert" in msg or "could not" in msg or "dtype" in msg:
-                raise ValueError(f"X must be numeric: {msg}") from None
-            raise
+        except (TypeError, ValueError) as exc:
+            err = explain_X_error(X, exc)
+            if err is exc:
+                raise
+            raise err from None
 
     def _validate_X(self, X: Any, *, reset: bool) -> NDArray[Any]:
         Xv = self._numeric_X(X, reset=reset)
@@ -186,16 +196,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             y_arr = y_arr.ravel()
         if y_arr.ndim != 1:
             raise ValueError(f"y must be 1-dimensional; got shape {y_arr.shape}.")
-        sw = (
-            None
-            if sample_weight is None or np.isscalar(sample_weight)
-            else np.asarray(sample_weight)
-        )
-        check_lengths(n, y=y_arr, sample_weight=sw)
+        check_lengths(n, y=y_arr)
+        w = check_sample_weight(sample_weight, n)
         if n == 0:
             raise ValueError("X has 0 samples; at least one is required.")
+        check_labels(y_arr)
         check_classification_targets(y_arr)
-        w = check_sample_weight(sample_weight, Xv.shape[0])
         return Xv, y_arr, w
 
     # ------------------------------------------------------------- the seam
@@ -237,6 +243,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     ) -> tuple[Any, tuple[int, NDArray[Any] | None]]:
         """Statistics of a block and its feature schema (count, names)."""
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
+        if classes is not None:
+            check_labels(np.asarray(classes), "classes")
         c = as_classes(y_arr if classes is None else classes)
         return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1])
 
@@ -288,6 +296,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if not _is_fitted(self):
             self._validate_params()
             if classes is not None:
+                check_labels(np.asarray(classes), "classes")
                 declared = as_classes(classes)
                 if declared.size < self._min_classes:
                     raise ValueError(
@@ -513,7 +522,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         with self._deferred(), self._budget(Xv):
             out = self._class_log_density(Xv)
         self._after(Xv, out[:, self.stats_.weights > 0])
-        return out
+        return self._repair(Xv, out, prior=False, relative=False)
 
     def class_model(self, label: Any) -> Any:
         """The fitted model of one class (from :mod:`bayesrule.models`).
@@ -544,15 +553,80 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             jll[:, absent] = -np.inf
         return jll
 
+    def _scatter(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(n, classes with data) values placed into (n, n_classes), -inf for the others."""
+        present = self.stats_.weights > 0
+        if values.shape[1] == present.size:
+            return values
+        out = np.full((values.shape[0], present.size), -np.inf)
+        out[:, present] = values
+        return out
+
     def _joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
         return self._mask_absent(self._class_log_density(Xv) + self._log_priors())
 
     def _relative_joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
         """The joint log likelihood up to a constant per row (enough for posteriors).
 
-        Subclasses override it when dropping that constant saves work (LDA).
+        The family's ``relative_log_prob`` when it has one (it leaves out a
+        part that is the same for every class: a multinomial coefficient, a
+        shared quadratic term); subclasses override it when they drop more (LDA).
         """
-        return self._joint(Xv)
+        relative = getattr(self._model, "relative_log_prob", None)
+        if relative is None:
+            return self._joint(Xv)
+        return self._mask_absent(self._scatter(relative(Xv)) + self._log_priors())
+
+    def _terms_of_rows(self, Xv: Any, rows: NDArray[np.intp], prior: bool) -> tuple[Any, Any]:
+        """Relative and absolute joint log likelihoods of some rows, from scaled terms.
+
+        See :mod:`bayesrule.models._terms`: the family gives ``log p_k(x)`` as
+        a sum of terms kept apart by powers of two, which never overflows.
+        """
+        Xb = Xv[rows]
+        if hasattr(Xb, "toarray"):
+            Xb = Xb.toarray()
+        present = self.stats_.weights > 0
+        shape = (rows.size, int(present.sum()))
+        with np.errstate(all="ignore"):
+            terms_of = getattr(self._model, "log_prob_terms", None)
+            if terms_of is not None:
+                terms = list(terms_of(Xb))
+            else:
+                # a family without terms: its values, NaN and +inf made definite
+                values = np.nan_to_num(
+                    np.asarray(self._model.log_prob(Xb)).reshape(shape),
+                    nan=-np.inf,
+                    posinf=np.finfo(np.float64).max,
+                    neginf=-np.inf,
+                )
+                terms = [(values, 0)]
+            if prior:
+                terms.append((self._log_priors()[present][None, :], 0))
+            relative, absolute = combine_terms(terms, shape)
+        return self._scatter(relative), self._scatter(absolute)
+
+    def _repair(
+        self, Xv: Any, values: NDArray[np.float64], *, prior: bool = True, relative: bool = True
+    ) -> NDArray[np.float64]:
+        """Recompute the rows of ``values`` that Bayes' rule cannot use, from scaled terms.
+
+        A row far from every class (an entry of 1e300) has log densities that
+        overflow: NaN, ``+inf`` or ``-inf`` for every class. One reduction of
+        the (n, K) results finds those rows; only they are recomputed, with
+        :meth:`_terms_of_rows` (relative: the row's best class at 0, the
+        others below it, ``-inf`` beyond float64; absolute: ``-inf`` where
+        the log density is below -max float). Normal rows cost nothing more.
+        """
+        present = self.stats_.weights > 0
+        with np.errstate(invalid="ignore"):
+            top = np.max(values[:, present], axis=1) if values.shape[0] else values[:, 0]
+        bad = np.flatnonzero(~np.isfinite(top))
+        if bad.size:
+            rel, absolute = self._terms_of_rows(Xv, bad, prior)
+            values = np.array(values, dtype=np.float64)
+            values[bad] = rel if relative else absolute
+        return values
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
@@ -560,24 +634,34 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         with self._deferred(), self._budget(Xv):
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
-        return jll
+        return self._repair(Xv, jll)
 
     def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes)."""
+        """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes).
+
+        Never NaN for finite input; ``-inf`` for a class without data and
+        where the log likelihood is below the most negative float64 (a row
+        far from the class: the density underflows).
+        """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
         with self._deferred(), self._budget(Xv):
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
-        return jll
+        return self._repair(Xv, jll, relative=False)
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Log posterior ``log P(y = k | x)``, a log-softmax stable for any input."""
-        jll = self._decision(X)
-        return jll - logsumexp(jll, axis=1, keepdims=True)
+        """Log posterior ``log P(y = k | x)``, a log-softmax stable for any finite input.
+
+        The largest joint log likelihood of each row is subtracted before the
+        sum (so a row whose values are all near -1e300 still sums to 1); a row
+        far from every class is decided by the class that dominates in exact
+        arithmetic (posterior 1, the others 0), never NaN.
+        """
+        return _log_softmax(self._decision(X))
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes)."""
+        """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes); rows sum to 1."""
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
@@ -589,7 +673,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Log posterior up to a per-row constant; for two classes, the log odds.
 
         Shape (n,) for two classes (positive means ``classes_[1]``), else
-        (n, n_classes).
+        (n, n_classes). For a row far from every class the log odds may be
+        ``+-inf``.
         """
         jll = self._decision(X)
         if jll.shape[1] == 2:
@@ -598,9 +683,15 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return jll
 
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Log density of the data under the model, ``log sum_k pi_k p_k(x)``."""
+        """Log density of the data under the model, ``log sum_k pi_k p_k(x)``.
+
+        Never NaN or ``+inf`` for finite input. A row so far from every class
+        that its log density is below the most negative float64 gets
+        ``-inf``: the log of a density that underflows.
+        """
         jll = self.predict_joint_log_proba(X)
-        return logsumexp(jll, axis=1)
+        with np.errstate(divide="ignore"):
+            return np.asarray(logsumexp(jll, axis=1))
 
     def sample(
         self, n_samples: int = 1, *, y: ArrayLike | None = None, random_state: Any = None
@@ -653,6 +744,19 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
 #: the fitted attributes that describe the input's features
 _SCHEMA = ("n_features_in_", "feature_names_in_")
+
+
+def _log_softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``jll - log sum_k exp(jll)`` per row, with the row's largest value taken out first.
+
+    scipy's ``logsumexp`` adds the largest value back before the subtraction,
+    which loses the small terms next to a value of -1e300 (rows of
+    probabilities that sum to 3); here they are differences from it.
+    """
+    top = np.max(jll, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        d = jll - np.where(np.isfinite(top), top, 0.0)
+    return d - np.log(np.sum(np.exp(d), axis=1, keepdims=True))
 
 
 def _is_fitted(est: Any) -> bool:

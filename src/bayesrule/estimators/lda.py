@@ -260,6 +260,9 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         Xv = self._input(X, reset=False)
         with self._deferred():
             jll = self._relative_joint(Xv)
+        self._after(Xv, jll[:, self.stats_.weights > 0])
+        jll = self._repair(Xv, jll)  # rows far from every class: see bayesrule.models._terms
+        with self._deferred():
             if jll.shape[1] == 2:
                 out = jll[:, 1] - jll[:, 0]
             else:
@@ -269,7 +272,6 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
                 Sc = model.whitening @ (model.whitening.T @ model.centre)
                 row = np.subtract(Xv, model.centre, dtype=float) @ Sc
                 out = jll + (row + 0.5 * float(model.centre @ Sc))[:, None]
-        self._after(Xv, jll[:, self.stats_.weights > 0])
         return out
 
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -11,12 +11,14 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import check_table
 from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
 from ..models.diagonal import DiagonalGaussian
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MixedStats, check_categories
+from ..stats._categories import MAX_CATEGORIES
 from ..stats._common import as_classes
 from ..stats._mixed import Vocabulary
 from ._base import GenerativeClassifier
@@ -37,6 +39,8 @@ def _infer_kind(series: Any) -> str:
         return "poisson"
     if pd.api.types.is_float_dtype(dtype):
         return "gaussian"
+    if dtype.kind in "mM" or isinstance(dtype, (pd.PeriodDtype, pd.DatetimeTZDtype)):
+        return "time"  # refused unless ``columns`` declares a kind
     return "categorical"
 
 
@@ -87,6 +91,13 @@ class _PerKind:
         for cols, model in self.parts:
             out = out + model.log_prob(X[:, cols])
         return np.asarray(out, dtype=np.float64)
+
+    def log_prob_terms(self, X: NDArray[Any]) -> list[tuple[_F, Any]]:
+        """The families' scaled terms together (see :mod:`bayesrule.models._terms`)."""
+        terms: list[tuple[_F, Any]] = []
+        for cols, model in self.parts:
+            terms.extend(model.log_prob_terms(X[:, cols]))
+        return terms
 
     def __len__(self) -> int:
         return self.n_classes
@@ -140,6 +151,15 @@ class MixedNB(_BaseNB):
         For the kernel columns (see :class:`KernelNB`).
     bandwidth_floor : float, default=0.1
         For the kernel columns (see :class:`KernelNB`).
+    max_categories : int, default=65536
+        Bound on the categorical columns: an integer-coded column's codes must
+        be integers in ``[0, max_categories)`` (as for :class:`CategoricalNB`),
+        and a string column may hold at most ``max_categories`` distinct
+        strings in a block.
+
+    A date, time or duration column is refused unless ``columns`` declares
+    it 'categorical' (each distinct value a category): convert it to numbers
+    first.
 
     Attributes
     ----------
@@ -166,6 +186,7 @@ class MixedNB(_BaseNB):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "bandwidth": _BANDWIDTH,
         "bandwidth_floor": [Interval(Real, 0, None, closed="left")],
+        "max_categories": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -177,6 +198,7 @@ class MixedNB(_BaseNB):
         alpha: float = 1.0,
         bandwidth: Any = "scott",
         bandwidth_floor: float = 0.1,
+        max_categories: int = MAX_CATEGORIES,
     ) -> None:
         self.columns = columns
         self.priors = priors
@@ -184,6 +206,7 @@ class MixedNB(_BaseNB):
         self.alpha = alpha
         self.bandwidth = bandwidth
         self.bandwidth_floor = bandwidth_floor
+        self.max_categories = max_categories
 
     # ------------------------------------------------------------------ input
     def _resolve_kinds(self, inferred: list[str], names: list[Any]) -> tuple[str, ...]:
@@ -242,6 +265,7 @@ class MixedNB(_BaseNB):
             names = self._feature_names() if fitted else None
             return _Encoded(self._checked(Xv, kinds, names), kinds, (None,) * p)
 
+        check_table(X, numeric=False)
         names = list(X.columns)
         if fitted:
             from sklearn.utils.validation import _check_feature_names, _check_n_features
@@ -255,6 +279,13 @@ class MixedNB(_BaseNB):
                 [_infer_kind(X.iloc[:, j]) for j in range(X.shape[1])], names
             )
             fitted_vocabs = (None,) * len(kinds)
+            if "time" in kinds:
+                j = kinds.index("time")
+                raise ValueError(
+                    f"column {names[j]!r} holds {X.dtypes.iloc[j]} values, which MixedNB "
+                    "cannot model: convert it to numbers first (e.g. to seconds), or declare "
+                    f"columns={{{names[j]!r}: 'categorical'}} if its values are categories."
+                )
         out = np.empty(X.shape, dtype=np.float64)
         vocabs: list[Vocabulary] = []
         for j in range(X.shape[1]):
@@ -275,6 +306,13 @@ class MixedNB(_BaseNB):
                 codes = np.full(len(col), np.nan)
                 if own:
                     vocab, codes[~missing] = np.unique(strings, return_inverse=True)
+                    if vocab.size > self.max_categories:
+                        raise ValueError(
+                            f"column {names[j]!r} holds {vocab.size} distinct values; a "
+                            f"categorical column may hold at most max_categories="
+                            f"{self.max_categories} (is it an identifier? drop it, or raise "
+                            "max_categories)."
+                        )
                     vocabs.append(vocab.astype(str))
                 else:
                     assert fv is not None  # refused above
@@ -299,7 +337,11 @@ class MixedNB(_BaseNB):
         arr = np.asarray(kinds, dtype=object)
         cat = np.flatnonzero(arr == "categorical")
         if cat.size:
-            check_categories(X[:, cat], cat if names is None else np.asarray(names)[cat])
+            check_categories(
+                X[:, cat],
+                cat if names is None else np.asarray(names, dtype=object)[cat],
+                self.max_categories,
+            )
         counts = np.flatnonzero(arr == "poisson")
         if counts.size:
             sub = X[:, counts]
@@ -330,7 +372,13 @@ class MixedNB(_BaseNB):
         Xv, y_arr, w = self._validate_fit_input(block, y, sample_weight, reset=reset)
         c = as_classes(y_arr if classes is None else classes)
         stats = MixedStats.from_data(
-            Xv, y_arr, w, kinds=block.kinds, vocabularies=block.vocabularies, classes=c
+            Xv,
+            y_arr,
+            w,
+            kinds=block.kinds,
+            vocabularies=block.vocabularies,
+            classes=c,
+            max_categories=self.max_categories,
         )
         return stats, self._schema(X, Xv.shape[1])
 

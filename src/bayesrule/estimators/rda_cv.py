@@ -365,6 +365,11 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 covs, _ = class_covariances(train, ddof=self._ddof(), alpha=float(alpha))
             except ValueError:
                 continue
+            if not np.all(np.isfinite(covs)):
+                raise ValueError(
+                    "a class covariance matrix of a training split is not finite: X holds "
+                    "values so large that their squares overflow float64; rescale X."
+                )
             jll = np.full((X.shape[0], K, gammas.size), -np.inf)
             ok = np.ones(gammas.size, dtype=bool)
             for i, k in enumerate(present):

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._products import rows_dot
 from ._checks import check_alpha, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
+from ._terms import Terms, scale_rows
 
 __all__ = ["Bernoulli", "bernoulli_log_p"]
 
@@ -102,6 +103,19 @@ class Bernoulli:
         if missing is not None:
             out -= np.asarray(missing @ self.log_q.T)
         return finish(out, self._single)
+
+    def log_prob_terms(self, X: Any) -> Terms:
+        """``log_prob`` as scaled terms: ``2^E u (log p - log q)'`` and ``sum_j log q_j``.
+
+        (``u = x 2^-E``; for 0/1 data ``E`` is at most 1.)
+        """
+        U, E = scale_rows(X)
+        U, missing = split_missing(U)
+        linear = rows_dot(U, self.log_p - self.log_q)
+        const = np.broadcast_to(self.log_q.sum(axis=1), linear.shape).copy()
+        if missing is not None:
+            const -= np.asarray(missing @ self.log_q.T)
+        return [(linear, E), (const, 0)]
 
     def __len__(self) -> int:
         return int(self.log_p.shape[0])

@@ -133,6 +133,10 @@ class Categorical:
         out = np.asarray(onehot @ self._table)
         return out[:, 0] if self._single else out
 
+    def log_prob_terms(self, X: ArrayLike) -> list[tuple[_F, Any]]:
+        """``log_prob`` as one term: table entries never overflow (``-inf`` is a zero probability)."""
+        return [(np.asarray(self.log_prob(X)).reshape(np.shape(X)[0], -1), 0)]
+
     def __len__(self) -> int:
         return int(self.log_probs.shape[0])
 

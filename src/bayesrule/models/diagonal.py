@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._products import rows_dot
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
+from ._terms import Terms, matrix_exponent, row_exponent
 
 __all__ = ["DiagonalGaussian", "total_variance", "variance_epsilon"]
 
@@ -79,9 +80,21 @@ class DiagonalGaussian:
                 np.asarray(center, dtype=np.float64), self.mean.shape[1:]
             ).copy()
         d = self.mean - self.center
-        self._A = 1.0 / self.var
-        self._B = d * self._A
-        self._C = d * self._B + np.log(self.var) + _LOG_2PI
+        with np.errstate(over="ignore"):
+            self._A = 1.0 / self.var
+            self._B = d * self._A
+            self._C = d * self._B + np.log(self.var) + _LOG_2PI
+        if not (np.all(np.isfinite(self._A)) and np.all(np.isfinite(self._C))):
+            raise ValueError(
+                "a DiagonalGaussian needs finite means and variances whose ratios "
+                "(mean - center)^2 / var and 1 / var stay below the float64 maximum; "
+                "rescale the data or add variance (var_smoothing)."
+            )
+        # Features whose variance is the same in every class (all of them for
+        # pooled variances) have the same quadratic term in every class: it
+        # cancels from Bayes' rule, and relative_log_prob leaves it out.
+        self._shared = np.all(self._A == self._A[0], axis=0)
+        self._A_rel = np.where(self._shared, 0.0, self._A)
 
     @classmethod
     def from_stats(
@@ -120,12 +133,14 @@ class DiagonalGaussian:
         present = present_classes(stats)
         ddof = check_nonnegative_float(ddof, "ddof")
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
-        eps = variance_epsilon(stats, var_smoothing)
+        with np.errstate(over="ignore", invalid="ignore"):
+            eps = variance_epsilon(stats, var_smoothing)
         means = stats.means[present]
         if pooled:
-            var = stats.pooled_variances(ddof=ddof) + eps
-            if np.any(~(var > 0)):
-                j = int(np.flatnonzero(~(var > 0))[0])
+            with np.errstate(over="ignore", invalid="ignore"):
+                var = stats.pooled_variances(ddof=ddof) + eps
+            if np.any(~(var > 0) & ~np.isposinf(var)):
+                j = int(np.flatnonzero(~(var > 0) & ~np.isposinf(var))[0])
                 raise ValueError(
                     f"feature {feature_name(feature_names, j)!r} has no within-class variance "
                     f"(or too few rows to estimate it) and var_smoothing={var_smoothing} adds "
@@ -133,37 +148,93 @@ class DiagonalGaussian:
                 )
             var = np.broadcast_to(var, means.shape)
         else:
-            var = stats.variances(ddof=ddof)[present] + eps
-            if np.any(~(var > 0)):
-                k, j = (int(v[0]) for v in np.nonzero(~(var > 0)))
+            with np.errstate(over="ignore", invalid="ignore"):
+                var = stats.variances(ddof=ddof)[present] + eps
+            if np.any(~(var > 0) & ~np.isposinf(var)):
+                k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
                 raise ValueError(
                     f"feature {feature_name(feature_names, j)!r} has zero variance (or too few "
                     f"rows) in class {stats.classes[present][k].tolist()!r} and "
                     f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0."
                 )
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.isfinite(var) & np.isfinite(means))
+        if bad.any():
+            k, j = (int(v[0]) for v in np.nonzero(bad))
+            raise ValueError(
+                f"feature {feature_name(feature_names, j)!r} has a mean or variance that is not "
+                f"finite in class {stats.classes[present][k].tolist()!r}: its values are so large "
+                "that their squared deviations overflow float64 (or the sample weights are so "
+                "small that their sums underflow); rescale X or sample_weight."
+            )
         # centre at the data's mean: the weighted mean of the classes present
         V = stats.feature_weights[present]
         center = (V * means).sum(axis=0) / V.sum(axis=0)
         return cls(means, var, center=center)
 
-    def log_prob(self, X: ArrayLike) -> _F:
-        """Log density of each row, shape (n,) or (n, n_classes)."""
-        Xc = np.asarray(X, dtype=np.float64) - self.center
-        # Optimistic: a NaN shows up in the products; only then split it out.
-        missing = None
-        X0 = Xc
+    def _log_prob(self, X: ArrayLike, A: _F) -> _F:
+        """``-(1/2) [d^2 A' - 2 d B' + c]`` with ``d = x - center``, shape (n, n_classes)."""
         with np.errstate(invalid="ignore", over="ignore"):
-            out = rows_dot(X0 * X0, self._A)
+            Xc = np.asarray(X, dtype=np.float64) - self.center
+            # Optimistic: a NaN shows up in the products; only then split it out.
+            missing = None
+            X0 = Xc
+            quadratic = bool(np.any(A))
+            out = rows_dot(X0 * X0, A) if quadratic else np.zeros((Xc.shape[0], len(self)))
             out -= 2.0 * rows_dot(X0, self._B)
-        if not np.all(np.isfinite(out)):
-            X0, missing = split_missing(Xc)
-            out = rows_dot(X0 * X0, self._A)
-            out -= 2.0 * rows_dot(X0, self._B)
-        out += self._C.sum(axis=1)
+            if not np.all(np.isfinite(out)) and np.isnan(np.min(Xc)):
+                X0, missing = split_missing(Xc)
+                out = rows_dot(X0 * X0, A) if quadratic else np.zeros_like(out)
+                out -= 2.0 * rows_dot(X0, self._B)
+            out += self._C.sum(axis=1)
+            if missing is not None:
+                out -= missing @ self._C.T
+            out *= -0.5
+        return out
+
+    def log_prob(self, X: ArrayLike) -> _F:
+        """Log density of each row, shape (n,) or (n, n_classes).
+
+        For rows far from every class the terms overflow (``-inf`` or NaN);
+        :meth:`log_prob_terms` gives the same values without overflow.
+        """
+        return finish(self._log_prob(X, self._A), self._single)
+
+    def relative_log_prob(self, X: ArrayLike) -> _F:
+        """``log_prob`` less the quadratic terms of the features whose variance all classes share.
+
+        That part is the same for every class, so Bayes' rule does not need
+        it; leaving it out saves a product (diagonal LDA) and keeps the
+        digits of the linear terms for rows far from the data. Shape
+        (n, n_classes).
+        """
+        return self._log_prob(X, self._A_rel)
+
+    def log_prob_terms(self, X: ArrayLike) -> Terms:
+        """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`).
+
+        With ``d = (x - center) 2^-E`` (every entry below 2 in magnitude),
+        ``log p_k(x) = 2^2E (-1/2) d^2 A_k' + 2^E d B_k' - (1/2) sum_j C_kj``;
+        the quadratic part of the shared-variance features is its own term,
+        with equal columns.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        E = np.maximum(row_exponent(X), matrix_exponent(self.center))
+        with np.errstate(under="ignore"):
+            D = np.ldexp(X, -E) - np.ldexp(self.center, -E)
+        D, missing = split_missing(D)
+        D2 = D * D
+        eA, eB = matrix_exponent(self._A), matrix_exponent(self._B)
+        A = np.ldexp(self._A, -eA)
+        shared = np.broadcast_to(
+            -0.5 * (D2[:, self._shared] @ A[0, self._shared])[:, None], (X.shape[0], len(self))
+        )
+        own = -0.5 * (D2[:, ~self._shared] @ A[:, ~self._shared].T)
+        linear = D @ np.ldexp(self._B, -eB).T
+        const = np.broadcast_to(-0.5 * self._C.sum(axis=1), own.shape).copy()
         if missing is not None:
-            out -= missing @ self._C.T
-        out *= -0.5
-        return finish(out, self._single)
+            const += 0.5 * (missing @ self._C.T)
+        return [(shared, 2 * E + eA), (own, 2 * E + eA), (linear, E + eB), (const, 0)]
 
     @property
     def covariance(self) -> _F:

@@ -20,7 +20,9 @@ from scipy.linalg import LinAlgError, cholesky, eigvalsh
 from scipy.linalg.lapack import dtrtri
 
 from .._parallel import in_parallel
+from .._products import rows_dot
 from ..covariance import shrink, shrinkage_intensity
+from ._terms import Terms, matrix_exponent, row_exponent
 
 __all__ = [
     "Gaussian",
@@ -184,6 +186,44 @@ def stacked_log_prob(gaussians: Sequence[Gaussian], X: ArrayLike) -> _F:
     return np.column_stack(columns) if columns else np.empty((n, 0))
 
 
+def gaussian_terms(gaussians: Sequence[Gaussian], X: ArrayLike) -> Terms:
+    r"""Log densities of several Gaussians as scaled terms that cannot overflow.
+
+    With ``c`` the mean of the means, ``d = (x - c) 2^-E`` (entries below 2
+    in magnitude), ``z_k = d W_k`` and ``w_k = (mean_k - c) W_k``:
+    ``log p_k(x) = 2^2E (-|z_k|^2 / 2) + 2^E z_k . w_k - |w_k|^2 / 2 + log_norm_k``.
+    Classes with the same whitening share their quadratic term bit for bit,
+    so that it cancels exactly from Bayes' rule. Shape (n, len(gaussians)).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, K = X.shape[0], len(gaussians)
+    c = np.mean([g.mean for g in gaussians], axis=0)
+    E = np.maximum(row_exponent(X), matrix_exponent(c))
+    with np.errstate(under="ignore"):
+        D = np.ldexp(X, -E) - np.ldexp(c, -E)
+    quad = np.empty((n, K))
+    lin = np.empty((n, K))
+    const = np.empty(K)
+    e_w = np.empty(K, dtype=np.int64)
+    seen: list[tuple[Any, int]] = []
+    for k, g in enumerate(gaussians):
+        W = g.whitening
+        e_w[k] = matrix_exponent(W)
+        Ws = np.ldexp(W, -int(e_w[k]))
+        same = next((j for Wj, j in seen if Wj.shape == W.shape and np.array_equal(Wj, W)), None)
+        if same is None:
+            Z = D @ Ws
+            quad[:, k] = -0.5 * np.einsum("ij,ij->i", Z, Z)
+            seen.append((W, k))
+        else:
+            Z = D @ Ws
+            quad[:, k] = quad[:, same]
+        w = (g.mean - c) @ W
+        lin[:, k] = Z @ w
+        const[k] = -0.5 * float(w @ w) + g.log_norm
+    return [(quad, 2 * E + 2 * e_w), (lin, E + e_w), (np.broadcast_to(const, (n, K)), 0)]
+
+
 # --------------------------------------------------------------------------- family
 class SingularCovarianceError(ValueError):
     """A class covariance that is singular (or not finite) for the given ``tol``.
@@ -325,6 +365,19 @@ class GaussianFamily:
         self.shrinkage = (
             np.zeros(len(self.gaussians)) if shrinkage is None else np.asarray(shrinkage, float)
         )
+        # Classes sharing one covariance (RDA with alpha=0) have the same
+        # quadratic term: Bayes' rule then needs only the linear one.
+        self._linear: tuple[_F, _F, _F] | None = None
+        if len(self.gaussians) > 1:
+            W0 = self.gaussians[0].whitening
+            if all(
+                g.whitening.shape == W0.shape and np.array_equal(g.whitening, W0)
+                for g in self.gaussians[1:]
+            ):
+                c = np.mean([g.mean for g in self.gaussians], axis=0)
+                w = np.array([(g.mean - c) @ W0 for g in self.gaussians])  # (K, r)
+                const = -0.5 * np.einsum("kr,kr->k", w, w) + [g.log_norm for g in self.gaussians]
+                self._linear = (c, w @ W0.T, const)
 
     @classmethod
     def from_stats(
@@ -415,6 +468,24 @@ class GaussianFamily:
     def log_prob(self, X: ArrayLike) -> _F:
         """Log density of each row under each class, shape (n, len(family))."""
         return stacked_log_prob(self.gaussians, X)
+
+    def relative_log_prob(self, X: ArrayLike) -> _F:
+        """``log_prob`` up to a term the same for every class, shape (n, len(family)).
+
+        When every class has the same covariance, the shared quadratic term
+        is left out and one linear product remains; otherwise ``log_prob``.
+        """
+        if self._linear is None:
+            return self.log_prob(X)
+        c, coef, const = self._linear
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = rows_dot(np.asarray(X, dtype=np.float64) - c, coef)
+        out += const
+        return out
+
+    def log_prob_terms(self, X: ArrayLike) -> Terms:
+        """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`)."""
+        return gaussian_terms(self.gaussians, X)
 
     def __repr__(self) -> str:
         p = self.covariances.shape[-1] if self.covariances.ndim == 3 else 0

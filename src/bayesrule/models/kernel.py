@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
+from ._terms import scale_rows
 from .diagonal import total_variance
 
 __all__ = ["CV_FACTORS", "KernelDensity", "kernel_bandwidths"]
@@ -21,6 +22,7 @@ _BLOCK = 1 << 22
 #: bandwidth multipliers of Scott's rule tried by likelihood cross-validation
 CV_FACTORS = np.geomspace(0.25, 4.0, 9)
 _RULES = ("scott", "silverman", "cv")
+_MAX = float(np.finfo(np.float64).max)
 
 
 def _check_bandwidth(bandwidth: Any, n_features: int, names: Any) -> Any:
@@ -75,7 +77,7 @@ def kernel_bandwidths(
 def _bandwidths(stats: Any, b: Any, floor: float) -> tuple[_F, _F, _F, _F]:
     """:func:`kernel_bandwidths` of a checked ``b``, plus the lower bound itself."""
     V, mean, m2 = stats.moments()
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         sd = np.sqrt(np.where(V > 1, m2 / np.where(V > 1, V - 1, 1.0), 0.0))
         safe = np.where(V > 0, V, 1.0)
         h_scott = sd * safe ** (-0.2)
@@ -248,6 +250,14 @@ class KernelDensity:
             h_present = _cv_bandwidths(stats, present, h_scott, lower, **kde)
         else:
             h_present = h[present]
+        if not np.all(np.isfinite(h_present)):
+            k, j = (int(v[0]) for v in np.nonzero(~np.isfinite(h_present)))
+            raise ValueError(
+                f"the kernel bandwidth of feature {feature_name(feature_names, j)!r} in class "
+                f"{stats.classes[present][k].tolist()!r} is not finite: the feature's values are "
+                "so large that their squared deviations overflow float64; rescale X or give "
+                "bandwidth as a number."
+            )
         return cls(stats.indptr, stats.values, stats.value_weights[present], h_present, **kde)
 
     # ---------------------------------------------------------------- tails
@@ -359,11 +369,17 @@ class KernelDensity:
         step = max(1, _BLOCK // max(K * self.values.size, 1))
         for s in range(0, n, step):
             Xb = np.nan_to_num(X[s : s + step])
-            z = (Xb[:, self.feature][None] - self.values) / h[:, None, :]  # (K, b, U)
-            terms = self._log_w[:, None, :] - 0.5 * z * z
-            top = np.maximum.reduceat(terms, starts, axis=2)
-            shifted = np.exp(terms - top[:, :, self.feature])
-            out[:, s : s + step] = np.log(np.add.reduceat(shifted, starts, axis=2)) + top
+            with np.errstate(over="ignore", invalid="ignore"):
+                z = (Xb[:, self.feature][None] - self.values) / h[:, None, :]  # (K, b, U)
+                terms = self._log_w[:, None, :] - 0.5 * z * z
+                top = np.maximum.reduceat(terms, starts, axis=2)
+                # far from every value the terms underflow to -inf: so does the density
+                # (log_prob_terms gives its value), rather than -inf - -inf = NaN
+                finite_top = np.where(np.isfinite(top), top, 0.0)
+                shifted = np.exp(terms - finite_top[:, :, self.feature])
+                with np.errstate(divide="ignore"):
+                    dens = np.log(np.add.reduceat(shifted, starts, axis=2)) + finite_top
+            out[:, s : s + step] = np.where(np.isfinite(top), dens, -np.inf)
         out += norm[:, None, :]
         out[:, np.isnan(X)] = np.nan
         return out
@@ -383,9 +399,49 @@ class KernelDensity:
             # -inf next to a finite grid value interpolates to -inf or NaN; use the finite one
             out = np.where(np.isfinite(a) & np.isfinite(b), out, np.maximum(a, b))
         if not inside.all():
-            out = np.where(inside, out, self._beyond_grid(np.nan_to_num(X)))
+            with np.errstate(over="ignore", invalid="ignore"):
+                far = self._beyond_grid(np.nan_to_num(X))
+                far = np.where(np.isnan(far), -np.inf, far)
+            out = np.where(inside, out, far)
         out[:, np.isnan(X)] = np.nan
         return out
+
+    def log_prob_terms(self, X: ArrayLike) -> list[tuple[_F, Any]]:
+        """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`).
+
+        Where a feature's density underflows for some class (an entry far
+        from the class's values), every class's density of that entry is
+        taken from the nearer of its extreme values ``v`` alone, as
+        ``log w_v + norm - (x - v)^2 / (2 h^2)``, expanded about 0 with
+        ``u = x 2^-E``: ``2^2E (-(u/h)^2 / 2) + 2^E (u/h)(v/h) - (v/h)^2 / 2``
+        (so that classes with the same bandwidth are compared on ``v``).
+        Elsewhere the density is exact.
+        """
+        X = np.asarray(X, dtype=float)
+        F = self.feature_log_prob(X)  # (K, n, p)
+        missing = np.isnan(X)
+        far = np.any(~np.isfinite(F), axis=0) & ~missing  # (n, p)
+        exact = np.where(far[None] | missing[None], 0.0, F).sum(axis=2).T  # (n, K)
+        if not far.any():
+            return [(exact, 0)]
+        U, E = scale_rows(np.where(far, X, 0.0))
+        upper = X[None] > 0.5 * (self._lo + self._hi)[:, None, :]  # (K, n, p)
+        v = np.where(upper, self._hi[:, None, :], self._lo[:, None, :])
+        lw = np.where(upper, self._lw_hi[:, None, :], self._lw_lo[:, None, :])
+        h = self.bandwidth[:, None, :]
+        norm = -np.log(h) - _HALF_LOG_2PI
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            uh = U[None] / h
+            vh = v / h
+            quad = np.where(far, -0.5 * uh * uh, 0.0).sum(axis=2).T
+            lin = np.where(far, uh * vh, 0.0).sum(axis=2).T
+            const = np.where(far, lw + norm - 0.5 * vh * vh, 0.0).sum(axis=2).T
+        return [
+            (np.where(np.isnan(quad), -np.inf, quad), 2 * E),
+            (np.nan_to_num(lin, nan=0.0, posinf=_MAX, neginf=-_MAX), E),
+            (np.where(np.isnan(const), -np.inf, const), 0),
+            (exact, 0),
+        ]
 
     def log_prob(self, X: ArrayLike, block_rows: int = 512) -> _F:
         """Log density of each row, shape (n,) or (n, n_classes); NaN entries are skipped."""

@@ -12,6 +12,7 @@ from scipy.special import gammaln
 from .._products import rows_dot
 from ._checks import check_alpha, check_observed, present_classes
 from ._missing import as_2d_params, finish, split_missing
+from ._terms import Terms, scale_rows
 
 __all__ = [
     "ComplementWeights",
@@ -40,25 +41,51 @@ def log_multinomial_coefficient(X0: Any) -> _F:
     return gammaln(X0.sum(axis=1) + 1.0) - gammaln(X0 + 1.0).sum(axis=1)
 
 
+def _check_counts(sums: _F) -> None:
+    if not np.all(np.isfinite(sums)):
+        k, j = (int(v[0]) for v in np.nonzero(~np.isfinite(sums)))
+        raise ValueError(
+            f"the weighted count of feature {j} in class {k} overflows float64: X or "
+            "sample_weight holds values so large that their sums overflow; rescale them."
+        )
+
+
+def _log_normalised(counts: _F) -> _F:
+    """``log(c_kj / sum_j c_kj)`` of non-negative counts, without overflow in the sum."""
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        logs = np.log(counts)
+        top = np.max(logs, axis=1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)
+        return np.asarray(logs - top - np.log(np.sum(np.exp(logs - top), axis=1, keepdims=True)))
+
+
 def multinomial_log_theta(sums: _F, alpha: Any) -> _F:
     """``log((S_kj + alpha) / sum_j (S_kj + alpha))`` for every class: smoothed probabilities.
 
-    A class without data gets ``log(alpha_j / sum_j alpha_j)``.
+    A class without data gets ``log(alpha_j / sum_j alpha_j)``. The sum is
+    taken in log space, so counts near the float64 maximum do not overflow it.
     """
-    smoothed = sums + alpha
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True)))
+    _check_counts(sums)
+    with np.errstate(over="ignore"):
+        smoothed = sums + alpha
+    _check_counts(smoothed)
+    return _log_normalised(smoothed)
 
 
 def complement_log_theta(sums: _F, alpha: Any) -> _F:
     """``log theta~_kj``: the smoothed category probabilities of every class's complement.
 
     ``theta~_kj = (sum_{l != k} S_lj + alpha) / sum_j (sum_{l != k} S_lj + alpha)``
-    (Rennie et al.), for every class.
+    (Rennie et al.), for every class. The counts of the other classes are
+    added directly, not as the total minus the class's own (which cancels to
+    0 when one class holds a count of 1e300).
     """
-    comp = sums.sum(axis=0) + alpha - sums
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.log(comp / comp.sum(axis=1, keepdims=True)))
+    _check_counts(sums)
+    K = sums.shape[0]
+    with np.errstate(over="ignore"):
+        comp = (np.ones((K, K)) - np.eye(K)) @ sums + alpha
+    _check_counts(comp)
+    return _log_normalised(comp)
 
 
 def _observed_mass(missing: Any, theta: _F) -> _F:
@@ -169,6 +196,35 @@ class Multinomial:
         out = self.relative_log_prob(X) + log_multinomial_coefficient(X0)[:, None]
         return finish(out, self._single)
 
+    def log_prob_terms(self, X: Any) -> Terms:
+        """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`).
+
+        ``relative_log_prob`` is homogeneous in ``x`` (for a given pattern of
+        missing entries): ``2^E relative_log_prob(x 2^-E)``; the multinomial
+        coefficient is the same for every class.
+        """
+        U, E = scale_rows(X)
+        relative = np.asarray(self.relative_log_prob(U), dtype=np.float64)
+        n = relative.shape[0]
+        X0, _ = split_missing(np.ldexp(U, E))
+        with np.errstate(over="ignore", invalid="ignore"):
+            coef = log_multinomial_coefficient(X0)
+        coef_scaled = np.where(np.isfinite(coef), coef, 0.0)
+        E_coef = np.zeros_like(E)
+        big = ~np.isfinite(coef)
+        if big.any():
+            # beyond float64: Stirling's leading term, 2^E sum_j u_j log(U_total / u_j)
+            U0, _ = split_missing(U)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                total = U0.sum(axis=1, keepdims=True)
+                lead = np.where(U0 > 0, U0 * (np.log(total) - np.log(U0)), 0.0).sum(axis=1)
+            coef_scaled = np.where(big, lead, coef_scaled)
+            E_coef = np.where(big[:, None], E, 0)
+        return [
+            (relative, E),
+            (np.broadcast_to(coef_scaled[:, None], (n, len(self))), E_coef),
+        ]
+
     def __len__(self) -> int:
         return int(self.log_theta.shape[0])
 
@@ -270,6 +326,11 @@ class ComplementWeights:
                 observed_sum = rows_dot(1.0 - missing, lt)
             summed = observed_sum - np.where(n_obs > 0, n_obs * L, 0.0)
             return np.asarray(np.where(n_obs > 0, num / summed, 0.0))
+
+    def log_prob_terms(self, X: Any) -> Terms:
+        """The scores as one scaled term: they are homogeneous in ``x``, ``2^E score(x 2^-E)``."""
+        U, E = scale_rows(X)
+        return [(np.asarray(self.log_prob(U), dtype=np.float64), E)]
 
     def __len__(self) -> int:
         return int(self.log_theta.shape[0])

@@ -12,6 +12,7 @@ from scipy.special import gammaln
 from .._products import rows_dot
 from ._checks import check_alpha, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
+from ._terms import Terms, scale_rows
 
 __all__ = ["Poisson", "poisson_rates"]
 
@@ -34,6 +35,22 @@ def _sum_log_factorials(X0: Any) -> _F:
         G.data = gammaln(G.data + 1.0)
         return np.asarray(G.sum(axis=1)).ravel()
     return gammaln(np.asarray(X0) + 1.0).sum(axis=1)
+
+
+def log_factorial_scaled(X0: _F, U: _F, E: Any) -> _F:
+    """``2^-E sum_j log x_j!`` per row, finite where ``log x_j!`` itself overflows.
+
+    ``U = X0 2^-E``. Beyond the float64 range Stirling's leading term
+    ``x (log x - 1)`` is used, ``2^E u (log x - 1)``: its relative error is
+    below 1e-300 there.
+    """
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        g = gammaln(X0 + 1.0)
+        big = ~np.isfinite(g)
+        scaled = np.ldexp(np.where(big, 0.0, g), -np.broadcast_to(E, X0.shape))
+        if big.any():
+            scaled = np.where(big, U * (np.log(X0) - 1.0), scaled)
+    return np.asarray(scaled.sum(axis=1))
 
 
 class Poisson:
@@ -77,7 +94,19 @@ class Poisson:
         present = present_classes(stats)
         a = check_alpha(alpha, True, stats.n_features, feature_names)
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
-        rate = poisson_rates(stats, a)[present]
+        with np.errstate(over="ignore", invalid="ignore"):
+            rate = poisson_rates(stats, a)[present]
+            total = rate.sum(axis=1)
+        if not (np.all(np.isfinite(rate)) and np.all(np.isfinite(total))):
+            bad = ~np.isfinite(rate) | ~np.isfinite(total)[:, None]
+            k, j = (int(v[0]) for v in np.nonzero(bad))
+            label = stats.classes[present][k].tolist()
+            raise ValueError(
+                f"the Poisson rates of class {label!r} overflow float64 (feature "
+                f"{feature_name(feature_names, j)!r}: (count + alpha) / weight with alpha={alpha} "
+                f"and weight {stats.feature_weights[present][k, j]:g}): alpha is too large or the "
+                "class's sample weights are too small; lower alpha or rescale sample_weight."
+            )
         if np.any(~(rate > 0)):
             k, j = (int(v[0]) for v in np.nonzero(~(rate > 0)))
             raise ValueError(
@@ -99,6 +128,26 @@ class Poisson:
         X0, _ = split_missing(X)
         out = self.relative_log_prob(X) - _sum_log_factorials(X0)[:, None]
         return finish(out, self._single)
+
+    def log_prob_terms(self, X: Any) -> Terms:
+        """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`).
+
+        With ``u = x 2^-E``: ``2^E u log(rate_k)'``, ``-sum_j rate_kj`` and the
+        log factorials (the same for every class), for dense ``X``.
+        """
+        U, E = scale_rows(X)
+        U, missing = split_missing(U)
+        n = U.shape[0]
+        linear = rows_dot(U, self.log_rate)
+        const = np.broadcast_to(-self.rate.sum(axis=1), linear.shape).copy()
+        if missing is not None:
+            const += missing @ self.rate.T
+        X0 = np.ldexp(U, E)
+        return [
+            (linear, E),
+            (const, 0),
+            (np.broadcast_to(-log_factorial_scaled(X0, U, E)[:, None], (n, len(self))), E),
+        ]
 
     def __len__(self) -> int:
         return int(self.rate.shape[0])

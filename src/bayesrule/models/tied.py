@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..covariance import shrink, shrinkage_intensity
+from ._terms import Terms, matrix_exponent, row_exponent
 from .gaussian import Gaussian
 
 __all__ = ["TiedGaussian", "range_whitening"]
@@ -289,6 +290,26 @@ class TiedGaussian:
             out[s : s + D.shape[0]] = Z @ self.whitened_means.T + row[:, None]
         out += self.quad
         return out
+
+    def log_prob_terms(self, X: Any) -> Terms:
+        """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`).
+
+        With ``d = (x - centre) 2^-E``: the quadratic ``-|d W|^2 / 2``
+        (the same for every class), the linear ``d coef_k'`` and the constant
+        ``quad_k + log_norm``, with exponents ``2E``, ``E`` and 0.
+        """
+        log_norm = self._densities()
+        X = np.asarray(X, dtype=np.float64)
+        n, K = X.shape[0], len(self)
+        E = np.maximum(row_exponent(X), matrix_exponent(self.centre))
+        with np.errstate(under="ignore"):
+            D = np.ldexp(X, -E) - np.ldexp(self.centre, -E)
+        e_w, e_c = matrix_exponent(self.whitening), matrix_exponent(self.coef)
+        Z = D @ np.ldexp(self.whitening, -e_w)
+        quad = np.broadcast_to(-0.5 * np.einsum("ij,ij->i", Z, Z)[:, None], (n, K))
+        lin = D @ np.ldexp(self.coef, -e_c).T
+        const = np.broadcast_to(self.quad + log_norm, (n, K))
+        return [(quad, 2 * E + 2 * e_w), (lin, E + e_c), (const, 0)]
 
     def __repr__(self) -> str:
         return (
