@@ -116,7 +116,8 @@ def _sorted_counts(
     flat = np.bincount(kk * U + entry, weights=ww, minlength=n_classes * U)
     indptr = np.zeros(p + 1, np.intp)
     indptr[1:] = np.cumsum(np.bincount(f[start], minlength=p))
-    return indptr, v[start], np.asarray(flat, dtype=np.float64).reshape(n_classes, U)
+    values: _F = np.asarray(v[start], dtype=np.float64)
+    return indptr, values, np.asarray(flat, dtype=np.float64).reshape(n_classes, U)
 
 
 def _argsorted(
