@@ -304,7 +304,7 @@ def test_kernel_nb_density_equals_gaussian_kde():
     X = np.column_stack([rng.normal(size=80), rng.exponential(size=80)])
     y = np.zeros(80, int)
     y[40:] = 1
-    m = br.KernelNB(bandwidth="scott", bandwidth_floor=0.0, method="exact").fit(X, y)
+    m = br.KernelNB(bandwidth="scott", bandwidth_floor=0.0, alpha=0.0, method="exact").fit(X, y)
     T = rng.normal(size=(30, 2))
     expected = np.zeros((30, 2))
     for k in range(2):

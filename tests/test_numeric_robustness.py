@@ -341,12 +341,21 @@ def test_kernel_nb_huge_training_value_raises_naming_the_feature() -> None:
 def test_kernel_nb_far_row_is_not_ignored(method: str) -> None:
     """A far entry used to give NaN that nansum dropped, as if the entry were missing."""
     X, y = _blobs()
-    est = br.KernelNB(bandwidth=1.0, method=method, grid_size=16).fit(X, y)
-    proba = est.predict_proba(np.array([[1e300, 0.0, 0.0], [-1e300, 0.0, 0.0]]))
-    # one bandwidth for all: the class with the largest (smallest) value on feature 0 wins
+    far = np.array([[1e300, 0.0, 0.0], [-1e300, 0.0, 0.0]])
     highest = [X[y == k, 0].max() for k in range(3)]
     lowest = [X[y == k, 0].min() for k in range(3)]
-    np.testing.assert_array_equal(proba, np.eye(3)[[np.argmax(highest), np.argmin(lowest)]])
+    winners = [np.argmax(highest), np.argmin(lowest)]
+    # each class its own kernel density, one bandwidth for all: the class with the
+    # largest (smallest) value on feature 0 wins outright
+    est = br.KernelNB(bandwidth=1.0, alpha=0.0, method=method, grid_size=16).fit(X, y)
+    np.testing.assert_array_equal(est.predict_proba(far), np.eye(3)[winners])
+    # smoothed towards the pooled density (the default alpha), every class keeps the
+    # pooled kernel's share out there: the same winner, finite shares for the others
+    smooth = br.KernelNB(bandwidth=1.0, method=method, grid_size=16).fit(X, y)
+    proba = smooth.predict_proba(far)
+    assert np.all(np.isfinite(proba)) and np.all(proba > 0)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(np.argmax(proba, axis=1), winners)
 
 
 @pytest.mark.parametrize("where", ["value", "weight"])

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..models.kernel import KernelDensity
+from ..models.point_mass import PointMassKernelDensity
 from ..stats import ValueCountStats
 from ._nb import _F, _BaseNB, per_class
 
@@ -21,16 +21,24 @@ _BANDWIDTH = [
 
 
 class KernelNB(_BaseNB):
-    r"""Kernel naive Bayes: per class and feature, a Gaussian kernel density (Parzen).
+    r"""Kernel naive Bayes: per class and feature, point masses and a Gaussian kernel density.
+
+    Values that carry a large share of a class's weight of a feature (exactly
+    0 for MNIST's background, counts, clipped sensors) are point masses with
+    their own probabilities; the other values get a Gaussian kernel density
+    (Parzen), and each class's distribution is shrunk by ``alpha`` towards
+    the feature's pooled one, so that a class that never had a value still
+    gives it a small probability (see
+    :class:`bayesrule.models.PointMassKernelDensity`). Continuous data have
+    no point masses, and with ``alpha=0`` the model is the plain kernel density.
 
     Fitted from :class:`bayesrule.stats.ValueCountStats` (the weighted
     distinct values of each feature in each class), so ``partial_fit`` and
     ``merge`` are exact. Densities are exact sums over the stored values when
     every feature has few distinct values; otherwise each feature is binned
     onto a grid, convolved with the kernel by FFT and the log density is
-    interpolated (see :class:`bayesrule.models.KernelDensity`, whose
-    ``from_stats`` derives the bandwidths), which makes MNIST (60000 x 784)
-    take seconds.
+    interpolated (see :class:`bayesrule.models.KernelDensity`), which makes
+    MNIST (60000 x 784) take seconds.
 
     Parameters
     ----------
@@ -45,6 +53,13 @@ class KernelNB(_BaseNB):
         The rule-of-thumb and 'cv' bandwidths are at least this multiple of
         the feature's Scott bandwidth over all classes, so that a feature
         constant within a class still has a usable density.
+    point_mass : float, default=0.2
+        A value that holds at least this share of some class's weight of a
+        feature, and a weight above 1, is a point mass of the feature (for
+        every class); above 1, there are none.
+    alpha : float, default=0.1
+        The weight (in unweighted rows) of the feature's pooled distribution
+        mixed into each class's, atoms and kernel density alike.
     method : {'auto', 'exact', 'grid'}, default='auto'
         'auto' is 'exact' when the classes hold at most ``64 * grid_size``
         distinct values.
@@ -72,6 +87,8 @@ class KernelNB(_BaseNB):
         "bandwidth": _BANDWIDTH,
         "priors": ["array-like", None],
         "bandwidth_floor": [Interval(Real, 0, None, closed="left")],
+        "point_mass": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
         "method": [StrOptions({"auto", "exact", "grid"})],
         "grid_size": [Interval(Integral, 16, None, closed="left")],
     }
@@ -82,20 +99,26 @@ class KernelNB(_BaseNB):
         bandwidth: Any = "scott",
         priors: ArrayLike | None = None,
         bandwidth_floor: float = 0.1,
+        point_mass: float = 0.2,
+        alpha: float = 0.1,
         method: str = "auto",
         grid_size: int = 1024,
     ) -> None:
         self.bandwidth = bandwidth
         self.priors = priors
         self.bandwidth_floor = bandwidth_floor
+        self.point_mass = point_mass
+        self.alpha = alpha
         self.method = method
         self.grid_size = grid_size
 
     def _derive(self, stats: ValueCountStats, priors: _F, **extra: Any) -> dict[str, Any]:
-        model = KernelDensity.from_stats(
+        model = PointMassKernelDensity.from_stats(
             stats,
             bandwidth=self.bandwidth,
             bandwidth_floor=self.bandwidth_floor,
+            point_mass=self.point_mass,
+            alpha=self.alpha,
             method=self.method,
             grid_size=self.grid_size,
             feature_names=self._feature_names(),

@@ -11,6 +11,7 @@ from .diagonal import DiagonalGaussian
 from .gaussian import Gaussian, stacked_log_prob
 from .kernel import KernelDensity
 from .multinomial import ComplementWeights, Multinomial
+from .point_mass import PointMassKernelDensity
 from .poisson import Poisson
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Gaussian",
     "KernelDensity",
     "Multinomial",
+    "PointMassKernelDensity",
     "Poisson",
     "stacked_log_prob",
 ]

@@ -69,14 +69,32 @@ def kernel_bandwidths(
     class (MNIST's border pixels) keeps a density. ('cv' starts from Scott's.)
     """
     h, V, h_scott, _ = _bandwidths(
-        stats, _check_bandwidth(bandwidth, stats.n_features, names), floor
+        stats.moments(), _check_bandwidth(bandwidth, stats.n_features, names), floor
     )
     return h, V, h_scott
 
 
-def _bandwidths(stats: Any, b: Any, floor: float) -> tuple[_F, _F, _F, _F]:
-    """:func:`kernel_bandwidths` of a checked ``b``, plus the lower bound itself."""
-    V, mean, m2 = stats.moments()
+def weighted_moments(indptr: Any, values: _F, W: _F) -> tuple[_F, _F, _F]:
+    """Per row of ``W`` (n_rows, n_values) and feature, ``(V, mean, M2)`` of the stored values.
+
+    The moments of :meth:`bayesrule.stats.ValueCountStats.moments` for any
+    weights over the same values (the continuous part of a feature, say).
+    """
+    p = len(indptr) - 1
+    feature = np.repeat(np.arange(p), np.diff(indptr))
+    F = sp.csr_matrix(
+        (np.ones(values.size), (np.arange(values.size), feature)), shape=(values.size, p)
+    )
+    V = np.asarray(W @ F)
+    safe = np.where(V > 0, V, 1.0)
+    mean = np.asarray((W * values) @ F) / safe
+    d = values[None, :] - mean[:, feature]
+    return V, mean, np.asarray((W * d * d) @ F)
+
+
+def _bandwidths(moments: tuple[_F, _F, _F], b: Any, floor: float) -> tuple[_F, _F, _F, _F]:
+    """:func:`kernel_bandwidths` of a checked ``b`` from ``(V, mean, M2)``, plus the lower bound."""
+    V, mean, m2 = moments
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         sd = np.sqrt(np.where(V > 1, m2 / np.where(V > 1, V - 1, 1.0), 0.0))
         safe = np.where(V > 0, V, 1.0)
@@ -92,31 +110,31 @@ def _bandwidths(stats: Any, b: Any, floor: float) -> tuple[_F, _F, _F, _F]:
     return np.broadcast_to(b, V.shape).copy(), V, np.maximum(h_scott, lower), lower
 
 
-def _cv_bandwidths(
-    stats: Any, present: NDArray[np.bool_], h_scott: _F, floor: _F, **kde: Any
-) -> _F:
+def _cv_bandwidths(indptr: Any, values: _F, W: _F, h_scott: _F, floor: _F, **kde: Any) -> _F:
     """Per present class and feature, the multiple of ``h_scott`` of largest leave-one-out likelihood.
 
     The leave-one-out density at a stored value ``v`` of weight ``w`` in a
     class of weight ``V`` removes one unit of weight there:
     ``f_-(v) = (V f(v) - phi_h(0)) / (V - 1)``; the score is
-    ``sum_u w_u log f_-(v_u)``. Returns shape (n_present, n_features).
+    ``sum_u w_u log f_-(v_u)``. ``W`` holds the weights of the values per
+    row (class), ``h_scott`` and ``floor`` are per row and feature. Returns
+    shape (n_rows, n_features).
     """
-    p = stats.n_features
-    counts = np.diff(stats.indptr)
+    p = len(indptr) - 1
+    counts = np.diff(indptr)
     U = int(counts.max(initial=0))
-    rows = np.arange(stats.values.size) - np.repeat(stats.indptr[:-1], counts)
+    rows = np.arange(values.size) - np.repeat(indptr[:-1], counts)
+    feature = np.repeat(np.arange(p), counts)
     Xv = np.full((U, p), np.nan)
-    Xv[rows, stats.value_features] = stats.values
-    W = stats.value_weights[present]
+    Xv[rows, feature] = values
     Wv = np.zeros((W.shape[0], U, p))
-    Wv[:, rows, stats.value_features] = W
+    Wv[:, rows, feature] = W
     V = Wv.sum(axis=1)  # (K, p)
     best = np.full(V.shape, -np.inf)
-    choice = h_scott[present].copy()
+    choice = h_scott.copy()
     for c in CV_FACTORS:
-        h = np.maximum(c * h_scott[present], floor[present])
-        model = KernelDensity(stats.indptr, stats.values, W, h, **kde)
+        h = np.maximum(c * h_scott, floor)
+        model = KernelDensity(indptr, values, W, h, **kde)
         logf = np.nan_to_num(model.feature_log_prob(Xv), nan=-np.inf)  # (K, U, p)
         self_term = 1.0 / (h * np.sqrt(2.0 * np.pi))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -242,12 +260,15 @@ class KernelDensity:
         if method not in ("auto", "exact", "grid"):
             raise ValueError(f"method must be 'auto', 'exact' or 'grid'; got {method!r}.")
         b = _check_bandwidth(bandwidth, stats.n_features, feature_names)
-        h, V, h_scott, lower = _bandwidths(stats, b, floor)
+        h, V, h_scott, lower = _bandwidths(stats.moments(), b, floor)
         check_observed(V, present, stats.classes, feature_names)
         kde: dict[str, Any] = {"method": method, "grid_size": int(grid_size)}
         if isinstance(b, str) and b == "cv":
             # the multiples of Scott's bandwidth may go down to the floor, not just to Scott's
-            h_present = _cv_bandwidths(stats, present, h_scott, lower, **kde)
+            W = stats.value_weights[present]
+            h_present = _cv_bandwidths(
+                stats.indptr, stats.values, W, h_scott[present], lower[present], **kde
+            )
         else:
             h_present = h[present]
         if not np.all(np.isfinite(h_present)):
@@ -442,6 +463,56 @@ class KernelDensity:
             (np.where(np.isnan(const), -np.inf, const), 0),
             (exact, 0),
         ]
+
+    def entry_log_prob(self, x: ArrayLike, feature: ArrayLike) -> _F:
+        """``log f_kj(x)`` of single entries: value ``x[i]`` of feature ``feature[i]``, shape (K, m).
+
+        What :meth:`feature_log_prob` gives, for scattered entries (those of a
+        row that a point mass does not take, say) rather than whole rows.
+        """
+        x = np.asarray(x, dtype=float)
+        j = np.asarray(feature, dtype=np.intp)
+        K, p = self.bandwidth.shape
+        if self.method == "exact":
+            out = np.empty((K, x.size))
+            order = np.argsort(j, kind="stable")
+            bounds = np.searchsorted(j[order], np.arange(p + 1))
+            for f in np.flatnonzero(np.diff(bounds)):
+                idx = order[bounds[f] : bounds[f + 1]]
+                sl = slice(self.indptr[f], self.indptr[f + 1])
+                z = (x[idx][None, :, None] - self.values[sl]) / self.bandwidth[:, f, None, None]
+                terms = self._log_w[:, None, sl] - 0.5 * z * z
+                top = terms.max(axis=2)
+                out[:, idx] = np.log(np.exp(terms - top[:, :, None]).sum(axis=2)) + top
+            return out - np.log(self.bandwidth[:, j]) - _HALF_LOG_2PI
+        G = self.grid_size
+        pos = (x - self._g0[j]) / self._step[j]
+        inside = (pos >= 0) & (pos <= G - 1)
+        posc = np.where(inside, pos, 0.0)
+        i0 = np.minimum(np.floor(posc).astype(np.intp), G - 2)
+        frac = posc - i0
+        flat = j * G + i0
+        a, b = self._table[:, flat], self._table[:, flat + 1]
+        with np.errstate(invalid="ignore"):
+            out = a + frac * (b - a)
+            out = np.where(np.isfinite(a) & np.isfinite(b), out, np.maximum(a, b))
+        if not inside.all():
+            far = np.flatnonzero(~inside)
+            out[:, far] = self._beyond_grid_entries(x[far], j[far])
+        return np.asarray(out)
+
+    def _beyond_grid_entries(self, x: _F, j: NDArray[np.intp]) -> _F:
+        """:meth:`_beyond_grid` for single entries, shape (K, m)."""
+        G = self.grid_size
+        K, p = self.bandwidth.shape
+        T = self._table.reshape(K, p, G)
+        e_lo, e_hi = self._g0[j], self._g0[j] + self._step[j] * (G - 1)
+        below = x < e_lo
+        e = np.where(below, e_lo, e_hi)
+        v = np.where(below, self._lo[:, j], self._hi[:, j])
+        edge = np.where(below, T[:, j, 0], T[:, j, -1])
+        dx = x - e
+        return np.asarray(edge - (dx * (e - v) + 0.5 * dx * dx) / self.bandwidth[:, j] ** 2)
 
     def log_prob(self, X: ArrayLike, block_rows: int = 512) -> _F:
         """Log density of each row, shape (n,) or (n, n_classes); NaN entries are skipped."""

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    BLOCK_VALUES,
     ROUNDING,
     ClassStatistic,
     StatisticsError,
@@ -61,6 +62,91 @@ def _kept_values(
     indptr = np.zeros(n_features + 1, np.intp)
     indptr[1:] = np.cumsum(np.bincount(feature[keep], minlength=n_features))
     return indptr, value[keep], W[:, keep]
+
+
+#: most groups of rows of equal class and weight that are sorted group by group
+_MAX_GROUPS = 64
+
+
+def _sorted_counts(
+    X: _F, yi: NDArray[np.intp], w: _F, n_classes: int
+) -> tuple[NDArray[np.intp], _F, _F] | None:
+    """``(indptr, values, value_weights)`` of data whose rows fall in few (class, weight) groups.
+
+    Within a group every row has the same weight, so a value's weight is its
+    count times that weight: sorting the values alone, without an argsort
+    (several times faster), is enough. Returns ``None`` when there are more
+    than ``_MAX_GROUPS`` groups (arbitrary sample weights).
+    """
+    uw, wi = np.unique(w, return_inverse=True)
+    gid = yi * uw.size + wi.ravel()
+    groups = np.unique(gid)
+    if groups.size > _MAX_GROUPS:
+        return None
+    p = X.shape[1]
+    step = max(256, 2 * BLOCK_VALUES // max(p, 1))
+    cols, vals = [np.zeros(0, np.intp)], [np.zeros(0)]
+    ks, ws = [np.zeros(0, np.intp)], [np.zeros(0)]
+    for g in groups:
+        k, wg = int(g // uw.size), float(uw[g % uw.size])
+        if wg <= 0:
+            continue
+        rows = np.flatnonzero(gid == g)
+        for s in range(0, rows.size, step):
+            r = rows[s : s + step]
+            # columns as rows: each feature's values sorted in place, NaN last
+            S = np.sort(np.ascontiguousarray(X[r].T, dtype=np.float64), axis=1).ravel()
+            col = np.repeat(np.arange(p), r.size)
+            keep = ~np.isnan(S)
+            col, S = col[keep], S[keep]
+            start = np.ones(S.size, dtype=bool)
+            start[1:] = (col[1:] != col[:-1]) | (S[1:] != S[:-1])
+            first = np.flatnonzero(start)
+            cols.append(col[first])
+            vals.append(S[first])
+            ks.append(np.full(first.size, k))
+            ws.append(np.diff(np.append(first, S.size)) * wg)
+    f, v, kk, ww = (np.concatenate(a) for a in (cols, vals, ks, ws))
+    order = np.lexsort((v, f))
+    f, v, kk, ww = f[order], v[order], kk[order], ww[order]
+    start = np.ones(v.size, dtype=bool)
+    start[1:] = (f[1:] != f[:-1]) | (v[1:] != v[:-1])
+    entry = np.cumsum(start) - 1
+    U = int(entry[-1]) + 1 if v.size else 0
+    flat = np.bincount(kk * U + entry, weights=ww, minlength=n_classes * U)
+    indptr = np.zeros(p + 1, np.intp)
+    indptr[1:] = np.cumsum(np.bincount(f[start], minlength=p))
+    values: _F = np.asarray(v[start], dtype=np.float64)
+    return indptr, values, np.asarray(flat, dtype=np.float64).reshape(n_classes, U)
+
+
+def _argsorted(
+    Xb: _F, yb: NDArray[np.intp], wb: _F, n_classes: int
+) -> tuple[NDArray[np.intp], _F, _F]:
+    """``(indptr, values, value_weights)`` of any block, by one argsort of its columns."""
+    p = Xb.shape[1]
+    b = Xb.shape[0]
+    # sorting each column (NaN last) and reading column by column orders
+    # the entries by (feature, value) without a lexsort
+    XT = np.ascontiguousarray(Xb.T)
+    order = np.argsort(XT, axis=1)
+    vals = np.take_along_axis(XT, order, axis=1).ravel()
+    cls_ = yb[order].ravel()
+    ww = wb[order].ravel()
+    col = np.repeat(np.arange(p), b)
+    keep = ~np.isnan(vals) & (ww > 0)
+    col, vals, cls_, ww = col[keep], vals[keep], cls_[keep], ww[keep]
+    if vals.size == 0:
+        return _group_entries(col, vals, np.zeros((n_classes, 0)), p)
+    start = np.ones(vals.size, dtype=bool)
+    start[1:] = (col[1:] != col[:-1]) | (vals[1:] != vals[:-1])
+    gid = np.cumsum(start) - 1
+    U = int(gid[-1]) + 1
+    flat = np.bincount(cls_ * U + gid, weights=ww, minlength=n_classes * U)
+    Wg = np.asarray(flat, dtype=np.float64).reshape(n_classes, U)
+    indptr = np.zeros(p + 1, np.intp)
+    indptr[1:] = np.cumsum(np.bincount(col[start], minlength=p))
+    return indptr, vals[start], Wg
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -133,31 +219,13 @@ class ValueCountStats(ClassStatistic):
         n, p = X.shape
         w = _weights(n, sample_weight)
         counts, weights = class_totals(yi, w, c.size)
+        fast = _sorted_counts(X, yi, w, c.size)
+        if fast is not None:
+            return cls(c, counts, weights, *fast)
         out = cls.empty(c, p)
         for sl in block_slices(n, p):
-            Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
-            b = Xb.shape[0]
-            # sorting each column (NaN last) and reading column by column orders
-            # the entries by (feature, value) without a lexsort
-            order = np.argsort(Xb, axis=0, kind="stable")
-            vals = np.take_along_axis(Xb, order, axis=0).T.ravel()
-            cls_ = yb[order].T.ravel()
-            ww = wb[order].T.ravel()
-            col = np.repeat(np.arange(p), b)
-            keep = ~np.isnan(vals) & (ww > 0)
-            col, vals, cls_, ww = col[keep], vals[keep], cls_[keep], ww[keep]
-            if vals.size == 0:
-                continue
-            start = np.ones(vals.size, dtype=bool)
-            start[1:] = (col[1:] != col[:-1]) | (vals[1:] != vals[:-1])
-            gid = np.cumsum(start) - 1
-            U = int(gid[-1]) + 1
-            flat = np.bincount(cls_ * U + gid, weights=ww, minlength=c.size * U)
-            Wg = np.asarray(flat, dtype=np.float64).reshape(c.size, U)
-            indptr = np.zeros(p + 1, np.intp)
-            indptr[1:] = np.cumsum(np.bincount(col[start], minlength=p))
-            block = cls(c, np.zeros(c.size, np.int64), np.zeros(c.size), indptr, vals[start], Wg)
-            out = out.merge(block)
+            entries = _argsorted(np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl], c.size)
+            out = out.merge(cls(c, np.zeros(c.size, np.int64), np.zeros(c.size), *entries))
         return cls(c, counts, weights, out.indptr, out.values, out.value_weights)
 
     def _merge_aligned(self, other: ValueCountStats) -> ValueCountStats:
