@@ -7,7 +7,11 @@ class, one eigendecomposition of ``Sigma_k(alpha)`` serves every ``gamma``:
 shrinking towards ``(tr/p) I`` keeps the eigenvectors and maps each
 eigenvalue ``l`` to ``(1 - gamma) l + gamma tr/p``. The held-out rows are
 rotated once, and the Mahalanobis distances for all ``gamma`` come from one
-matrix product of the squared rotated rows with the inverse eigenvalues.
+matrix product of the squared rotated rows with the inverse eigenvalues
+(:func:`held_out_terms`). With ``alpha = 0`` every class has the pooled
+covariance: one eigendecomposition and one rotation serve all classes.
+Features with no variance form a diagonal block of their own. The
+(alpha, class) jobs share the cores, each with a single-threaded BLAS.
 
 The model is its hyperparameters and its statistic,
 :class:`CrossValidatedStats`: the statistics of all the data and the grid's

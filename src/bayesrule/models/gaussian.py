@@ -302,8 +302,8 @@ def class_covariances(
         if covariances is not None:
             covs[i] = covariances[k]
             continue
-        check_own_weight(stats, k, ddof, alpha)
-        covs[i] = blended_covariance(stats, k, ddof=ddof, alpha=alpha, pooled=pooled)
+        check_own_weight(stats, int(k), ddof, alpha)
+        covs[i] = blended_covariance(stats, int(k), ddof=ddof, alpha=alpha, pooled=pooled)
         W = float(stats.weights[k])
         intensity[i] = shrinkage_intensity(shrinkage, stats.scatter[k] / W, float(stats.m4[k]), W)
         if intensity[i]:
