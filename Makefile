@@ -29,6 +29,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_discriminant.py
 	$(PY) benchmarks/bench_naive_bayes.py
+	$(PY) benchmarks/bench_rda_cv.py
 	$(PY) benchmarks/bench_busy.py
 
 clean:

@@ -55,3 +55,77 @@ def test_no_partial_fit_or_merge():
 def test_bad_grid():
     with pytest.raises(ValueError, match=r"alphas must be a non-empty list of numbers in \[0, 1\]"):
         RegularizedDiscriminantAnalysisCV(alphas=(0.5, 2.0)).fit(X, y)
+
+
+# ------------------------------------------------- the reformulated held-out scores
+def _direct_terms(cov, means, X, gammas):
+    """Distances and log determinants from each shrunk covariance, one at a time."""
+    from bayesrule.covariance import shrink
+
+    maha = np.empty((X.shape[0], means.shape[0], len(gammas)))
+    logdet = np.empty(len(gammas))
+    for g_i, g in enumerate(gammas):
+        S = shrink(cov, g)
+        logdet[g_i] = np.linalg.slogdet(S)[1]
+        for j, m in enumerate(means):
+            D = X - m
+            maha[:, j, g_i] = np.einsum("ij,ij->i", D @ np.linalg.inv(S), D)
+    return maha, logdet
+
+
+@pytest.mark.parametrize("dead", [0, 3])
+def test_held_out_terms_equal_the_direct_formula(dead):
+    from bayesrule.estimators.rda_cv import held_out_terms
+
+    rng = np.random.default_rng(3)
+    p = 8
+    A = rng.standard_normal((40, p)) * np.linspace(0.2, 3.0, p)
+    A[:, :dead] = 0.0  # features with no variance: the separate block
+    cov = np.cov(A.T)
+    means = rng.standard_normal((3, p))
+    X = rng.standard_normal((25, p))
+    gammas = np.array([0.05, 0.3, 1.0]) if dead else np.array([0.0, 0.05, 0.3, 1.0])
+    maha, logdet, ok = held_out_terms(cov, means, X, gammas, 1e-8)
+    ref_maha, ref_logdet = _direct_terms(cov, means, X, gammas)
+    assert ok.all()
+    np.testing.assert_allclose(maha, ref_maha, rtol=1e-10)
+    np.testing.assert_allclose(logdet, ref_logdet, rtol=1e-10, atol=1e-10)
+
+
+def test_held_out_terms_flag_a_singular_shrinkage():
+    from bayesrule.estimators.rda_cv import held_out_terms
+
+    cov = np.diag([1.0, 2.0, 0.0])
+    _, _, ok = held_out_terms(cov, np.zeros((1, 3)), np.ones((2, 3)), np.array([0.0, 0.1]), 1e-8)
+    assert ok.tolist() == [False, True]
+
+
+def _plain_scores(X, y, alphas, gammas, folds, scoring="accuracy"):
+    out = np.empty((len(alphas), len(gammas)))
+    for i, a in enumerate(alphas):
+        for j, g in enumerate(gammas):
+            vals = []
+            for train, test in folds:
+                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g).fit(X[train], y[train])
+                if scoring == "accuracy":
+                    vals.append((rda.predict(X[test]) == y[test]).mean())
+                else:
+                    lp = rda.predict_log_proba(X[test])
+                    vals.append(
+                        lp[np.arange(len(test)), np.searchsorted(rda.classes_, y[test])].mean()
+                    )
+            out[i, j] = np.mean(vals)
+    return out
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "log_likelihood"])
+def test_features_without_variance_equal_a_plain_grid_search(scoring):
+    # a feature 0 everywhere, one constant within each class, one 0 in one class
+    Xd = np.column_stack([X, np.zeros(len(y)), y * 1.5, np.where(y == 0, 0.0, X[:, 0])])
+    alphas, gammas = (0.0, 0.5, 1.0), (0.05, 0.3)
+    m = RegularizedDiscriminantAnalysisCV(
+        alphas=alphas, gammas=gammas, cv=3, random_state=5, scoring=scoring
+    ).fit(Xd, y)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=5).split(Xd, y))
+    ref = _plain_scores(Xd, y, alphas, gammas, folds, scoring)
+    np.testing.assert_allclose(m.cv_scores_, ref, rtol=1e-9, atol=1e-12)

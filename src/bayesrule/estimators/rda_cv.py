@@ -1,12 +1,17 @@
 """Choosing RDA's ``alpha`` and ``gamma`` by cross-validation, fast.
 
-The folds' statistics are computed in one pass and merged to give each
-training split, so the data are read once. For each split, ``alpha`` and
+The folds' statistics are computed in one pass, merged into the total,
+and each training split is the total less its fold (``subtract``), so the
+data are read once. For each split, ``alpha`` and
 class, one eigendecomposition of ``Sigma_k(alpha)`` serves every ``gamma``:
 shrinking towards ``(tr/p) I`` keeps the eigenvectors and maps each
 eigenvalue ``l`` to ``(1 - gamma) l + gamma tr/p``. The held-out rows are
 rotated once, and the Mahalanobis distances for all ``gamma`` come from one
-matrix product of the squared rotated rows with the inverse eigenvalues.
+matrix product of the squared rotated rows with the inverse eigenvalues
+(:func:`held_out_terms`). With ``alpha = 0`` every class has the pooled
+covariance: one eigendecomposition and one rotation serve all classes.
+Features with no variance form a diagonal block of their own. The
+(alpha, class) jobs share the cores, each with a single-threaded BLAS.
 
 The model is its hyperparameters and its statistic,
 :class:`CrossValidatedStats`: the statistics of all the data and the grid's
@@ -31,9 +36,10 @@ from scipy.special import logsumexp
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._parallel import in_parallel
 from .._validation import check_priors
 from ..covariance import shrink
-from ..models.gaussian import class_covariances, correlation_singular
+from ..models.gaussian import blended_covariance, check_own_weight, correlation_singular
 from ..stats import ScatterStats, StatisticsError, encode
 from ..stats._common import as_classes
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
@@ -330,7 +336,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         scores = np.zeros((alphas.size, gammas.size))
         for i, (train_idx, test) in enumerate(splits):
             if parts is not None:
-                train = _merge_all([s for j, s in enumerate(stats) if j != i])
+                # the other folds and the rows never held out: all the data less fold i
+                train = total.subtract(stats[i])
             else:
                 train = ScatterStats.from_data(
                     Xv[train_idx], y_arr[train_idx], w[train_idx], classes=c
@@ -351,41 +358,63 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         alphas: _F,
         gammas: _F,
     ) -> _F:
-        """Held-out score of every (alpha, gamma), shape (len(alphas), len(gammas))."""
+        """Held-out score of every (alpha, gamma), shape (len(alphas), len(gammas)).
+
+        One job per (alpha, class) — one per alpha when ``alpha == 0``, where
+        every class has the pooled covariance — each an eigendecomposition
+        serving every gamma (:func:`held_out_terms`); the jobs share the
+        cores, each with a single-threaded BLAS.
+        """
         if priors is None:
             priors = train.weights / train.weights.sum()
         with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
         K, p = train.n_classes, train.n_features
         present = np.flatnonzero(train.weights > 0)
-        tol = float(self.tol)
-        out = np.full((alphas.size, gammas.size), -np.inf)
+        tol, ddof = float(self.tol), self._ddof()
+        usable = []
         for a_i, alpha in enumerate(alphas):
-            try:
-                covs, _ = class_covariances(train, ddof=self._ddof(), alpha=float(alpha))
+            try:  # the errors of class_covariances: this alpha is scored -inf
+                for k in present:
+                    check_own_weight(train, int(k), ddof, float(alpha))
+                if alpha < 1.0:
+                    train.pooled_covariance(ddof)
             except ValueError:
                 continue
-            if not np.all(np.isfinite(covs)):
+            usable.append(a_i)
+        pooled = train.pooled_covariance(ddof) if any(alphas[usable] < 1.0) else None
+        # centred once at the training mean: the shared (alpha = 0) rotation
+        # then subtracts rotated class means of moderate size
+        centre = train.weights[present] @ train.means[present] / train.weights[present].sum()
+        Xc = X - centre
+        jobs = [
+            (a_i, ks)
+            for a_i in usable
+            for ks in ([present] if alphas[a_i] == 0 else [[k] for k in present])
+        ]
+
+        def job(item: tuple[int, Any]) -> tuple[_F, _F, NDArray[np.bool_]]:
+            a_i, ks = item
+            cov = blended_covariance(
+                train, int(ks[0]), ddof=ddof, alpha=float(alphas[a_i]), pooled=pooled
+            )
+            if not np.all(np.isfinite(cov)):
                 raise ValueError(
                     "a class covariance matrix of a training split is not finite: X holds "
                     "values so large that their squares overflow float64; rescale X."
                 )
+            return held_out_terms(cov, train.means[ks] - centre, Xc, gammas, tol)
+
+        work = float(X.shape[0]) * p * p * len(jobs)
+        results = in_parallel(job, jobs, work)
+        out = np.full((alphas.size, gammas.size), -np.inf)
+        for a_i in usable:
             jll = np.full((X.shape[0], K, gammas.size), -np.inf)
             ok = np.ones(gammas.size, dtype=bool)
-            for i, k in enumerate(present):
-                lam, V = eigh(covs[i], driver="evr")
-                t = lam.sum() / p
-                eig = (1.0 - gammas)[None, :] * lam[:, None] + gammas[None, :] * t  # (p, G)
-                for g_i, gamma in enumerate(gammas):
-                    # the same test as GaussianFamily.from_stats, with the eigenvalues known
-                    ok[g_i] &= not correlation_singular(
-                        shrink(covs[i], float(gamma)), tol, lower=max(float(eig[:, g_i].min()), 0.0)
-                    )[0]
-                safe = np.where(eig > 0, eig, np.inf)
-                Z = (X - train.means[k]) @ V
-                maha = (Z * Z) @ (1.0 / safe)  # (n, G): all gammas at once
-                logdet = np.sum(np.log(np.where(eig > 0, eig, 1.0)), axis=0)
-                jll[:, k, :] = log_priors[k] - 0.5 * (maha + logdet + p * _LOG_2PI)
+            for (b_i, ks), (maha, logdet, good) in zip(jobs, results, strict=True):
+                if b_i == a_i:
+                    ok &= good
+                    jll[:, ks, :] = log_priors[ks, None] - 0.5 * (maha + logdet + p * _LOG_2PI)
             if self.scoring == "accuracy":
                 correct = np.argmax(jll, axis=1) == yi[:, None]
                 score = (w @ correct) / w.sum()
@@ -456,3 +485,90 @@ def _merge_all(parts: list[ScatterStats]) -> ScatterStats:
     for part in parts[1:]:
         total = total.merge(part)
     return total
+
+
+def held_out_terms(
+    cov: _F, means: _F, X: _F, gammas: _F, tol: float
+) -> tuple[_F, _F, NDArray[np.bool_]]:
+    r"""Mahalanobis distances and log determinants of ``cov`` shrunk by every gamma.
+
+    ``Sigma(gamma) = (1 - gamma) Sigma + gamma (tr(Sigma)/p) I`` has the
+    eigenvectors of ``Sigma`` and the eigenvalues ``(1 - gamma) l + gamma
+    tr/p``: one eigendecomposition and one rotation of the rows serve every
+    gamma, exactly (Friedman's formula, no approximation). Features with no
+    variance in ``Sigma`` (a zero row and column, such as pixels that are 0
+    in every training row) form their own block, ``gamma tr/p`` on the
+    diagonal, so the eigendecomposition and the rotation see only the others.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (p, p)
+        ``Sigma``, before the shrinkage.
+    means : ndarray of shape (m, p)
+        The means the distances are measured to (all sharing ``cov``).
+    X : ndarray of shape (n, p)
+    gammas : ndarray of shape (G,)
+    tol : float
+        As in :func:`bayesrule.models.gaussian.correlation_singular`.
+
+    Returns
+    -------
+    maha : ndarray of shape (n, m, G)
+        Squared distance of each row to each mean under each ``Sigma(gamma)``.
+    logdet : ndarray of shape (G,)
+    ok : ndarray of shape (G,), bool
+        False where ``Sigma(gamma)`` is singular by the test of
+        ``GaussianFamily.from_stats`` (its distances are then meaningless).
+    """
+    p = cov.shape[0]
+    t = float(np.trace(cov)) / p
+    dead = np.diag(cov) == 0.0
+    if dead.any() and np.any(cov[dead]):  # rounding left a row that is not zero: no block
+        dead[:] = False
+    live = np.flatnonzero(~dead)
+    lam, V = eigh(cov[np.ix_(live, live)], driver="evd")
+    eig = (1.0 - gammas)[None, :] * lam[:, None] + gammas[None, :] * t  # (p_live, G)
+    eig_dead = gammas * t  # (G,): the dead block's eigenvalue, |dead| times
+    n_dead = int(dead.sum())
+    low = eig.min(axis=0) if live.size else np.full(gammas.size, np.inf)
+    if n_dead:
+        low = np.minimum(low, eig_dead)
+    ok = (low > 0) & _regular(cov, t, gammas, tol, np.maximum(low, 0.0))
+    safe = np.where(eig > 0, eig, np.inf)
+    inv_dead = np.where(eig_dead > 0, 1.0 / np.where(eig_dead > 0, eig_dead, 1.0), 0.0)
+    logdet = np.sum(np.log(np.where(eig > 0, eig, 1.0)), axis=0)
+    logdet += n_dead * np.log(np.where(eig_dead > 0, eig_dead, 1.0))
+    Z0 = X[:, live] @ V
+    out = np.empty((X.shape[0], means.shape[0], gammas.size))
+    for j, m in enumerate(means):
+        Z = Z0 - m[live] @ V
+        out[:, j, :] = (Z * Z) @ (1.0 / safe)
+        if n_dead:
+            R = X[:, dead] - m[dead]
+            out[:, j, :] += np.einsum("ij,ij->i", R, R)[:, None] * inv_dead[None, :]
+    return out, logdet, ok
+
+
+def _regular(cov: _F, t: float, gammas: _F, tol: float, lower: _F) -> NDArray[np.bool_]:
+    """``not correlation_singular(shrink(cov, gamma), tol, lower=...)`` for every gamma.
+
+    Gershgorin's bound on the correlation matrix of each shrunk covariance,
+    ``1 + (1 - gamma) sum_j!=i |cov_ij| / (s_i s_j)``, is computed for all
+    gammas at once from ``|cov|``; only a gamma whose regularity it does not
+    prove pays for :func:`correlation_singular`'s eigenvalues.
+    """
+    d = np.diag(cov)
+    R = np.abs(cov)
+    R[np.diag_indices_from(R)] = 0.0
+    ok = np.zeros(gammas.size, dtype=bool)
+    for g_i, gamma in enumerate(gammas.tolist()):
+        var = (1.0 - gamma) * d + gamma * t
+        if var.min() <= 0:
+            continue
+        inv_s = 1.0 / np.sqrt(var)
+        rows = 1.0 + (1.0 - gamma) * (R @ inv_s) * inv_s
+        if lower[g_i] > 0 and lower[g_i] / float(var.max()) > tol * float(rows.max()):
+            ok[g_i] = True
+        else:
+            ok[g_i] = not correlation_singular(shrink(cov, gamma), tol, lower=0.0)[0]
+    return ok

@@ -28,6 +28,7 @@ __all__ = [
     "Gaussian",
     "GaussianFamily",
     "SingularCovarianceError",
+    "blended_covariance",
     "correlation_singular",
     "stacked_log_prob",
 ]
@@ -282,6 +283,29 @@ def correlation_singular(cov: _F, tol: float, *, lower: float = 0.0) -> tuple[bo
     )
 
 
+def check_own_weight(stats: Any, k: int, ddof: float, alpha: float) -> None:
+    """Raise the ValueError of a class ``k`` too light for its own covariance (``alpha > 0``)."""
+    if alpha > 0 and stats.weights[k] - ddof <= 0:
+        raise ValueError(
+            f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}; at least "
+            f"{ddof + 1:g} samples are needed to estimate its covariance."
+        )
+
+
+def blended_covariance(stats: Any, k: int, *, ddof: float, alpha: float, pooled: _F | None) -> _F:
+    r"""Friedman's blend of class ``k``, ``alpha S_k / (W_k - ddof) + (1 - alpha) Sigma_pooled``.
+
+    ``pooled`` is ``stats.pooled_covariance(ddof)`` (unused, may be None, when
+    ``alpha == 1``). The one expression both :func:`class_covariances` and
+    RDA-CV's held-out scoring use, so that both see the same matrix to the bit.
+    """
+    if alpha <= 0:
+        assert pooled is not None
+        return pooled.copy()
+    own = stats.scatter[k] / (stats.weights[k] - ddof)
+    return own if pooled is None or alpha >= 1.0 else alpha * own + (1.0 - alpha) * pooled
+
+
 def class_covariances(
     stats: Any,
     *,
@@ -318,18 +342,8 @@ def class_covariances(
         if covariances is not None:
             covs[i] = covariances[k]
             continue
-        if alpha > 0:
-            denom = stats.weights[k] - ddof
-            if denom <= 0:
-                raise ValueError(
-                    f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}; at least "
-                    f"{ddof + 1:g} samples are needed to estimate its covariance."
-                )
-            own = stats.scatter[k] / denom
-            covs[i] = own if pooled is None else alpha * own + (1.0 - alpha) * pooled
-        else:
-            assert pooled is not None
-            covs[i] = pooled
+        check_own_weight(stats, int(k), ddof, alpha)
+        covs[i] = blended_covariance(stats, int(k), ddof=ddof, alpha=alpha, pooled=pooled)
         W = float(stats.weights[k])
         intensity[i] = shrinkage_intensity(shrinkage, stats.scatter[k] / W, float(stats.m4[k]), W)
         if intensity[i]:
