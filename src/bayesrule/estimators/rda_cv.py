@@ -362,7 +362,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         out = np.full((alphas.size, gammas.size), -np.inf)
         for a_i, alpha in enumerate(alphas):
             try:
-                covs, _ = class_covariances(train, ddof=self._ddof(), alpha=float(alpha))
+                covs, _, _ = class_covariances(train, ddof=self._ddof(), alpha=float(alpha))
             except ValueError:
                 continue
             jll = np.full((X.shape[0], K, gammas.size), -np.inf)

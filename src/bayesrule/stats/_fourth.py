@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import arrays_close, pilot_means, prepare
-from ._scatter import ScatterStats, _add_outer, _matvec, _moments_about, _shift_higher, _zero_columns
+from ._scatter import (
+    ScatterStats,
+    _add_outer,
+    _matvec,
+    _moments_about,
+    _shift_higher,
+    _zero_columns,
+)
 
 __all__ = ["FourthMomentStats"]
 
 _F = NDArray[np.float64]
 
 
-def _shift_fourth(
-    W: _F, S: _F, T: _F, Q: _F, d: _F, s1: _F | None = None
-) -> tuple[_F, _F]:
+def _shift_fourth(W: _F, S: _F, T: _F, Q: _F, d: _F, s1: _F | None = None) -> tuple[_F, _F]:
     r"""Re-centre ``T`` and ``Q`` from residuals ``r`` to ``r - d`` (every class at once).
 
     ``S``, ``T`` and ``Q`` are taken about the old centre, and ``s1 = sum w r``
@@ -91,7 +96,7 @@ class FourthMomentStats(ScatterStats):
     t: _F
     q: _F
 
-    _per_class = (*ScatterStats._per_class, "t", "q")
+    _per_class: ClassVar[tuple[str, ...]] = (*ScatterStats._per_class, "t", "q")
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> FourthMomentStats:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -134,7 +134,7 @@ class ScatterStats(ClassStatistic):
     m3: _F
     m4: _F
 
-    _per_class = ("counts", "weights", "means", "scatter", "m3", "m4")
+    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "means", "scatter", "m3", "m4")
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -491,9 +491,12 @@ def _moments_about(
         return shared
 
     n = order.size
-    work = float(
-        sum((bounds[j + 1] - bounds[j]) * (width[j] + extra(width[j])) ** 2 for j in range(k))
-    ) / 2
+    work = (
+        float(
+            sum((bounds[j + 1] - bounds[j]) * (width[j] + extra(width[j])) ** 2 for j in range(k))
+        )
+        / 2
+    )
     for shared in in_parallel(part, row_ranges(n, work), work):
         for j, acc in shared:
             store(j, acc, False)
