@@ -97,7 +97,7 @@ def needs_statistics(stats: Any, shrinkage: Any) -> None:
     """
     if not isinstance(shrinkage, str):
         return
-    if np.ndim(getattr(stats, "scatter", None)) != 3:
+    if np.ndim(getattr(stats, "scatter", 0.0)) != 3:
         raise ValueError(
             f"shrinkage={shrinkage!r} is estimated from each class's scatter, which "
             f"{type(stats).__name__} does not hold; collect ScatterStats or "
