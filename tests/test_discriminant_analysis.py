@@ -7,7 +7,13 @@ import pytest
 from scipy.stats import chi2, multivariate_normal
 from sklearn import discriminant_analysis as skda
 from sklearn.covariance import OAS, ledoit_wolf_shrinkage, oas
-from sklearn.datasets import load_iris, load_wine, make_classification
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_classification,
+)
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -31,6 +37,16 @@ def _synthetic(seed=0, n=400, p=6, k=3):
     )
     return X * np.arange(1, p + 1) + 5.0, y
 
+
+SHRINK_DATASETS = {
+    name: load(return_X_y=True)
+    for name, load in [
+        ("iris", load_iris),
+        ("wine", load_wine),
+        ("breast_cancer", load_breast_cancer),
+        ("digits", load_digits),
+    ]
+}
 
 DATASETS = {
     "iris": load_iris(return_X_y=True),
@@ -127,26 +143,83 @@ def test_default_estimators_are_unbiased():
 
 
 # -------------------------------------------------------------- shrinkage
-def test_ledoit_wolf_intensity_matches_sklearn_on_residuals():
-    X, y = DATASETS["wine"]
-    m = LinearDiscriminantAnalysis(shrinkage="ledoit-wolf").fit(X, y)
-    R = X - m.means_[y]
-    assert m.shrinkage_ == pytest.approx(ledoit_wolf_shrinkage(R, assume_centered=True), rel=1e-9)
-    q = QuadraticDiscriminantAnalysis(shrinkage="auto").fit(X, y)
-    for k in range(3):
-        Rk = X[y == k] - X[y == k].mean(0)
-        assert q.shrinkage_[k] == pytest.approx(
-            ledoit_wolf_shrinkage(Rk, assume_centered=True), rel=1e-9
-        )
+def _standardised(R):
+    """Residuals standardised by their own standard deviations (constant columns: 0)."""
+    s = R.std(axis=0)
+    return R / np.where(s > 0, s, 1.0)
 
 
-def test_oas_matches_sklearn_on_residuals():
-    X, y = DATASETS["wine"]
-    m = LinearDiscriminantAnalysis(shrinkage="oas", bias=True).fit(X, y)
-    R = X - m.means_[y]
-    ref_cov, ref_a = oas(R, assume_centered=True)
-    assert m.shrinkage_ == pytest.approx(ref_a, rel=1e-9)
-    np.testing.assert_allclose(m.covariance_, ref_cov, rtol=1e-9)
+@pytest.mark.parametrize("name", ["iris", "wine", "breast_cancer", "digits"])
+def test_estimated_intensities_are_sklearns_on_standardised_class_residuals(name):
+    X, y = SHRINK_DATASETS[name]
+    lw = LinearDiscriminantAnalysis(shrinkage="ledoit-wolf").fit(X, y)
+    qda = QuadraticDiscriminantAnalysis(shrinkage="oas", reg_param=0.01).fit(X, y)
+    for k in range(lw.classes_.size):
+        Z = _standardised(X[y == k] - X[y == k].mean(0))
+        assert lw.shrinkage_[k] == pytest.approx(ledoit_wolf_shrinkage(Z), rel=1e-9)
+        assert qda.shrinkage_[k] == pytest.approx(oas(Z)[1], rel=1e-9)
+
+
+def _without_class_constant_columns(X, y):
+    # scikit-learn shrinks a feature that is constant within a class towards
+    # a variance of a * mu in the feature's own units (StandardScaler's scale 1),
+    # bayesrule towards 0 (free of units); elsewhere the two are the same
+    keep = np.all([X[y == k].std(axis=0) > 0 for k in np.unique(y)], axis=0)
+    return X[:, keep]
+
+
+@pytest.mark.parametrize("name", ["iris", "wine", "breast_cancer", "digits"])
+@pytest.mark.parametrize("solver", ["eigen", "lsqr"])
+def test_lda_auto_shrinkage_matches_sklearn(name, solver):
+    X, y = SHRINK_DATASETS[name]
+    X = _without_class_constant_columns(X, y)
+    ours = LinearDiscriminantAnalysis(shrinkage="auto", bias=True, tol=1e-12).fit(X, y)
+    ref = skda.LinearDiscriminantAnalysis(solver=solver, shrinkage="auto").fit(X, y)
+    np.testing.assert_allclose(ours.covariance_, ref.covariance_, rtol=1e-9, atol=0)
+    # scikit-learn's lsqr solve loses digits on ill-conditioned data (breast_cancer)
+    atol = 1e-8 if solver == "eigen" else 1e-6
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=atol)
+
+
+@pytest.mark.parametrize("name", ["iris", "wine"])
+def test_qda_auto_shrinkage_matches_sklearn(name):
+    X, y = SHRINK_DATASETS[name]
+    ours = QuadraticDiscriminantAnalysis(shrinkage="auto", bias=True).fit(X, y)
+    ref = skda.QuadraticDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("shrinkage", ["auto", "ledoit-wolf", "oas", None])
+@pytest.mark.parametrize("make", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis])
+def test_estimated_shrinkage_is_free_of_the_features_units(make, shrinkage):
+    X, y = SHRINK_DATASETS["wine"]
+    model = make(shrinkage=shrinkage).fit(X, y)
+    for j, c in [(0, 1e-6), (4, 1e6), (12, 1e-3), (7, 1e3)]:
+        Xs = X.copy()
+        Xs[:, j] *= c
+        scaled = make(shrinkage=shrinkage).fit(Xs, y)
+        np.testing.assert_allclose(scaled.shrinkage_, model.shrinkage_, rtol=1e-9)
+        np.testing.assert_allclose(scaled.predict_proba(Xs), model.predict_proba(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("shrinkage", ["auto", "oas"])
+@pytest.mark.parametrize("make", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis])
+def test_estimated_intensity_is_the_same_by_fit_partial_fit_merge_and_forget(make, shrinkage):
+    X, y = SHRINK_DATASETS["wine"]
+    X = X + 1e4  # far from the origin: the moments are re-centred, never raw
+    full = make(shrinkage=shrinkage).fit(X, y)
+    chunks = np.array_split(np.random.default_rng(3).permutation(len(y)), 4)
+    streamed = make(shrinkage=shrinkage)
+    for idx in chunks:
+        streamed.partial_fit(X[idx], y[idx], classes=[0, 1, 2])
+    parts = [make(shrinkage=shrinkage).fit(X[idx], y[idx]) for idx in chunks]
+    merged = parts[0].merge(parts[1]).merge(parts[2].merge(parts[3]))
+    extra = np.random.default_rng(4).normal(size=(30, X.shape[1])) * X.std(0) + X.mean(0)
+    y_extra = np.arange(30) % 3
+    forgotten = make(shrinkage=shrinkage).fit(np.vstack([X, extra]), np.r_[y, y_extra])
+    forgotten.forget(extra, y_extra)
+    for model in (streamed, merged, forgotten):
+        np.testing.assert_allclose(model.shrinkage_, full.shrinkage_, rtol=1e-10)
 
 
 def test_covariance_estimator_matches_sklearn():

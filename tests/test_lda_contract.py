@@ -1,7 +1,8 @@
 """LDA under the statistics contract.
 
-One fixed statistic whatever the hyperparameters (shrinkage can change after
-fitting), every derivation validating what it uses, predictions that do not
+A statistic fixed by the fit-time ``moments`` choice, never by a
+hyperparameter that can change after fitting (shrinkage can change after
+fitting; Ledoit-Wolf then needs fourth moments and says so), every derivation validating what it uses, predictions that do not
 depend on where the data lie, the scatter statistics' subtraction, and the
 models-layer family LDA derives.
 """
@@ -15,7 +16,7 @@ from scipy.stats import multivariate_normal
 
 from bayesrule import LinearDiscriminantAnalysis as LDA
 from bayesrule.models.tied import TiedGaussian
-from bayesrule.stats import PooledScatterStats, ScatterStats, StatisticsError
+from bayesrule.stats import FourthMomentStats, PooledScatterStats, ScatterStats, StatisticsError
 
 
 def _data(seed=0, n=300, p=5, k=3, offset=0.0):
@@ -29,59 +30,98 @@ def _halves(X, y, cut=180):
     return (X[:cut], y[:cut]), (X[cut:], y[cut:])
 
 
-# ------------------------------------------------- one statistic, whatever the shrinkage
-def test_the_statistic_is_one_class_attribute():
+# ------------------------------------------------- the statistic, fixed at fit time
+def test_the_statistic_is_fixed_by_the_fit_time_moments_choice():
     X, y = _data()
     assert LDA._stats_type is ScatterStats
-    a = LDA().statistics(X, y)
-    b = LDA(shrinkage="auto").statistics(X, y)
-    assert type(a) is type(b) is ScatterStats and a.allclose(b, rtol=0)
+    plain = LDA().statistics(X, y)
+    assert type(plain) is type(LDA(shrinkage="oas").statistics(X, y)) is ScatterStats
+    fourth = LDA(moments="fourth").statistics(X, y)
+    assert type(fourth) is type(LDA(shrinkage="auto").statistics(X, y)) is FourthMomentStats
+    assert type(LDA(shrinkage="auto", moments="second").statistics(X, y)) is ScatterStats
+    # the scatter part is the same statistic
+    assert plain.allclose(ScatterStats(**{f: getattr(fourth, f) for f in _SCATTER_FIELDS}))
+
+
+_SCATTER_FIELDS = ("classes", "counts", "weights", "means", "scatter", "m3", "m4")
 
 
 @pytest.mark.parametrize("shrinkage", ["auto", "ledoit-wolf", "oas", 0.3])
 def test_shrinkage_set_after_fit_then_partial_fit(shrinkage):
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    m = LDA().fit(Xa, ya)
+    m = LDA(moments="fourth").fit(Xa, ya)
     m.set_params(shrinkage=shrinkage)
     m.partial_fit(Xb, yb)
     ref = LDA(shrinkage=shrinkage).fit(X, y)
-    assert m.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-10)
+    np.testing.assert_allclose(m.shrinkage_, ref.shrinkage_, rtol=1e-10)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+
+
+@pytest.mark.parametrize("shrinkage", ["oas", 0.3])
+def test_shrinkage_without_fourth_moments_set_after_fit(shrinkage):
+    X, y = _data()
+    (Xa, ya), (Xb, yb) = _halves(X, y)
+    m = LDA().fit(Xa, ya).set_params(shrinkage=shrinkage)
+    m.partial_fit(Xb, yb)
+    ref = LDA(shrinkage=shrinkage).fit(X, y)
+    np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+
+
+def test_ledoit_wolf_set_after_a_fit_without_fourth_moments_says_what_it_needs():
+    X, y = _data()
+    (Xa, ya), (Xb, yb) = _halves(X, y)
+    m = LDA().fit(Xa, ya)
+    before = m.predict_proba(X)
+    m.set_params(shrinkage="auto")
+    with pytest.raises(ValueError, match=r"fourth moments.*moments='fourth'"):
+        m.partial_fit(Xb, yb)
+    np.testing.assert_array_equal(m.predict_proba(X), before)  # unchanged
 
 
 def test_merge_of_models_with_different_shrinkage():
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    plain = LDA().fit(Xa, ya)
+    plain = LDA(moments="fourth").fit(Xa, ya)
     shrunk = LDA(shrinkage="auto").fit(Xb, yb)
     # the merged model keeps the parameters of the model merged into
     for merged, params in ((plain.merge(shrunk), {}), (shrunk.merge(plain), {"shrinkage": "auto"})):
         ref = LDA(**params).fit(X, y)
-        assert merged.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-10)
+        np.testing.assert_allclose(merged.shrinkage_, ref.shrinkage_, rtol=1e-10)
         np.testing.assert_allclose(merged.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+    # with a model fitted without fourth moments: merged on what both hold, so a
+    # model that needs none (OAS, a float, none) is the fit of the union, and one
+    # that needs them says so clearly
+    second = LDA().fit(Xa, ya)
+    for shrinkage in (None, "oas", 0.3):
+        merged = LDA(shrinkage=shrinkage, moments="fourth").fit(Xb, yb).merge(second)
+        ref = LDA(shrinkage=shrinkage).fit(np.vstack([Xb, Xa]), np.r_[yb, ya])
+        np.testing.assert_allclose(merged.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+    with pytest.raises(ValueError, match="fourth"):
+        shrunk.merge(second)
 
 
 @pytest.mark.parametrize("shrinkage", ["auto", "ledoit-wolf", "oas", 0.2, None])
 def test_from_stats_with_any_shrinkage_equals_fit(shrinkage):
     X, y = _data()
-    stats = LDA().statistics(X, y)
+    stats = LDA(moments="fourth").statistics(X, y)
     m = LDA.from_stats(stats, shrinkage=shrinkage)
     ref = LDA(shrinkage=shrinkage).fit(X, y)
-    assert np.isfinite(m.shrinkage_)
-    assert m.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-12)
+    assert np.all(np.isfinite(m.shrinkage_))
+    np.testing.assert_allclose(m.shrinkage_, ref.shrinkage_, rtol=1e-12)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-12)
 
 
-def test_ledoit_wolf_from_pooled_statistics_says_what_it_needs():
+@pytest.mark.parametrize("shrinkage", ["auto", "oas"])
+def test_estimated_shrinkage_from_pooled_statistics_says_what_it_needs(shrinkage):
     X, y = _data()
     pooled = PooledScatterStats.from_data(X, y)
-    with pytest.raises(ValueError, match=r"shrinkage='auto'.*fourth moments.*ScatterStats"):
-        LDA.from_stats(pooled, shrinkage="auto")
+    with pytest.raises(ValueError, match=rf"shrinkage='{shrinkage}'.*each class's scatter"):
+        LDA.from_stats(pooled, shrinkage=shrinkage)
     # what the pooled scatter suffices for still works
-    m = LDA.from_stats(pooled, shrinkage="oas")
+    m = LDA.from_stats(pooled, shrinkage=0.2)
     np.testing.assert_allclose(
-        m.predict_proba(X), LDA(shrinkage="oas").fit(X, y).predict_proba(X), atol=1e-10
+        m.predict_proba(X), LDA(shrinkage=0.2).fit(X, y).predict_proba(X), atol=1e-10
     )
 
 

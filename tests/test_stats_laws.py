@@ -20,6 +20,7 @@ from bayesrule.stats import (
     CategoryStats,
     CountStats,
     DiagonalStats,
+    FourthMomentStats,
     MixedStats,
     PooledScatterStats,
     ScatterStats,
@@ -107,6 +108,8 @@ SPECS = [
     pytest.param(Spec(PooledScatterStats, _gaussian), id="PooledScatterStats"),
     # its third and fourth residual moments keep fewer digits at an offset of 1e6
     pytest.param(Spec(ScatterStats, _gaussian, rtol=1e-9), id="ScatterStats"),
+    # ScatterStats plus the entrywise moments T and Q (subtract in stats/_fourth.py)
+    pytest.param(Spec(FourthMomentStats, _gaussian, rtol=1e-9), id="FourthMomentStats"),
     # every kind of column at once, on small integer codes every kind accepts
     pytest.param(Spec(MIXED, _with_nan(_codes), atol=1e-12), id="MixedStats"),
 ]
@@ -243,8 +246,8 @@ def _subtract_rtol(spec, whole, rest):
     held = getattr(whole, "feature_weights", whole.weights)
     left = getattr(rest, "feature_weights", rest.weights)
     amp = np.max(np.where(left > 0, held / np.where(left > 0, left, 1.0), 1.0), initial=1.0)
-    if spec.cls is ScatterStats:
-        # the third and fourth moments carry that error of the means times
+    if spec.cls in (ScatterStats, FourthMomentStats):
+        # the third and fourth moments (M3, M4; T, Q) carry that error of the means times
         # |m_B - m_C| and |m_B - m_C|^2 more (relative 1e-7 at 1e6 in practice);
         # they only feed the Ledoit-Wolf intensity, which needs a few digits
         return max(2e-6 * amp**3, spec.rtol)

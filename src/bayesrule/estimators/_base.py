@@ -166,12 +166,21 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _stats_from(self, Xv: NDArray[Any], y: NDArray[Any], w: NDArray[Any], classes: Any) -> Any:
         with self._deferred(), self._budget(Xv):
-            stats = self._stats_type.from_data(Xv, y, w, classes=classes)
+            stats = self._statistic_type().from_data(Xv, y, w, classes=classes)
         if self._deferred_finite_check:
             # every statistic with means carries a NaN or infinity of X into them
             means = getattr(stats, "means", None)
             self._after(Xv, means if means is not None else np.array([np.nan]))
         return stats
+
+    def _statistic_type(self) -> Any:
+        """The statistic a block is summarised by: ``_stats_type``.
+
+        An estimator with an explicit fit-time choice of statistics
+        (the discriminant analyses' ``moments``) overrides this; it is never
+        a function of hyperparameters that can change after fitting.
+        """
+        return self._stats_type
 
     def _validate_fit_input(
         self, X: Any, y: Any, sample_weight: Any, *, reset: bool

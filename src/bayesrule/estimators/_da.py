@@ -11,14 +11,16 @@ from scipy.linalg import eigh
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..covariance import NEEDS_FOURTH
 from ..models.gaussian import GaussianFamily, SingularCovarianceError
-from ..stats import ScatterStats, encode
+from ..stats import FourthMomentStats, ScatterStats, encode
 from ._base import GenerativeClassifier
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 _SHRINKAGE = [StrOptions({"auto", "ledoit-wolf", "oas"}), Interval(Real, 0, 1, closed="both"), None]
+_MOMENTS = [StrOptions({"auto", "second", "fourth"})]
 
 
 def _external_covariances(
@@ -92,6 +94,15 @@ class _GaussianDA(GenerativeClassifier):
 
     def _ddof(self) -> float:
         return 0.0 if self.bias else 1.0
+
+    def _statistic_type(self) -> Any:
+        moments = getattr(self, "moments", "second")
+        if moments == "auto":
+            fitted = self.__dict__.get("stats_")
+            if fitted is not None:  # later blocks are summarised as the first ones were
+                return type(fitted)
+            moments = "fourth" if getattr(self, "shrinkage", None) in NEEDS_FOURTH else "second"
+        return FourthMomentStats if moments == "fourth" else ScatterStats
 
 
 #: The parameters every per-class Gaussian analysis (QDA, RDA, RDA-CV) has.

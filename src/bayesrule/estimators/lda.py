@@ -14,7 +14,13 @@ from sklearn.utils.validation import check_is_fitted
 from ..models.tied import TiedGaussian
 from ..stats import ScatterStats
 from ._base import GenerativeClassifier
-from ._da import _F, _SHRINKAGE, _GaussianDA
+from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
+
+
+def _per_class(values: _F, present: NDArray[np.bool_]) -> _F:
+    out = np.zeros(present.size)
+    out[present] = values
+    return out
 
 
 class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
@@ -32,9 +38,11 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     Predictions, densities and the projection are computed from ``X`` minus
     the data's mean, so they do not depend on where the data lie (adding
     ``1e8`` to every feature changes the probabilities by rounding only).
-    The statistics are always :class:`~bayesrule.stats.ScatterStats`, whatever
-    ``shrinkage``: it can be changed after fitting (``set_params``, ``merge``,
-    ``from_stats``) and the next derivation uses it.
+    The statistics are :class:`~bayesrule.stats.ScatterStats`, or
+    :class:`~bayesrule.stats.FourthMomentStats` when the exact Ledoit-Wolf
+    intensity is wanted (see ``moments``); ``shrinkage`` can be changed
+    after fitting (``set_params``, ``merge``, ``from_stats``) and the next
+    derivation uses it.
 
     A drop-in for ``sklearn.discriminant_analysis.LinearDiscriminantAnalysis``:
     every parameter and fitted attribute is accepted or provided with the same
@@ -48,13 +56,21 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         covariance, which supports shrinkage, :meth:`transform` and
         rank-deficient data with every value.
     shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1], default=None
-        Shrinks the pooled covariance towards ``(tr(Sigma)/p) I``:
-        ``(1 - a) Sigma + a tr(Sigma)/p I``. 'auto' and 'ledoit-wolf' estimate
-        ``a`` by the Ledoit-Wolf formula and 'oas' by oracle-approximating
-        shrinkage, both on the pooled within-class residuals and computed from
-        the statistics (so streaming and merging give the same ``a``). A float
-        gives the same model as scikit-learn's. scikit-learn's 'auto' instead
-        standardises each class before shrinking, so its 'auto' models differ.
+        A float ``a`` shrinks the pooled covariance towards ``(tr(Sigma)/p) I``,
+        ``(1 - a) Sigma + a tr(Sigma)/p I``, as scikit-learn does. 'auto' and
+        'ledoit-wolf' (the same) and 'oas' estimate an intensity ``a_k`` for
+        each class in its correlation scale (its features standardised by its
+        own standard deviations) and shrink its scatter there, towards its
+        diagonal: ``(1 - a_k) S_k + a_k mu_k diag(S_k)``, ``mu_k`` the share of
+        features that are not constant in the class; the shrunk scatters are
+        pooled. The model then does not depend on the features' units, and
+        with ``bias=True`` (and the default priors) 'auto' is scikit-learn's
+        ``shrinkage='auto'`` (``solver='lsqr'`` or ``'eigen'``) — except for
+        features constant within a class, which scikit-learn shrinks towards a
+        variance of ``a_k mu_k`` in their own units and bayesrule towards 0.
+        The intensities are computed from the statistics, so streaming,
+        merging and forgetting give the same ones. 'auto'/'ledoit-wolf' need
+        the fourth moments (``moments``); 'oas' and floats need none.
     priors : array-like of shape (n_classes,), default=None
         Class priors; by default the weighted class proportions. They must be
         non-negative; if they do not sum to 1 (within 1e-5) they are
@@ -82,6 +98,18 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         False: the unbiased pooled estimate ``S_w / (n - K)``. True: the
         maximum-likelihood ``S_w / n``, which is scikit-learn's estimate with
         the default priors and gives the same predictions and probabilities.
+    moments : {'auto', 'second', 'fourth'}, default='auto'
+        The statistics a fit collects, fixed when the first block is
+        summarised. 'second': :class:`~bayesrule.stats.ScatterStats`, enough
+        for every shrinkage but Ledoit-Wolf. 'fourth':
+        :class:`~bayesrule.stats.FourthMomentStats`, which adds the entrywise
+        fourth moments (``O(K p^2)`` numbers, about four times the work of
+        the pass) that the exact Ledoit-Wolf intensity in the correlation
+        scale needs. 'auto': 'fourth' when ``shrinkage`` is 'auto' or
+        'ledoit-wolf' at the first ``fit``, ``partial_fit`` or
+        ``statistics`` call, 'second' otherwise; a fitted model keeps the
+        statistics it has. A Ledoit-Wolf ``shrinkage`` set later on a model
+        without fourth moments raises a ValueError saying so.
 
     Attributes
     ----------
@@ -92,8 +120,9 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     means_ : ndarray of shape (n_classes, n_features)
     covariance_ : ndarray of shape (n_features, n_features)
         The pooled covariance after shrinkage.
-    shrinkage_ : float
-        The shrinkage intensity used.
+    shrinkage_ : ndarray of shape (n_classes,)
+        The shrinkage intensity used for each class (the float ``shrinkage``
+        for every class; 0 for a class without data).
     rank_ : int
         Number of directions kept (see ``tol``).
     coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
@@ -131,6 +160,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         "tol": [Interval(Real, 0, None, closed="left")],
         "covariance_estimator": [HasMethods("fit"), None],
         "bias": ["boolean"],
+        "moments": _MOMENTS,
     }
 
     def __init__(
@@ -143,6 +173,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         tol: float = 1e-4,
         covariance_estimator: Any = None,
         bias: bool = False,
+        moments: str = "auto",
     ) -> None:
         self.solver = solver
         self.shrinkage = shrinkage
@@ -152,10 +183,10 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.tol = tol
         self.covariance_estimator = covariance_estimator
         self.bias = bias
+        self.moments = moments
 
-    # Fixed, whatever the hyperparameters: Ledoit-Wolf shrinkage needs the
-    # per-class fourth moments, and every shrinkage can be set after fitting
-    # (set_params, merge, from_stats), so the statistics always hold them.
+    # ScatterStats, or FourthMomentStats by the fit-time ``moments`` choice
+    # (see _GaussianDA._statistic_type)
     _stats_type = ScatterStats
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
@@ -224,7 +255,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             "_model": model,
             "means_": means.copy(),
             "covariance_": model.covariance,
-            "shrinkage_": model.shrinkage,
+            "shrinkage_": _per_class(model.shrinkage, present),
             "rank_": model.rank,
             "coef_": coef_out,
             "intercept_": intercept_out,

@@ -8,7 +8,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _SHRINKAGE, _ClassGaussianDA
+from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _MOMENTS, _SHRINKAGE, _ClassGaussianDA
 
 
 class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
@@ -22,8 +22,15 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         Accepted for compatibility; the class covariances are always
         eigendecomposed, and ``reg_param`` and ``shrinkage`` apply with both.
     shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1], default=None
-        Shrinks each class covariance towards ``(tr(Sigma_k)/p) I`` (intensity
-        estimated per class for 'auto'/'ledoit-wolf'/'oas'), before ``reg_param``.
+        Applied to each class covariance before ``reg_param``. A float ``a``
+        gives ``(1 - a) Sigma_k + a tr(Sigma_k)/p I`` (scikit-learn's meaning).
+        'auto' / 'ledoit-wolf' (the same) and 'oas' estimate ``a_k`` in the
+        class's correlation scale and shrink towards its diagonal,
+        ``(1 - a_k) Sigma_k + a_k mu_k diag(Sigma_k)`` (see
+        :class:`LinearDiscriminantAnalysis`): free of the features' units, and
+        with ``bias=True`` scikit-learn's ``solver='eigen', shrinkage='auto'``
+        for features that are not constant within a class (a feature constant
+        in a class leaves it singular here: use ``reg_param``).
     priors : array-like of shape (n_classes,), default=None
     reg_param : float in [0, 1], default=0.0
         ``Sigma_k <- (1 - reg_param) Sigma_k + reg_param I``, as scikit-learn.
@@ -44,6 +51,11 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         False: the unbiased ``S_k / (n_k - 1)`` estimate. True: the
         maximum-likelihood ``S_k / n_k`` that scikit-learn 1.9 uses; it gives
         the same predictions and probabilities as scikit-learn.
+    moments : {'auto', 'second', 'fourth'}, default='auto'
+        The statistics a fit collects (see
+        :class:`LinearDiscriminantAnalysis`): 'fourth' holds the entrywise
+        fourth moments that 'auto' / 'ledoit-wolf' need; 'auto' collects
+        them when ``shrinkage`` is one of those at the first fit.
 
     Attributes
     ----------
@@ -68,6 +80,7 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         "shrinkage": _SHRINKAGE,
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "covariance_estimator": [HasMethods("fit"), None],
+        "moments": _MOMENTS,
     }
     _remedy = "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
 
@@ -82,6 +95,7 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         tol: float = 1.0e-8,
         covariance_estimator: Any = None,
         bias: bool = False,
+        moments: str = "auto",
     ) -> None:
         self.solver = solver
         self.shrinkage = shrinkage
@@ -91,6 +105,7 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         self.tol = tol
         self.covariance_estimator = covariance_estimator
         self.bias = bias
+        self.moments = moments
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
         return self._family_attrs(

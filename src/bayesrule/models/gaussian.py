@@ -21,7 +21,7 @@ from scipy.linalg.lapack import dtrtri
 
 from .._parallel import in_parallel
 from .._products import rows_dot
-from ..covariance import shrink, shrinkage_intensity
+from ..covariance import NEEDS_FOURTH, shrink, shrink_to_diagonal, standardised_intensity
 from ._terms import Terms, matrix_exponent, row_exponent
 
 __all__ = [
@@ -313,20 +313,28 @@ def class_covariances(
     alpha: float = 1.0,
     shrinkage: Any = None,
     covariances: _F | None = None,
-) -> tuple[_F, _F]:
+) -> tuple[_F, _F, _F]:
     r"""Per-class covariances of the classes with weight, before ``reg_param``.
 
     ``Sigma_k(alpha) = alpha S_k / (W_k - ddof) + (1 - alpha) Sigma_pooled``
     (``covariances[k]`` instead of the empirical estimate when given), then
-    shrunk towards ``(tr/p) I`` by ``shrinkage`` (a float, or 'auto' /
-    'ledoit-wolf' / 'oas' estimated per class, which needs ``alpha=1``).
+    shrunk: a float ``a`` towards ``(tr/p) I``; 'auto' / 'ledoit-wolf' /
+    'oas' (which need ``alpha=1``) in the class's correlation scale,
+    ``(1 - a_k) Sigma_k + a_k mu_k diag(Sigma_k)`` with ``a_k`` and ``mu_k``
+    from :func:`~bayesrule.covariance.standardised_intensity` (free of the
+    features' units).
 
     Returns
     -------
     covs : ndarray of shape (n_present, p, p)
     intensity : ndarray of shape (n_present,)
         The shrinkage intensity used for each class.
+    lower : ndarray of shape (n_present,)
+        A lower bound on the eigenvalues of each shrunk covariance (0 when
+        there is no shrinkage).
     """
+    from .tied import needs_statistics
+
     present = np.flatnonzero(stats.weights > 0)
     if isinstance(shrinkage, str) and alpha != 1.0:
         raise ValueError(
@@ -335,20 +343,34 @@ def class_covariances(
         )
     if covariances is not None and alpha != 1.0:
         raise ValueError("given class covariances need alpha=1.")
+    if isinstance(shrinkage, str) and covariances is None:
+        needs_statistics(stats, shrinkage)
+    q = getattr(stats, "q", None) if shrinkage in NEEDS_FOURTH else None
     pooled = stats.pooled_covariance(ddof) if alpha < 1.0 else None
-    covs = np.empty((present.size, stats.n_features, stats.n_features))
+    p = stats.n_features
+    covs = np.empty((present.size, p, p))
     intensity = np.zeros(present.size)
+    lower = np.zeros(present.size)
     for i, k in enumerate(present):
         if covariances is not None:
             covs[i] = covariances[k]
             continue
         check_own_weight(stats, int(k), ddof, alpha)
         covs[i] = blended_covariance(stats, int(k), ddof=ddof, alpha=alpha, pooled=pooled)
-        W = float(stats.weights[k])
-        intensity[i] = shrinkage_intensity(shrinkage, stats.scatter[k] / W, float(stats.m4[k]), W)
-        if intensity[i]:
+        if isinstance(shrinkage, str):
+            W = float(stats.weights[k])
+            a, mu = standardised_intensity(
+                shrinkage, stats.scatter[k], W, stats.means[k], None if q is None else q[k]
+            )
+            intensity[i] = a
+            if a:
+                covs[i] = shrink_to_diagonal(covs[i], a, mu)
+                lower[i] = a * mu * float(np.diag(covs[i]).min()) / (1.0 - a + a * mu)
+        elif shrinkage is not None and float(shrinkage) > 0:
+            intensity[i] = float(shrinkage)
+            lower[i] = intensity[i] * float(np.trace(covs[i])) / p
             covs[i] = shrink(covs[i], intensity[i])
-    return covs, intensity
+    return covs, intensity, lower
 
 
 class GaussianFamily:
@@ -411,8 +433,10 @@ class GaussianFamily:
 
         1. ``Sigma_k = S_k / (W_k - ddof)`` (or ``covariances[k]``);
         2. Friedman's blend ``alpha Sigma_k + (1 - alpha) Sigma_pooled``;
-        3. shrinkage ``(1 - a) Sigma + a tr(Sigma)/p I`` (``a`` a float, or
-           estimated per class for 'auto'/'ledoit-wolf'/'oas');
+        3. shrinkage: a float ``a`` gives ``(1 - a) Sigma + a tr(Sigma)/p I``;
+           'auto'/'ledoit-wolf'/'oas' estimate ``a_k`` per class in its
+           correlation scale and give ``(1 - a_k) Sigma + a_k mu_k diag(Sigma)``
+           (free of the features' units; see :func:`class_covariances`);
         4. ``(1 - reg_param) Sigma + reg_param I``;
         5. the result is singular — a ValueError naming the class — when a
            feature has no variance in it, or when its correlation matrix has
@@ -433,14 +457,13 @@ class GaussianFamily:
         J. H. Friedman, "Regularized discriminant analysis", Journal of the
         American Statistical Association 84(405), 1989.
         """
-        covs, intensity = class_covariances(
+        covs, intensity, lower = class_covariances(
             stats, ddof=ddof, alpha=alpha, shrinkage=shrinkage, covariances=covariances
         )
         p = stats.n_features
-        # the eigenvalues of (1 - r)((1 - a) S + a tr(S)/p I) + r I are at least
-        # (1 - r) a tr(S)/p + r (the trace is unchanged by the shrinkage)
+        # the eigenvalues of (1 - r) Sigma_shrunk + r I are at least (1 - r) lower + r
         r = float(reg_param)
-        floors = r + (1.0 - r) * intensity * np.einsum("kpp->k", covs) / p
+        floors = r + (1.0 - r) * lower
         if r:
             covs *= 1.0 - r
             covs[:, np.arange(p), np.arange(p)] += r

@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..covariance import shrink, shrinkage_intensity
+from ..covariance import (
+    ESTIMATED,
+    NEEDS_FOURTH,
+    shrink,
+    shrink_to_diagonal,
+    standardised_intensity,
+)
 from ._terms import Terms, matrix_exponent, row_exponent
 from .gaussian import Gaussian
 
@@ -70,7 +76,7 @@ def range_whitening(cov: _F, tol: float) -> _F:
 
 def check_shrinkage(shrinkage: Any) -> None:
     """ValueError unless ``shrinkage`` is None, a float in [0, 1], 'auto', 'ledoit-wolf' or 'oas'."""
-    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage in _ESTIMATED):
+    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage in ESTIMATED):
         return
     if (
         isinstance(shrinkage, Real)
@@ -84,7 +90,46 @@ def check_shrinkage(shrinkage: Any) -> None:
     )
 
 
-_ESTIMATED = ("auto", "ledoit-wolf", "oas")
+def needs_statistics(stats: Any, shrinkage: Any) -> None:
+    """ValueError unless ``stats`` hold what an estimated ``shrinkage`` needs.
+
+    Every estimated intensity needs the per-class scatter; Ledoit-Wolf also
+    the fourth moments of :class:`~bayesrule.stats.FourthMomentStats`.
+    """
+    if not isinstance(shrinkage, str):
+        return
+    if np.ndim(getattr(stats, "scatter", 0.0)) != 3:
+        raise ValueError(
+            f"shrinkage={shrinkage!r} is estimated from each class's scatter, which "
+            f"{type(stats).__name__} does not hold; collect ScatterStats or "
+            "FourthMomentStats, or use a float shrinkage."
+        )
+    if shrinkage in NEEDS_FOURTH and getattr(stats, "q", None) is None:
+        raise ValueError(
+            f"shrinkage={shrinkage!r} (Ledoit-Wolf in the correlation scale) needs the "
+            f"fourth moments of FourthMomentStats, and these statistics are "
+            f"{type(stats).__name__}: fit with moments='fourth' (or with this shrinkage "
+            "set, moments='auto'), or use shrinkage='oas' or a float, which need none."
+        )
+
+
+def _standardised_pooled(stats: Any, shrinkage: str, ddof: float) -> tuple[_F, _F]:
+    """The pooled covariance of the classes' standardised-shrunk scatters, and the intensities."""
+    needs_statistics(stats, shrinkage)
+    present = np.flatnonzero(stats.weights > 0)
+    q = getattr(stats, "q", None) if shrinkage in NEEDS_FOURTH else None
+    p = stats.n_features
+    total = np.zeros((p, p))
+    intensity = np.zeros(present.size)
+    for i, k in enumerate(present.tolist()):
+        W = float(stats.weights[k])
+        a, mu = standardised_intensity(
+            shrinkage, stats.scatter[k], W, stats.means[k], None if q is None else q[k]
+        )
+        intensity[i] = a
+        total += shrink_to_diagonal(stats.scatter[k], a, mu) if a else stats.scatter[k]
+    # the divisor of the unshrunk pooled covariance (already checked positive)
+    return total / (float(stats.weights.sum()) - ddof * present.size), intensity
 
 
 class TiedGaussian:
@@ -110,8 +155,9 @@ class TiedGaussian:
         ``W`` with ``W W' = covariance^+`` on its range.
     centre : array-like of shape (p,), optional
         The point rows are centred at (default: the mean of ``means``).
-    shrinkage : float, default=0.0
-        The shrinkage intensity that was applied to ``covariance`` (for reference).
+    shrinkage : float or array-like of shape (n_classes,), default=0.0
+        The shrinkage intensity that was applied to ``covariance``, per class
+        (for reference).
     """
 
     def __init__(
@@ -120,13 +166,15 @@ class TiedGaussian:
         covariance: ArrayLike,
         whitening: ArrayLike,
         centre: ArrayLike | None = None,
-        shrinkage: float = 0.0,
+        shrinkage: ArrayLike = 0.0,
     ) -> None:
         self.means = np.atleast_2d(np.asarray(means, dtype=float))
         self.covariance = np.asarray(covariance, dtype=float)
         self.whitening = np.asarray(whitening, dtype=float)
         self.centre = self.means.mean(axis=0) if centre is None else np.asarray(centre, dtype=float)
-        self.shrinkage = float(shrinkage)
+        self.shrinkage = np.broadcast_to(
+            np.asarray(shrinkage, dtype=float), (self.means.shape[0],)
+        ).copy()
         W = self.whitening
         # class means in whitened coordinates about the centre, (K, r)
         self.whitened_means = (self.means - self.centre) @ W
@@ -159,16 +207,21 @@ class TiedGaussian:
 
         Parameters
         ----------
-        stats : ScatterStats or PooledScatterStats
-            Per-class weights and means and the within-class scatter. The
-            Ledoit-Wolf intensity needs the per-class fourth moments of
-            :class:`~bayesrule.stats.ScatterStats`.
+        stats : ScatterStats, FourthMomentStats or PooledScatterStats
+            Per-class weights and means and the within-class scatter (per
+            class for an estimated ``shrinkage``; Ledoit-Wolf also needs the
+            fourth moments of :class:`~bayesrule.stats.FourthMomentStats`).
         shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1]
-            The pooled covariance ``Sigma`` becomes
-            ``(1 - a) Sigma + a tr(Sigma)/p I``; 'auto' and 'ledoit-wolf'
-            estimate ``a`` by the Ledoit-Wolf formula and 'oas' by
-            oracle-approximating shrinkage, on the pooled within-class
-            residuals (:mod:`bayesrule.covariance`).
+            A float ``a``: the pooled covariance ``Sigma`` becomes
+            ``(1 - a) Sigma + a tr(Sigma)/p I`` (scikit-learn's meaning).
+            'auto' / 'ledoit-wolf' and 'oas': each class's scatter is shrunk in
+            its correlation scale, ``(1 - a_k) S_k + a_k mu_k diag(S_k)``, with
+            ``a_k`` and ``mu_k`` from
+            :func:`~bayesrule.covariance.standardised_intensity`, and the
+            shrunk scatters are pooled. The result does not depend on the
+            features' units; with ``ddof=0`` and the class proportions as
+            priors it is scikit-learn's ``shrinkage='auto'`` estimate
+            (``ddof=1`` divides the same sum by ``W - K``).
         tol : float, default=1e-4
             Relative rank tolerance in correlation scale (see
             :func:`range_whitening`): free of the features' units.
@@ -178,31 +231,22 @@ class TiedGaussian:
         Raises
         ------
         ValueError
-            For an invalid ``shrinkage`` or ``tol``, for Ledoit-Wolf without
-            fourth moments, for too little weight, or for a covariance that is
-            zero or not finite.
+            For an invalid ``shrinkage`` or ``tol``, for an estimated
+            shrinkage without the statistics it needs, for too little weight,
+            or for a covariance that is zero or not finite.
         """
         check_shrinkage(shrinkage)
         if not isinstance(tol, Real) or isinstance(tol, bool) or not tol >= 0:
             raise ValueError(f"tol must be a non-negative float; got {tol!r}.")
         present = stats.weights > 0
-        W = float(stats.weights.sum())
         cov = stats.pooled_covariance(ddof)
         _check_finite(cov)
-        intensity = 0.0
-        if shrinkage is not None:
-            m4 = getattr(stats, "m4", None)
-            if shrinkage in ("auto", "ledoit-wolf") and m4 is None:
-                raise ValueError(
-                    f"shrinkage={shrinkage!r} (Ledoit-Wolf) needs the per-class fourth "
-                    f"moments of ScatterStats, which {type(stats).__name__} does not hold; "
-                    "collect ScatterStats (LinearDiscriminantAnalysis().statistics(X, y)), "
-                    "or use shrinkage='oas' or a float."
-                )
-            r4 = float(np.sum(m4)) if m4 is not None else np.nan
-            intensity = shrinkage_intensity(shrinkage, stats.pooled_scatter() / W, r4, W)
-            if intensity:
-                cov = shrink(cov, intensity)
+        intensity: Any = 0.0
+        if isinstance(shrinkage, str):
+            cov, intensity = _standardised_pooled(stats, shrinkage, ddof)
+        elif shrinkage is not None and float(shrinkage) > 0:
+            intensity = float(shrinkage)
+            cov = shrink(cov, intensity)
         weights = stats.weights[present]
         means = stats.means[present]
         centre = weights @ means / weights.sum()
@@ -216,7 +260,7 @@ class TiedGaussian:
         *,
         tol: float = 1e-4,
         centre: ArrayLike | None = None,
-        shrinkage: float = 0.0,
+        shrinkage: ArrayLike = 0.0,
     ) -> TiedGaussian:
         """From class means and a shared covariance (rank decided by ``tol``)."""
         cov = np.asarray(covariance, dtype=float)

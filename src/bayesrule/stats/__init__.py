@@ -12,6 +12,7 @@ from ._categories import CategoryStats, check_categories
 from ._common import Statistic, StatisticsError, encode, one_hot_classes
 from ._counts import CountStats
 from ._diagonal import DiagonalStats
+from ._fourth import FourthMomentStats
 from ._mixed import KIND_STATS, MixedStats
 from ._pooled import PooledScatterStats
 from ._scatter import ScatterStats
@@ -22,6 +23,7 @@ __all__ = [
     "CategoryStats",
     "CountStats",
     "DiagonalStats",
+    "FourthMomentStats",
     "MixedStats",
     "PooledScatterStats",
     "ScatterStats",

@@ -552,9 +552,18 @@ class ClassStatistic:
             If ``other`` is of another type, has another number of features, or
             labels of another kind.
         """
-        self._check_compatible(other, "merge")
-        c = union_classes(self.classes, other.classes)
-        return self._aligned(c)._merge_aligned(other._aligned(c))
+        a, b = self._common_form(other)
+        a._check_compatible(b, "merge")
+        c = union_classes(a.classes, b.classes)
+        return a._aligned(c)._merge_aligned(b._aligned(c))
+
+    def _common_form(self, other: Any) -> tuple[Any, Any]:
+        """The two values in one type before a merge; the identity here.
+
+        A statistic that extends another (more moments of the same rows)
+        overrides this to merge with its base by dropping what the base lacks.
+        """
+        return self, other
 
     def subtract(self, other: Any) -> Any:
         """Statistics of these rows without the rows summarised by ``other``.

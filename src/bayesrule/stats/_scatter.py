@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -139,7 +139,7 @@ class ScatterStats(ClassStatistic):
     m3: _F
     m4: _F
 
-    _per_class = ("counts", "weights", "means", "scatter", "m3", "m4")
+    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "means", "scatter", "m3", "m4")
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -189,7 +189,7 @@ class ScatterStats(ClassStatistic):
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = _zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
-        scatter, m3, m4, s1 = _moments_about(X, yi, w, centres, unit, dead)
+        scatter, m3, m4, s1, _, _ = _moments_about(X, yi, w, centres, unit, dead)
         # The rounding error of the pilot centres, d = sum w r / W, is removed
         # exactly (this keeps every digit for data far from the origin).
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
@@ -206,6 +206,22 @@ class ScatterStats(ClassStatistic):
         )
 
     # -- monoid ---------------------------------------------------------------
+    def _common_form(self, other: Any) -> tuple[Any, Any]:
+        # a statistic with more moments (FourthMomentStats) merges with plain
+        # ScatterStats as ScatterStats: what both hold, merged exactly
+        if isinstance(other, ScatterStats) and type(other) is not type(self):
+            if type(self) is ScatterStats:
+                return self, other.scatter_stats()
+            if type(other) is ScatterStats:
+                return self.scatter_stats(), other
+        return self, other
+
+    def scatter_stats(self) -> ScatterStats:
+        """These statistics as plain :class:`ScatterStats` (any further moments dropped)."""
+        if type(self) is ScatterStats:
+            return self
+        return ScatterStats(**{f.name: getattr(self, f.name) for f in fields(ScatterStats)})
+
     def _merge_aligned(self, other: ScatterStats) -> ScatterStats:
         a, b = self, other
         W = a.weights + b.weights
@@ -397,8 +413,9 @@ def _moments_about(
     centres: _F,
     unit: bool,
     dead: NDArray[np.bool_] | None = None,
-) -> tuple[_F, _F, _F, _F]:
-    """Per-class scatter, M3, M4 and residual sums about the given class centres.
+    fourth: bool = False,
+) -> tuple[_F, _F, _F, _F, _F | None, _F | None]:
+    """Per-class scatter, M3, M4, residual sums, and (``fourth``) T and Q about the class centres.
 
     Rows are put in class order (one stable argsort) and visited in blocks of
     bounded size. Each block of residuals ``R`` is written into a reused
@@ -410,12 +427,20 @@ def _moments_about(
     ranges of the class-ordered rows, one per thread: equal rows whatever the
     class sizes; a class cut by a range boundary is summed from its parts in
     range order.
+
+    With ``fourth``, the block is ``[R, 1, R o R]`` instead (``o`` the
+    entrywise product), and the same product also yields
+    ``T = (R o R)' R`` and ``Q = (R o R)' (R o R)`` (see
+    :class:`~bayesrule.stats.FourthMomentStats`); ``M3`` and ``M4`` are
+    their sums.
     """
     k, p = centres.shape
     scatter = np.zeros((k, p, p))
     m3 = np.zeros((k, p))
     m4 = np.zeros(k)
     s1 = np.zeros((k, p))
+    t = np.zeros((k, p, p)) if fourth else None
+    q = np.zeros((k, p, p)) if fourth else None
     order = np.argsort(yi, kind="stable")
     if not unit:
         order = order[w[order] > 0]
@@ -426,7 +451,11 @@ def _moments_about(
         np.flatnonzero(~dead[j]) if dead[j].any() else None for j in range(k)
     ]
     width = [p if c is None else c.size for c in cols]
-    step = max(64, BLOCK_VALUES // (p + 2))
+
+    def extra(m: int) -> int:  # columns after R: [1, |R|^2] or [1, R o R]
+        return m + 1 if fourth else 2
+
+    step = max(64, BLOCK_VALUES // (p + extra(p)))
 
     def store(j: int, acc: _F, whole: bool) -> None:
         m, c = width[j], cols[j]
@@ -437,31 +466,42 @@ def _moments_about(
             scatter[j][at] += acc[:m, :m]
         at1 = slice(None) if c is None else c
         s1[j, at1] += acc[m, :m]
-        m3[j, at1] += acc[m + 1, :m]
-        m4[j] += acc[m + 1, m + 1]
+        if t is None or q is None:
+            m3[j, at1] += acc[m + 1, :m]
+            m4[j] += acc[m + 1, m + 1]
+            return
+        T, Q = acc[m + 1 :, :m], acc[m + 1 :, m + 1 :]
+        t[j][at] += T
+        q[j][at] += Q
+        m3[j, at1] += T.sum(axis=0)
+        m4[j] += Q.sum()
 
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
         shared = []
-        flat = np.empty(min(step, hi - lo) * (p + 2))
+        flat = np.empty(min(step, hi - lo) * (p + extra(p)))
         for j in range(k):
             a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
             if a >= b:
                 continue
             m, c = width[j], cols[j]
-            acc = np.zeros((m + 2, m + 2))
+            n_col = m + extra(m)
+            acc = np.zeros((n_col, n_col))
             blocks = -(-(b - a) // step)
             edges = np.linspace(a, b, blocks + 1).astype(int).tolist()
             for s, e in zip(edges[:-1], edges[1:], strict=True):
                 rows = order[s:e]
-                B = flat[: (e - s) * (m + 2)].reshape(e - s, m + 2)  # contiguous: syrk
+                B = flat[: (e - s) * n_col].reshape(e - s, n_col)  # contiguous: syrk
                 R = B[:, :m]
                 if c is None:
                     np.subtract(X[rows], centres[j], out=R)
                 else:
                     np.subtract(X[np.ix_(rows, c)], centres[j, c], out=R)
                 B[:, m] = 1.0
-                np.einsum("ij,ij->i", R, R, out=B[:, m + 1])
+                if fourth:
+                    np.multiply(R, R, out=B[:, m + 1 :])
+                else:
+                    np.einsum("ij,ij->i", R, R, out=B[:, m + 1])
                 if not unit:
                     B *= np.sqrt(w[rows])[:, None]
                 syrk_add(B, acc)
@@ -472,8 +512,13 @@ def _moments_about(
         return shared
 
     n = order.size
-    work = float(sum((bounds[j + 1] - bounds[j]) * (width[j] + 2) ** 2 for j in range(k))) / 2
+    work = (
+        float(
+            sum((bounds[j + 1] - bounds[j]) * (width[j] + extra(width[j])) ** 2 for j in range(k))
+        )
+        / 2
+    )
     for shared in in_parallel(part, row_ranges(n, work), work):
         for j, acc in shared:
             store(j, acc, False)
-    return scatter, m3, m4, s1
+    return scatter, m3, m4, s1, t, q
