@@ -335,3 +335,23 @@ def test_a_file_of_an_older_version_lacking_a_new_parameter_gets_its_default(tmp
     members[METADATA] = _reseal({**meta, "bayesrule_version": bayesrule.__version__})
     with pytest.raises(ModelFileError, match="'max_categories' is missing"):
         load(_write(tmp_path / "odd.bayesrule", members))
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        bayesrule.LinearDiscriminantAnalysis(shrinkage="auto"),
+        bayesrule.QuadraticDiscriminantAnalysis(shrinkage="ledoit-wolf", reg_param=0.01),
+    ],
+    ids=["lda-auto", "qda-ledoit-wolf"],
+)
+def test_round_trip_of_models_with_fourth_moments(tmp_path, model):
+    X, y = _data("str")
+    model.fit(X + np.arange(X.shape[1]), y)
+    loaded = load(save(model, tmp_path / "m.bayesrule"))
+    assert type(loaded.stats_) is type(model.stats_)
+    assert type(model.stats_).__name__ == "FourthMomentStats"
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    # and it keeps streaming with the same statistic
+    loaded.partial_fit(X[:5], y[:5])
+    assert type(loaded.stats_) is type(model.stats_)

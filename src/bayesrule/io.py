@@ -1234,6 +1234,11 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_MODEL_BYTES) -> A
             )
         stats_node = meta["stats"]
         stats_type: type[Any] = cls._stats_type
+        # an estimator is fitted from its _stats_type or, by a fit-time choice
+        # (the discriminant analyses' moments), from one that extends it
+        extended = _stats_classes().get(str(stats_node.get("class")))
+        if extended is not None and issubclass(extended, stats_type):
+            stats_type = extended
         if stats_node.get("class") != stats_type.__name__:
             raise archive.fail(
                 f"{name} is built from {stats_type.__name__}, but the file holds "
