@@ -30,6 +30,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_discriminant.py
 	$(PY) benchmarks/bench_naive_bayes.py
 	$(PY) benchmarks/bench_rda_cv.py
+	$(PY) benchmarks/bench_kernel_nb.py
+	$(PY) benchmarks/accuracy_shrinkage.py
 	$(PY) benchmarks/bench_busy.py
 
 clean:
