@@ -50,3 +50,33 @@ def test_complement_nb_add_prior_adds_the_log_priors():
     with_prior = br.ComplementNB(norm=True, add_prior=True).fit(X, y)
     expected = plain.predict_joint_log_proba(X) + plain.class_log_prior_
     np.testing.assert_allclose(with_prior.predict_joint_log_proba(X), expected, rtol=1e-12)
+
+
+# --------------------------------------------------------------- one-class naive Bayes
+_NB_NAMES = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
+_NB_ONLY_OURS = ["DiagonalLDA", "PoissonNB", "KernelNB", "MixedNB"]
+
+
+def _one_class_data():
+    rng = np.random.default_rng(0)
+    return rng.poisson(2.0, size=(12, 3)).astype(float), np.full(12, "spam")
+
+
+@pytest.mark.parametrize("name", _NB_NAMES + _NB_ONLY_OURS)
+@pytest.mark.parametrize("how", ["fit", "partial_fit"])
+def test_naive_bayes_fits_one_class_and_predicts_it(name, how):
+    X, y = _one_class_data()
+    ours = getattr(br, name)()
+    if how == "fit":
+        ours.fit(X, y)
+    else:
+        ours.partial_fit(X[:6], y[:6], classes=["spam"]).partial_fit(X[6:], y[6:])
+    assert ours.predict(X[::-1]).tolist() == ["spam"] * 12
+    np.testing.assert_array_equal(ours.predict_proba(X[::-1]), np.ones((12, 1)))
+    if hasattr(sk, name):
+        theirs = getattr(sk, name)().fit(X, y)
+        np.testing.assert_array_equal(ours.classes_, theirs.classes_)
+        if name != "MultinomialNB":  # ours includes the multinomial coefficient
+            np.testing.assert_allclose(
+                ours.predict_joint_log_proba(X), theirs.predict_joint_log_proba(X), rtol=1e-9
+            )

@@ -71,6 +71,8 @@ class _BaseNB(GenerativeClassifier):
     """Naive Bayes: NaN means missing, and the class models are independent per feature."""
 
     _allow_nan = True
+    #: as scikit-learn's: one class fits, and then always predicts that class
+    _min_classes = 1
     _sparse = False
     _positive = False
     _deferred_finite_check = True
