@@ -83,7 +83,7 @@ def _supports_streaming(est) -> bool:
     try:
         probe = clone(est)
         X, y = np.zeros((4, 2)), np.array([0, 0, 1, 1])
-        probe.partial_fit(X + np.arange(4)[:, None] * [1, 2], y)
+        probe.partial_fit(X + np.arange(4)[:, None] * [1, 2], y, classes=[0, 1])
     except (ValueError, NotImplementedError) as exc:
         return "partial_fit" not in str(exc) and "stream" not in str(exc)
     return True

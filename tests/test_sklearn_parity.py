@@ -8,8 +8,13 @@ differences are listed in docs/compatibility.md.
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import numpy as np
 import pytest
+from numpy.linalg import LinAlgError
+from sklearn import discriminant_analysis as skda
 from sklearn import naive_bayes as sk
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -80,3 +85,90 @@ def test_naive_bayes_fits_one_class_and_predicts_it(name, how):
             np.testing.assert_allclose(
                 ours.predict_joint_log_proba(X), theirs.predict_joint_log_proba(X), rtol=1e-9
             )
+
+
+# --------------------------------------------------------------- refused inputs
+_RNG = np.random.default_rng(0)
+_COUNTS = _RNG.poisson(2.0, size=(20, 3)).astype(float)
+_GAUSS = _RNG.normal(size=(20, 3))
+_Y = np.repeat([0, 1], 10)
+_COLLINEAR = np.c_[_GAUSS, _GAUSS[:, :1] * 2.0]
+_DISCRETE = ["BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
+_LDA, _QDA = "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"
+
+
+def _sk(name):
+    return getattr(sk, name, None) or getattr(skda, name)
+
+
+def _case(name, params, X, y, how="fit", id=None):
+    return pytest.param(name, params, X, y, how, id=id or f"{name}-{how}-{sorted(params)}")
+
+
+REFUSED = [
+    _case("GaussianNB", {"priors": [0.5, 0.6]}, _GAUSS, _Y, id="gnb-priors-sum"),
+    _case("GaussianNB", {"priors": [-0.5, 1.5]}, _GAUSS, _Y, id="gnb-priors-negative"),
+    _case("GaussianNB", {"priors": [0.2, 0.3, 0.5]}, _GAUSS, _Y, id="gnb-priors-count"),
+    *[
+        _case(n, {"class_prior": [0.2, 0.3, 0.5]}, _COUNTS, _Y, id=f"{n}-prior-count")
+        for n in _DISCRETE
+    ],
+    *[
+        _case(n, {"alpha": np.array([1.0, -1.0, 1.0])}, _COUNTS, _Y, id=f"{n}-alpha-neg")
+        for n in _DISCRETE[:3]
+    ],
+    *[
+        _case(n, {"alpha": np.array([1.0, 1.0])}, _COUNTS, _Y, id=f"{n}-alpha-shape")
+        for n in _DISCRETE[:3]
+    ],
+    *[_case(n, {}, -_COUNTS, _Y, id=f"{n}-negative-X") for n in _DISCRETE[1:]],
+    *[
+        _case(
+            n, {}, _COUNTS if n != "GaussianNB" else _GAUSS, _Y, "partial_fit", id=f"{n}-no-classes"
+        )
+        for n in ["GaussianNB", *_DISCRETE]
+    ],
+    *[_case(n, {}, _GAUSS, _Y[:5], id=f"{n}-lengths") for n in ["GaussianNB", _LDA, _QDA]],
+    _case(
+        "CategoricalNB", {"min_categories": np.array([2.0, 2.0, 2.0])}, _COUNTS, _Y, id="min-cat"
+    ),
+    _case(_LDA, {}, _GAUSS, np.arange(20), id="lda-samples-eq-classes"),
+    _case(_LDA, {"priors": [-0.5, 1.5]}, _GAUSS, _Y, id="lda-priors-negative"),
+    _case(_LDA, {"n_components": 5}, _GAUSS, _Y, id="lda-n-components"),
+    _case(_QDA, {}, _GAUSS, np.zeros(20), id="qda-one-class"),
+    _case(_QDA, {}, _GAUSS[:3], np.array([0, 1, 1]), id="qda-one-sample-class"),
+    _case(_QDA, {}, _COLLINEAR, _Y, id="qda-singular"),
+    _case(_QDA, {}, _GAUSS[:6], np.repeat([0, 1], 3), id="qda-singular-few-rows"),
+]
+
+
+def _call(cls, params, X, y, how):
+    est = cls(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.partial_fit(X, y) if how == "partial_fit" else est.fit(X, y)
+
+
+def _refusal(cls, params, X, y, how):
+    try:
+        _call(cls, params, X, y, how)
+    except Exception as exc:  # noqa: BLE001 - scikit-learn's refusal is the reference
+        return exc
+    raise AssertionError(f"scikit-learn accepted {cls.__name__}({params}).{how}")
+
+
+@pytest.mark.parametrize("name, params, X, y, how", REFUSED)
+def test_refused_as_sklearn_refuses(name, params, X, y, how):
+    theirs = _refusal(_sk(name), params, X, y, how)
+    # scikit-learn's wording first (its first sentence), our explanation after it
+    lead = str(theirs).split(". ")[0]
+    with pytest.raises(type(theirs), match="^" + re.escape(lead)) as ours:
+        _call(getattr(br, name), params, X, y, how)
+    assert isinstance(ours.value, type(theirs))
+
+
+def test_singular_class_covariance_is_both_value_and_linalg_error():
+    with pytest.raises(LinAlgError, match=r"^The covariance matrix of class 0 is not full rank"):
+        br.QuadraticDiscriminantAnalysis().fit(_COLLINEAR, _Y)
+    with pytest.raises(ValueError, match=r"class 0 is singular.*reg_param"):
+        br.QuadraticDiscriminantAnalysis().fit(_COLLINEAR, _Y)

@@ -64,6 +64,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     _allow_nan: bool = False
     #: minimum number of classes ``fit`` requires
     _min_classes: int = 2
+    #: refuse priors that do not sum to 1 instead of renormalising them
+    #: (scikit-learn's GaussianNB does; its discriminant analyses renormalise)
+    _strict_priors: bool = False
     #: Look for NaN and infinity in the results (statistics, scores) instead of
     #: in X first, and search X for the offending row only when a result is
     #: not finite: non-finite input always reaches the results of these
@@ -260,8 +263,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         stats, schema = self._block(X, y, sample_weight, None, reset=True)
         if stats.n_classes < self._min_classes:
             raise ValueError(
-                f"{type(self).__name__} needs at least {self._min_classes} classes to "
-                f"classify; y has {stats.n_classes} class ({stats.classes.tolist()})."
+                "The number of classes has to be greater than one. Got "
+                f"{stats.n_classes} class. {type(self).__name__} needs at least "
+                f"{self._min_classes} classes to classify; y has {stats.n_classes} class "
+                f"({stats.classes.tolist()})."
             )
         self._install(stats, schema=schema)
         return self
@@ -276,10 +281,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Update the model with one more block of data.
 
         The result equals ``fit`` on all the blocks seen so far (to rounding).
-        ``classes`` lists every label the stream will contain; on the first
-        call it defaults to the labels of that block. A block with a label
-        outside the known classes raises ``ValueError``. A call that fails
-        leaves the model exactly as it was.
+        ``classes`` lists every label the stream will contain; it must be
+        given on the first call (as scikit-learn requires). A block with a
+        label outside the known classes raises ``ValueError``. A call that
+        fails leaves the model exactly as it was.
         """
         with self._atomic():
             return self._partial_fit(X, y, classes, sample_weight)
@@ -287,20 +292,26 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any) -> Any:
         if not _is_fitted(self):
             self._validate_params()
-            if classes is not None:
-                declared = as_classes(classes)
-                if declared.size < self._min_classes:
-                    raise ValueError(
-                        f"classes must list at least {self._min_classes} labels; "
-                        f"got {declared.tolist()}."
-                    )
+            if classes is None:
+                raise ValueError(
+                    "classes must be passed on the first call to partial_fit. It lists every "
+                    "label the stream will contain (a later block may hold labels this one "
+                    "does not); e.g. classes=np.unique(y_all)."
+                )
+            declared = as_classes(classes)
+            if declared.size < self._min_classes:
+                raise ValueError(
+                    f"classes must list at least {self._min_classes} labels; "
+                    f"got {declared.tolist()}."
+                )
             stats, schema = self._block(X, y, sample_weight, classes, reset=True)
             self._install(stats, schema=schema)
             return self
         if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
             raise ValueError(
-                f"classes={as_classes(classes).tolist()} is not the same as the classes "
-                f"of the first call to partial_fit, {self.classes_.tolist()}."
+                f"`classes={classes!r}` is not the same as on last call to partial_fit, was: "
+                f"{self.classes_!r}. classes={as_classes(classes).tolist()} is not the same "
+                f"as the classes of the first call to partial_fit, {self.classes_.tolist()}."
             )
         block, _ = self._block(X, y, sample_weight, self.classes_, reset=False)
         self._install(self.stats_.merge(block))
@@ -475,7 +486,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         if self.priors is None:
             return np.asarray(stats.weights / stats.weights.sum(), dtype=float)
-        return check_priors(self.priors, stats.n_classes)
+        return check_priors(self.priors, stats.n_classes, strict=self._strict_priors)
 
     def _derive(self, stats: Any, priors: NDArray[np.float64], **extra: Any) -> dict[str, Any]:
         raise NotImplementedError

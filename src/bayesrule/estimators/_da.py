@@ -69,7 +69,9 @@ class _GaussianDA(GenerativeClassifier):
         self._validate_params()
         if getattr(self, "shrinkage", None) not in (None, 0):
             raise ValueError(
-                "covariance_estimator and shrinkage are both set; only one of the two can be used."
+                "covariance_estimator and shrinkage parameters are not None. Only one of the "
+                "two can be set: covariance_estimator and shrinkage are both set; only one of "
+                "the two can be used."
             )
         if sample_weight is not None:
             raise ValueError("covariance_estimator does not support sample_weight.")
@@ -77,7 +79,10 @@ class _GaussianDA(GenerativeClassifier):
         stats = ScatterStats.from_data(Xv, y_arr, w)
         self._after(Xv, stats.means)
         if stats.n_classes < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 classes; y has 1.")
+            raise ValueError(
+                "The number of classes has to be greater than one. Got 1 class. "
+                f"{type(self).__name__} needs at least 2 classes; y has 1."
+            )
         covs = _external_covariances(self.covariance_estimator, Xv, y_arr, stats)
         self._install(stats, schema=self._schema(X, Xv.shape[1]), external=covs)
         return self
@@ -123,7 +128,13 @@ class _ClassGaussianDA(_GaussianDA):
                 stats, ddof=self._ddof(), tol=float(self.tol), **hyper
             )
         except SingularCovarianceError as exc:
-            raise SingularCovarianceError(exc.detail, self._remedy) from None
+            raise SingularCovarianceError(
+                exc.detail,
+                self._remedy,
+                lead=self._singular_lead(exc.label, exc.n_samples, stats.n_features),
+                label=exc.label,
+                n_samples=exc.n_samples,
+            ) from None
         present = stats.weights > 0
         covs = np.zeros_like(stats.scatter)
         covs[present] = model.covariances
@@ -138,6 +149,10 @@ class _ClassGaussianDA(_GaussianDA):
         if self.store_covariance:
             attrs["covariance_"] = covs
         return attrs
+
+    def _singular_lead(self, label: Any, n_samples: int | None, n_features: int) -> str:
+        """scikit-learn's wording for a singular class covariance; none where it has no such model."""
+        return ""
 
     def _eigen(self) -> tuple[list[Any], list[Any]]:
         cached = self.__dict__.get("_eigen_cache")

@@ -61,6 +61,7 @@ class GaussianNB(_BaseNB):
     """
 
     _stats_type = DiagonalStats
+    _strict_priors = True
     _parameter_constraints: dict = {
         "priors": ["array-like", None],
         "var_smoothing": [Interval(Real, 0, None, closed="left")],

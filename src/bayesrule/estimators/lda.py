@@ -164,8 +164,14 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         max_components = min(K - 1, p)
         if self.n_components is not None and self.n_components > max_components:
             raise ValueError(
-                f"n_components cannot be larger than min(n_features, n_classes - 1) = "
-                f"{max_components}; got {self.n_components}."
+                "n_components cannot be larger than min(n_features, n_classes - 1). "
+                f"min(n_features, n_classes - 1) = {max_components}; got {self.n_components}."
+            )
+        if int(stats.counts.sum()) == K:
+            raise ValueError(
+                "The number of samples must be more than the number of classes. "
+                f"{K} samples for {K} classes leave no within-class variation to estimate "
+                "the shared covariance from."
             )
         present = stats.weights > 0
         ddof = 0.0 if self.bias else 1.0
