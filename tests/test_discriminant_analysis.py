@@ -46,7 +46,9 @@ DATASETS = {
 @pytest.mark.parametrize("shrinkage", [None, 0.3])
 def test_lda_matches_sklearn(name, solver, shrinkage):
     X, y = DATASETS[name]
-    ours = LinearDiscriminantAnalysis(bias=True, shrinkage=shrinkage, tol=1e-12).fit(X, y)
+    ours = LinearDiscriminantAnalysis(solver=solver, bias=True, shrinkage=shrinkage, tol=1e-12).fit(
+        X, y
+    )
     ref = skda.LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage).fit(X, y)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
@@ -129,10 +131,10 @@ def test_default_estimators_are_unbiased():
 # -------------------------------------------------------------- shrinkage
 def test_ledoit_wolf_intensity_matches_sklearn_on_residuals():
     X, y = DATASETS["wine"]
-    m = LinearDiscriminantAnalysis(shrinkage="ledoit-wolf").fit(X, y)
+    m = LinearDiscriminantAnalysis(solver="eigen", shrinkage="ledoit-wolf").fit(X, y)
     R = X - m.means_[y]
     assert m.shrinkage_ == pytest.approx(ledoit_wolf_shrinkage(R, assume_centered=True), rel=1e-9)
-    q = QuadraticDiscriminantAnalysis(shrinkage="auto").fit(X, y)
+    q = QuadraticDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, y)
     for k in range(3):
         Rk = X[y == k] - X[y == k].mean(0)
         assert q.shrinkage_[k] == pytest.approx(
@@ -142,7 +144,7 @@ def test_ledoit_wolf_intensity_matches_sklearn_on_residuals():
 
 def test_oas_matches_sklearn_on_residuals():
     X, y = DATASETS["wine"]
-    m = LinearDiscriminantAnalysis(shrinkage="oas", bias=True).fit(X, y)
+    m = LinearDiscriminantAnalysis(solver="eigen", shrinkage="oas", bias=True).fit(X, y)
     R = X - m.means_[y]
     ref_cov, ref_a = oas(R, assume_centered=True)
     assert m.shrinkage_ == pytest.approx(ref_a, rel=1e-9)
@@ -151,17 +153,17 @@ def test_oas_matches_sklearn_on_residuals():
 
 def test_covariance_estimator_matches_sklearn():
     X, y = DATASETS["wine"]
-    ours = LinearDiscriminantAnalysis(covariance_estimator=OAS()).fit(X, y)
+    ours = LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=OAS()).fit(X, y)
     ref = skda.LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS()).fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
     with pytest.raises(ValueError, match="covariance_estimator needs all rows"):
-        LinearDiscriminantAnalysis(covariance_estimator=OAS()).partial_fit(X, y)
+        LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=OAS()).partial_fit(X, y)
 
 
 def test_shrinkage_streams_exactly():
     X, y = DATASETS["wine"]
-    full = LinearDiscriminantAnalysis(shrinkage="auto").fit(X, y)
-    part = LinearDiscriminantAnalysis(shrinkage="auto")
+    full = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, y)
+    part = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto")
     for idx in np.array_split(np.arange(len(y)), 4):
         part.partial_fit(X[idx], y[idx], classes=[0, 1, 2])
     assert part.shrinkage_ == pytest.approx(full.shrinkage_, rel=1e-10)
@@ -173,7 +175,7 @@ def test_shrinkage_streams_exactly():
     "make",
     [
         lambda: LinearDiscriminantAnalysis(),
-        lambda: LinearDiscriminantAnalysis(shrinkage="oas"),
+        lambda: LinearDiscriminantAnalysis(solver="eigen", shrinkage="oas"),
         lambda: QuadraticDiscriminantAnalysis(reg_param=0.1),
         lambda: RegularizedDiscriminantAnalysis(alpha=0.3, gamma=0.2),
     ],

@@ -13,7 +13,7 @@ from bayesrule import (
 # regularised settings keep every class covariance invertible there.
 ESTIMATORS = [
     LinearDiscriminantAnalysis(),
-    LinearDiscriminantAnalysis(shrinkage="auto"),
+    LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto"),
     QuadraticDiscriminantAnalysis(reg_param=0.5),
     RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.5),
     RegularizedDiscriminantAnalysisCV(alphas=(0.0, 1.0), gammas=(0.1, 0.5), cv=2),

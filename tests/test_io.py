@@ -86,7 +86,9 @@ def test_object_parameter_is_refused_by_name(tmp_path):
     from sklearn.covariance import OAS
 
     X, y = _data("int")
-    model = bayesrule.LinearDiscriminantAnalysis(covariance_estimator=OAS()).fit(X, y)
+    model = bayesrule.LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=OAS()).fit(
+        X, y
+    )
     with pytest.raises(ModelFileError, match="params.covariance_estimator holds a OAS"):
         save(model, tmp_path / "m.bayesrule")
     assert not (tmp_path / "m.bayesrule").exists()

@@ -34,7 +34,7 @@ def test_the_statistic_is_one_class_attribute():
     X, y = _data()
     assert LDA._stats_type is ScatterStats
     a = LDA().statistics(X, y)
-    b = LDA(shrinkage="auto").statistics(X, y)
+    b = LDA(solver="eigen", shrinkage="auto").statistics(X, y)
     assert type(a) is type(b) is ScatterStats and a.allclose(b, rtol=0)
 
 
@@ -42,10 +42,10 @@ def test_the_statistic_is_one_class_attribute():
 def test_shrinkage_set_after_fit_then_partial_fit(shrinkage):
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    m = LDA().fit(Xa, ya)
+    m = LDA(solver="eigen").fit(Xa, ya)
     m.set_params(shrinkage=shrinkage)
     m.partial_fit(Xb, yb)
-    ref = LDA(shrinkage=shrinkage).fit(X, y)
+    ref = LDA(solver="eigen", shrinkage=shrinkage).fit(X, y)
     assert m.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-10)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-10)
 
@@ -53,11 +53,11 @@ def test_shrinkage_set_after_fit_then_partial_fit(shrinkage):
 def test_merge_of_models_with_different_shrinkage():
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    plain = LDA().fit(Xa, ya)
-    shrunk = LDA(shrinkage="auto").fit(Xb, yb)
+    plain = LDA(solver="eigen").fit(Xa, ya)
+    shrunk = LDA(solver="eigen", shrinkage="auto").fit(Xb, yb)
     # the merged model keeps the parameters of the model merged into
     for merged, params in ((plain.merge(shrunk), {}), (shrunk.merge(plain), {"shrinkage": "auto"})):
-        ref = LDA(**params).fit(X, y)
+        ref = LDA(solver="eigen", **params).fit(X, y)
         assert merged.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-10)
         np.testing.assert_allclose(merged.predict_proba(X), ref.predict_proba(X), atol=1e-10)
 
@@ -66,8 +66,8 @@ def test_merge_of_models_with_different_shrinkage():
 def test_from_stats_with_any_shrinkage_equals_fit(shrinkage):
     X, y = _data()
     stats = LDA().statistics(X, y)
-    m = LDA.from_stats(stats, shrinkage=shrinkage)
-    ref = LDA(shrinkage=shrinkage).fit(X, y)
+    m = LDA.from_stats(stats, solver="eigen", shrinkage=shrinkage)
+    ref = LDA(solver="eigen", shrinkage=shrinkage).fit(X, y)
     assert np.isfinite(m.shrinkage_)
     assert m.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-12)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-12)
@@ -77,11 +77,13 @@ def test_ledoit_wolf_from_pooled_statistics_says_what_it_needs():
     X, y = _data()
     pooled = PooledScatterStats.from_data(X, y)
     with pytest.raises(ValueError, match=r"shrinkage='auto'.*fourth moments.*ScatterStats"):
-        LDA.from_stats(pooled, shrinkage="auto")
+        LDA.from_stats(pooled, solver="eigen", shrinkage="auto")
     # what the pooled scatter suffices for still works
-    m = LDA.from_stats(pooled, shrinkage="oas")
+    m = LDA.from_stats(pooled, solver="eigen", shrinkage="oas")
     np.testing.assert_allclose(
-        m.predict_proba(X), LDA(shrinkage="oas").fit(X, y).predict_proba(X), atol=1e-10
+        m.predict_proba(X),
+        LDA(solver="eigen", shrinkage="oas").fit(X, y).predict_proba(X),
+        atol=1e-10,
     )
 
 
@@ -222,9 +224,9 @@ def test_subtracting_rows_that_were_not_there_is_refused(cls):
 
 def test_lda_forget_equals_fit_on_the_rest():
     X, y = _data(seed=9, n=400, k=3)
-    m = LDA(shrinkage="auto").fit(X, y)
+    m = LDA(solver="eigen", shrinkage="auto").fit(X, y)
     m.forget(X[300:], y[300:])
-    ref = LDA(shrinkage="auto").fit(X[:300], y[:300])
+    ref = LDA(solver="eigen", shrinkage="auto").fit(X[:300], y[:300])
     assert m.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-9)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-9)
 

@@ -142,10 +142,42 @@ REFUSED = [
 ]
 
 
+def _oas():
+    from sklearn.covariance import OAS
+
+    return OAS()
+
+
+REFUSED += [
+    *[
+        _case(n, {"shrinkage": s}, _GAUSS, _Y, id=f"{n[:3]}-svd-shrinkage-{s}")
+        for n in (_LDA, _QDA)
+        for s in ("auto", 0.0, 0.5)
+    ],
+    *[
+        _case(n, {"covariance_estimator": _oas()}, _GAUSS, _Y, id=f"{n[:3]}-svd-est")
+        for n in (_LDA, _QDA)
+    ],
+    *[
+        _case(
+            n,
+            {"solver": "eigen", "shrinkage": 0.5, "covariance_estimator": _oas()},
+            _GAUSS,
+            _Y,
+            id=f"{n[:3]}-both",
+        )
+        for n in (_LDA, _QDA)
+    ],
+    _case(_LDA, {"solver": "lsqr"}, _GAUSS, _Y, "transform", id="lda-lsqr-transform"),
+]
+
+
 def _call(cls, params, X, y, how):
     est = cls(**params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if how == "transform":
+            return est.fit(X, y).transform(X)
         return est.partial_fit(X, y) if how == "partial_fit" else est.fit(X, y)
 
 

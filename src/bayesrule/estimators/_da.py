@@ -67,6 +67,11 @@ class _GaussianDA(GenerativeClassifier):
         if getattr(self, "covariance_estimator", None) is None:
             return super().fit(X, y, sample_weight)
         self._validate_params()
+        self._check_solver()
+        if getattr(self, "solver", None) == "svd":
+            raise ValueError(
+                f"{self._svd_estimator_message} (bayesrule's solvers give the same model)."
+            )
         if getattr(self, "shrinkage", None) not in (None, 0):
             raise ValueError(
                 "covariance_estimator and shrinkage parameters are not None. Only one of the "
@@ -97,6 +102,21 @@ class _GaussianDA(GenerativeClassifier):
 
     def _ddof(self) -> float:
         return 0.0 if self.bias else 1.0
+
+    #: scikit-learn's refusal of a covariance_estimator with solver='svd'
+    _svd_estimator_message = ""
+
+    def _check_solver(self) -> None:
+        """Refuse shrinkage with solver='svd', as scikit-learn does (NotImplementedError).
+
+        bayesrule's solvers give the same model; the refusal keeps code that
+        runs here running with scikit-learn.
+        """
+        if getattr(self, "solver", None) == "svd" and getattr(self, "shrinkage", None) is not None:
+            raise NotImplementedError(
+                "shrinkage not supported with 'svd' solver. Set solver='eigen' to use "
+                f"shrinkage={self.shrinkage!r} (bayesrule's solvers give the same model)."
+            )
 
 
 #: The parameters every per-class Gaussian analysis (QDA, RDA, RDA-CV) has.

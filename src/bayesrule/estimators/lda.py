@@ -43,12 +43,13 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     Parameters
     ----------
     solver : {'svd', 'lsqr', 'eigen'}, default='svd'
-        Accepted for compatibility; it does not change the result. bayesrule
-        always derives the model from the eigendecomposition of the pooled
-        covariance, which supports shrinkage, :meth:`transform` and
-        rank-deficient data with every value.
+        It does not change the result: bayesrule always derives the model
+        from the eigendecomposition of the pooled covariance. As in
+        scikit-learn, 'svd' refuses ``shrinkage`` (``NotImplementedError``)
+        and ``covariance_estimator``, and 'lsqr' refuses :meth:`transform`;
+        'eigen' allows everything.
     shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1], default=None
-        Shrinks the pooled covariance towards ``(tr(Sigma)/p) I``:
+        Needs ``solver='eigen'`` or ``'lsqr'``. Shrinks the pooled covariance towards ``(tr(Sigma)/p) I``:
         ``(1 - a) Sigma + a tr(Sigma)/p I``. 'auto' and 'ledoit-wolf' estimate
         ``a`` by the Ledoit-Wolf formula and 'oas' by oracle-approximating
         shrinkage, both on the pooled within-class residuals and computed from
@@ -153,6 +154,10 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.covariance_estimator = covariance_estimator
         self.bias = bias
 
+    _svd_estimator_message = (
+        "covariance estimator is not supported with svd solver. Try another solver"
+    )
+
     # Fixed, whatever the hyperparameters: Ledoit-Wolf shrinkage needs the
     # per-class fourth moments, and every shrinkage can be set after fitting
     # (set_params, merge, from_stats), so the statistics always hold them.
@@ -167,6 +172,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
                 "n_components cannot be larger than min(n_features, n_classes - 1). "
                 f"min(n_features, n_classes - 1) = {max_components}; got {self.n_components}."
             )
+        self._check_solver()
         if int(stats.counts.sum()) == K:
             raise ValueError(
                 "The number of samples must be more than the number of classes. "
@@ -288,6 +294,11 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         -------
         X_new : ndarray of shape (n_samples, min(n_components, n_directions))
         """
+        if self.solver == "lsqr":
+            raise NotImplementedError(
+                "transform not implemented for 'lsqr' solver (use 'svd' or 'eigen'). bayesrule's "
+                "solvers give the same model; 'lsqr' refuses transform as scikit-learn's does."
+            )
         check_is_fitted(self)
         Xv = self._validate_X(X, reset=False)
         out = ((Xv - self.xbar_) @ self.scalings_)[:, : self._max_components]

@@ -20,8 +20,9 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
     Parameters
     ----------
     solver : {'svd', 'eigen'}, default='svd'
-        Accepted for compatibility; the class covariances are always
-        eigendecomposed, and ``reg_param`` and ``shrinkage`` apply with both.
+        The class covariances are always eigendecomposed, and ``reg_param``
+        applies with both. As in scikit-learn, 'svd' refuses ``shrinkage``
+        (``NotImplementedError``) and ``covariance_estimator``.
     shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1], default=None
         Shrinks each class covariance towards ``(tr(Sigma_k)/p) I`` (intensity
         estimated per class for 'auto'/'ledoit-wolf'/'oas'), before ``reg_param``.
@@ -71,6 +72,9 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         "covariance_estimator": [HasMethods("fit"), None],
     }
     _remedy = "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
+    _svd_estimator_message = (
+        "covariance_estimator is not supported with solver='svd'. Try solver='eigen' instead."
+    )
 
     def __init__(
         self,
@@ -106,6 +110,7 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         return f"{lead} Increase the value of `{param}` to reduce the collinearity."
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
+        self._check_solver()
         # scikit-learn refuses a class of one row; a row weighted w >= 2 is w rows
         single = np.flatnonzero((stats.counts == 1) & (stats.weights < 2.0))
         if single.size:
