@@ -204,3 +204,69 @@ def test_singular_class_covariance_is_both_value_and_linalg_error():
         br.QuadraticDiscriminantAnalysis().fit(_COLLINEAR, _Y)
     with pytest.raises(ValueError, match=r"class 0 is singular.*reg_param"):
         br.QuadraticDiscriminantAnalysis().fit(_COLLINEAR, _Y)
+
+
+# --------------------------------------------------------------- dtypes
+_PAIRS = [
+    ("GaussianNB", {}, "gauss"),
+    ("BernoulliNB", {}, "counts"),
+    ("MultinomialNB", {}, "counts"),
+    ("ComplementNB", {}, "counts"),
+    ("CategoricalNB", {}, "counts"),
+    (_LDA, {}, "gauss"),
+    (_LDA, {"solver": "eigen", "shrinkage": 0.1, "store_covariance": True}, "gauss"),
+    (_QDA, {"store_covariance": True}, "gauss"),
+]
+_OUTPUTS = ("predict_proba", "predict_log_proba", "decision_function", "transform")
+
+
+def _float_dtype(value):
+    value = value[0] if isinstance(value, list) else value
+    dtype = getattr(value, "dtype", None)
+    return dtype if dtype is not None and dtype.kind == "f" else None
+
+
+@pytest.mark.parametrize("name, params, data", _PAIRS, ids=lambda v: str(v)[:40])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fitted_attributes_and_outputs_have_sklearns_dtypes(name, params, data, dtype):
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1, 2], 20)
+    X = rng.normal(size=(60, 3)) if data == "gauss" else rng.poisson(2.0, size=(60, 3))
+    X = X.astype(dtype)
+    theirs = _sk(name)(**params).fit(X, y)
+    ours = getattr(br, name)(**params).fit(X, y)
+    for attr in vars(theirs):
+        if attr.endswith("_") and not attr.startswith("_"):
+            expected = _float_dtype(getattr(theirs, attr))
+            if expected is not None:
+                assert _float_dtype(getattr(ours, attr)) == expected, attr
+    for method in _OUTPUTS:
+        if hasattr(theirs, method) and hasattr(ours, method):
+            assert getattr(ours, method)(X).dtype == getattr(theirs, method)(X).dtype, method
+    # the statistics accumulate in float64 whatever the input
+    assert ours.stats_.weights.dtype == np.float64
+
+
+def test_float32_fit_predicts_as_float64_fit():
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(90, 4)).astype(np.float32), np.repeat([0, 1, 2], 30)
+    single = br.LinearDiscriminantAnalysis().fit(X, y)
+    double = br.LinearDiscriminantAnalysis().fit(X.astype(np.float64), y)
+    np.testing.assert_allclose(single.predict_proba(X), double.predict_proba(X), rtol=1e-5)
+    merged = single.merge(single)
+    assert merged.coef_.dtype == np.float32
+
+
+# --------------------------------------------------------------- tags
+# bayesrule deliberately does more: naive Bayes treats NaN as missing. It does
+# not implement the array API (scikit-learn's GaussianNB and LDA do).
+_DELIBERATE = ("allow_nan", "array_api_support")
+
+
+@pytest.mark.parametrize("name", [*_NB_NAMES, _LDA, _QDA])
+def test_tags_are_sklearns(name):
+    ours, theirs = getattr(br, name)().__sklearn_tags__(), _sk(name)().__sklearn_tags__()
+    assert ours.input_tags.allow_nan is (name in _NB_NAMES)
+    ours.input_tags.allow_nan = theirs.input_tags.allow_nan
+    ours.array_api_support = theirs.array_api_support
+    assert ours == theirs

@@ -74,6 +74,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     _deferred_finite_check: bool = False
     #: whether scipy.sparse CSR input is accepted (and kept sparse)
     _sparse: bool = False
+    #: fitted attributes given in the input's dtype (float32 input, float32
+    #: attributes), where scikit-learn's namesake does so; the statistics and
+    #: the derivation stay float64
+    _input_dtype_attrs: tuple[str, ...] = ()
+    #: whether predict_proba and its kin are given in the input's dtype (as scikit-learn's)
+    _input_dtype_outputs: bool = False
 
     # ------------------------------------------------------------------ input
     def _numeric_X(self, X: Any, *, reset: bool) -> Any:
@@ -118,17 +124,22 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return self._prepare_X(self._validate_X(X, reset=reset))
 
     @staticmethod
-    def _schema(X: Any, n_features: int) -> tuple[int, NDArray[Any] | None]:
-        """The feature count and, for a table with string column names, the names."""
-        columns = getattr(X, "columns", None)
-        if columns is None or not hasattr(X, "dtypes"):
-            return n_features, None
-        names = np.asarray(list(columns), dtype=object)
-        if names.size and all(isinstance(n, str) for n in names):
-            return n_features, names
-        return n_features, None
+    def _schema(X: Any, n_features: int, dtype: Any = None) -> Any:
+        """The feature count and, for a table with string column names, the names.
 
-    def _record_schema(self, schema: tuple[int, NDArray[Any] | None]) -> None:
+        With ``dtype`` (the validated block's), a third entry: the dtype the
+        fitted attributes and outputs listed in ``_input_dtype_attrs`` take.
+        """
+        columns = getattr(X, "columns", None)
+        names = None
+        if columns is not None and hasattr(X, "dtypes"):
+            listed = np.asarray(list(columns), dtype=object)
+            if listed.size and all(isinstance(n, str) for n in listed):
+                names = listed
+        return (n_features, names) if dtype is None else (n_features, names, np.dtype(dtype))
+
+    def _record_schema(self, schema: tuple[Any, ...]) -> None:
+        self._fit_dtype = schema[2] if len(schema) > 2 else np.dtype(np.float64)
         self.n_features_in_ = int(schema[0])
         if schema[1] is None:
             self.__dict__.pop("feature_names_in_", None)
@@ -241,7 +252,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Statistics of a block and its feature schema (count, names)."""
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
         c = as_classes(y_arr if classes is None else classes)
-        return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1])
+        return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1], Xv.dtype)
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
@@ -401,7 +412,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             )
         merged = self.stats_.merge(other.stats_)
         new = clone(self)
-        new._install(merged, schema=(self.n_features_in_, mine))
+        new._install(merged, schema=(self.n_features_in_, mine, self._dtype()))
         return new
 
     @classmethod
@@ -434,9 +445,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         est._install(stats, schema=(stats.n_features, names))
         return est
 
-    def _install(
-        self, stats: Any, *, schema: tuple[int, NDArray[Any] | None] | None = None, **extra: Any
-    ) -> None:
+    def _install(self, stats: Any, *, schema: tuple[Any, ...] | None = None, **extra: Any) -> None:
         """Derive every fitted attribute from ``stats``, then set them all at once.
 
         The parameters are validated first (they may have changed since the
@@ -475,8 +484,31 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             class_count_=stats.weights.copy(),
             n_samples_seen_=int(stats.counts.sum()),
         )
+        dtype = self._dtype()
+        if dtype != np.float64:
+            for name in self._input_dtype_names():
+                if name in attrs:
+                    value = np.asarray(attrs[name]).astype(dtype)
+                    attrs[name] = value[()] if value.ndim == 0 else value
         for name, value in attrs.items():
             setattr(self, name, value)
+
+    def _dtype(self) -> np.dtype[Any]:
+        """The floating dtype of the data fitted (float64 when built from statistics)."""
+        return self.__dict__.get("_fit_dtype", np.dtype(np.float64))
+
+    def _input_dtype_names(self) -> tuple[str, ...]:
+        """The fitted attributes given in the input's dtype (scikit-learn's choice)."""
+        return self._input_dtype_attrs
+
+    def _outputs_in_input_dtype(self) -> bool:
+        return self._input_dtype_outputs
+
+    def _out(self, values: NDArray[Any]) -> NDArray[Any]:
+        """``values`` in the fitted data's dtype where scikit-learn's outputs are."""
+        if self._outputs_in_input_dtype() and self._dtype() != np.float64:
+            return values.astype(self._dtype())
+        return values
 
     def _resolve_priors(self, stats: Any) -> NDArray[np.float64]:
         """Class priors: the ``priors`` parameter, else the weighted class proportions.
@@ -547,7 +579,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _log_priors(self) -> NDArray[np.float64]:
         with np.errstate(divide="ignore"):
-            return np.log(self.priors_)
+            return np.log(np.asarray(self.priors_, dtype=np.float64))
 
     def _mask_absent(self, jll: NDArray[np.float64]) -> NDArray[np.float64]:
         absent = self.stats_.weights <= 0
@@ -580,16 +612,17 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         with self._deferred(), self._budget(Xv):
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
-        return jll
+        return self._out(jll)
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log posterior ``log P(y = k | x)``, a log-softmax stable for any input."""
         jll = self._decision(X)
-        return jll - logsumexp(jll, axis=1, keepdims=True)
+        return self._out(jll - logsumexp(jll, axis=1, keepdims=True))
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes)."""
-        return np.exp(self.predict_log_proba(X))
+        jll = self._decision(X)
+        return self._out(np.exp(jll - logsumexp(jll, axis=1, keepdims=True)))
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of largest posterior probability for each row."""
@@ -605,8 +638,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         jll = self._decision(X)
         if jll.shape[1] == 2:
             with np.errstate(invalid="ignore"):
-                return jll[:, 1] - jll[:, 0]
-        return jll
+                return self._out(jll[:, 1] - jll[:, 0])
+        return self._out(jll)
 
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log density of the data under the model, ``log sum_k pi_k p_k(x)``."""
@@ -636,7 +669,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
                 raise ValueError(f"n_samples must be a non-negative int; got {n_samples!r}.")
-            idx = rng.choice(self.classes_.size, size=int(n_samples), p=self.priors_)
+            p = np.asarray(self.priors_, dtype=np.float64)
+            idx = rng.choice(self.classes_.size, size=int(n_samples), p=p / p.sum())
         else:
             y_arr = np.asarray(y)
             if y_arr.ndim == 0:
@@ -663,7 +697,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
 
 #: the fitted attributes that describe the input's features
-_SCHEMA = ("n_features_in_", "feature_names_in_")
+_SCHEMA = ("n_features_in_", "feature_names_in_", "_fit_dtype")
 
 
 def _is_fitted(est: Any) -> bool:

@@ -89,7 +89,7 @@ class _GaussianDA(GenerativeClassifier):
                 f"{type(self).__name__} needs at least 2 classes; y has 1."
             )
         covs = _external_covariances(self.covariance_estimator, Xv, y_arr, stats)
-        self._install(stats, schema=self._schema(X, Xv.shape[1]), external=covs)
+        self._install(stats, schema=self._schema(X, Xv.shape[1], Xv.dtype), external=covs)
         return self
 
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any) -> Any:
@@ -195,10 +195,10 @@ class _ClassGaussianDA(_GaussianDA):
     def rotations_(self) -> list[Any]:
         """Eigenvectors of each class covariance, by decreasing eigenvalue (computed on use)."""
         check_is_fitted(self, "_covs_")
-        return self._eigen()[0]
+        return [r.astype(self._dtype(), copy=False) for r in self._eigen()[0]]
 
     @property
     def scalings_(self) -> list[Any]:
         """Eigenvalues of each class covariance, decreasing (computed on use)."""
         check_is_fitted(self, "_covs_")
-        return self._eigen()[1]
+        return [s.astype(self._dtype(), copy=False) for s in self._eigen()[1]]

@@ -154,6 +154,17 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.covariance_estimator = covariance_estimator
         self.bias = bias
 
+    def _input_dtype_names(self) -> tuple[str, ...]:
+        # scikit-learn's solvers differ: 'svd' keeps float32 throughout, the
+        # others only the means and priors
+        if self.solver == "svd":
+            names = ("coef_", "intercept_", "scalings_", "xbar_", "explained_variance_ratio_")
+            return ("means_", "priors_", *names)
+        return ("means_", "priors_")
+
+    def _outputs_in_input_dtype(self) -> bool:
+        return bool(self.solver == "svd")
+
     _svd_estimator_message = (
         "covariance estimator is not supported with svd solver. Try another solver"
     )
@@ -282,7 +293,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
                 row = np.subtract(Xv, model.centre, dtype=float) @ Sc
                 out = jll + (row + 0.5 * float(model.centre @ Sc))[:, None]
         self._after(Xv, jll[:, self.stats_.weights > 0])
-        return out
+        return self._out(out)
 
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
         return GenerativeClassifier._sample_class(self, k, n, rng)

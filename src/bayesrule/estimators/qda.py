@@ -72,6 +72,7 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         "covariance_estimator": [HasMethods("fit"), None],
     }
     _remedy = "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
+    _input_dtype_attrs = ("means_", "covariance_")
     _svd_estimator_message = (
         "covariance_estimator is not supported with solver='svd'. Try solver='eigen' instead."
     )
