@@ -270,3 +270,24 @@ def test_tags_are_sklearns(name):
     ours.input_tags.allow_nan = theirs.input_tags.allow_nan
     ours.array_api_support = theirs.array_api_support
     assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        {"y": np.repeat([0, 2], 10)},  # a label outside the classes
+        {"y": _Y, "classes": [0, 2]},  # other classes than on the first call
+    ],
+    ids=["unseen-label", "other-classes"],
+)
+def test_later_partial_fit_refused_as_sklearn_refuses(later):
+    def call(cls):
+        est = cls().partial_fit(_GAUSS, _Y, classes=[0, 1])
+        return est.partial_fit(_GAUSS, **later)
+
+    try:
+        call(sk.GaussianNB)
+    except ValueError as exc:
+        theirs = exc
+    with pytest.raises(type(theirs), match="^" + re.escape(str(theirs).split(". ")[0])):
+        call(br.GaussianNB)
