@@ -133,6 +133,7 @@ REFUSED = [
         "CategoricalNB", {"min_categories": np.array([2.0, 2.0, 2.0])}, _COUNTS, _Y, id="min-cat"
     ),
     _case(_LDA, {}, _GAUSS, np.arange(20), id="lda-samples-eq-classes"),
+    _case(_LDA, {}, _GAUSS[:1], _Y[:1], id="lda-one-sample"),
     _case(_LDA, {"priors": [-0.5, 1.5]}, _GAUSS, _Y, id="lda-priors-negative"),
     _case(_LDA, {"n_components": 5}, _GAUSS, _Y, id="lda-n-components"),
     _case(_QDA, {}, _GAUSS, np.zeros(20), id="qda-one-class"),

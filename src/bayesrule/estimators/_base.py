@@ -64,6 +64,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     _allow_nan: bool = False
     #: minimum number of classes ``fit`` requires
     _min_classes: int = 2
+    #: minimum number of rows ``fit`` requires (scikit-learn's LDA: 2)
+    _min_samples: int = 1
     #: refuse priors that do not sum to 1 instead of renormalising them
     #: (scikit-learn's GaussianNB does; its discriminant analyses renormalise)
     _strict_priors: bool = False
@@ -272,6 +274,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         stats, schema = self._block(X, y, sample_weight, None, reset=True)
+        n = int(stats.counts.sum())
+        if 0 < n < self._min_samples:  # no weight at all: _install says so
+            raise ValueError(
+                f"Found array with {n} sample(s) (shape=({n}, {stats.n_features})) while a "
+                f"minimum of {self._min_samples} is required by {type(self).__name__}. "
+                "One row gives no estimate of the spread around the class means."
+            )
         if stats.n_classes < self._min_classes:
             raise ValueError(
                 "The number of classes has to be greater than one. Got "

@@ -154,6 +154,8 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.covariance_estimator = covariance_estimator
         self.bias = bias
 
+    _min_samples = 2
+
     def _input_dtype_names(self) -> tuple[str, ...]:
         # scikit-learn's solvers differ: 'svd' keeps float32 throughout, the
         # others only the means and priors
