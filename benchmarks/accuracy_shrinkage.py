@@ -27,18 +27,26 @@ DATASETS = {"wine": load_wine, "breast_cancer": load_breast_cancer, "digits": lo
 CV = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
 
 MODELS = {
-    "LDA 'auto'": lambda: LinearDiscriminantAnalysis(shrinkage="auto"),
-    "LDA 'ledoit-wolf'": lambda: LinearDiscriminantAnalysis(shrinkage="ledoit-wolf"),
-    "LDA 'oas'": lambda: LinearDiscriminantAnalysis(shrinkage="oas"),
-    "LDA 0.1": lambda: LinearDiscriminantAnalysis(shrinkage=0.1),
-    "LDA 'auto' bias=True": lambda: LinearDiscriminantAnalysis(shrinkage="auto", bias=True),
+    "LDA 'auto'": lambda: LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto"),
+    "LDA 'ledoit-wolf'": lambda: LinearDiscriminantAnalysis(
+        solver="eigen", shrinkage="ledoit-wolf"
+    ),
+    "LDA 'oas'": lambda: LinearDiscriminantAnalysis(solver="eigen", shrinkage="oas"),
+    "LDA 0.1": lambda: LinearDiscriminantAnalysis(solver="eigen", shrinkage=0.1),
+    "LDA 'auto' bias=True": lambda: LinearDiscriminantAnalysis(
+        solver="eigen", shrinkage="auto", bias=True
+    ),
     "sklearn LDA 'auto'": lambda: skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),
     "sklearn LDA OAS()": lambda: skda.LinearDiscriminantAnalysis(
         solver="lsqr", covariance_estimator=OAS()
     ),
     "sklearn LDA 0.1": lambda: skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage=0.1),
-    "QDA 'auto' reg=0.01": lambda: QuadraticDiscriminantAnalysis(shrinkage="auto", reg_param=0.01),
-    "QDA 'oas' reg=0.01": lambda: QuadraticDiscriminantAnalysis(shrinkage="oas", reg_param=0.01),
+    "QDA 'auto' reg=0.01": lambda: QuadraticDiscriminantAnalysis(
+        solver="eigen", shrinkage="auto", reg_param=0.01
+    ),
+    "QDA 'oas' reg=0.01": lambda: QuadraticDiscriminantAnalysis(
+        solver="eigen", shrinkage="oas", reg_param=0.01
+    ),
     "sklearn QDA 'auto'": lambda: skda.QuadraticDiscriminantAnalysis(
         solver="eigen", shrinkage="auto"
     ),
@@ -79,7 +87,8 @@ def timings() -> None:
         X = rng.normal(size=(n, p)) + y[:, None]
         plain = _best_of(lambda X=X, y=y: LinearDiscriminantAnalysis().fit(X, y))
         fourth = _best_of(
-            lambda X=X, y=y: LinearDiscriminantAnalysis(shrinkage="auto").fit(X, y), 1
+            lambda X=X, y=y: LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, y),
+            1,
         )
         print(f"LDA fit n={n} p={p}: default {plain:.3f} s, shrinkage='auto' {fourth:.3f} s")
 

@@ -102,7 +102,7 @@ def test_negative_weights_name_the_row(cls):
 
 
 def test_unseen_label_in_partial_fit():
-    m = LinearDiscriminantAnalysis().partial_fit(X[y < 2], y[y < 2])
+    m = LinearDiscriminantAnalysis().partial_fit(X[y < 2], y[y < 2], classes=[0, 1])
     with pytest.raises(ValueError, match=r"labels \[2\] that are not among the classes \[0, 1\]"):
         m.partial_fit(X, y)
 
@@ -129,7 +129,7 @@ def test_failed_first_partial_fit_leaves_model_unfitted():
     m = QuadraticDiscriminantAnalysis()
     Xs = np.vstack([X[:50], X[50:51]])
     with pytest.raises(ValueError, match="class 1 has 1 sample"):
-        m.partial_fit(Xs, np.r_[y[:50], 1])
+        m.partial_fit(Xs, np.r_[y[:50], 1], classes=[0, 1])
     assert not hasattr(m, "n_features_in_") and not hasattr(m, "stats_")
 
 

@@ -62,7 +62,9 @@ DATASETS = {
 @pytest.mark.parametrize("shrinkage", [None, 0.3])
 def test_lda_matches_sklearn(name, solver, shrinkage):
     X, y = DATASETS[name]
-    ours = LinearDiscriminantAnalysis(bias=True, shrinkage=shrinkage, tol=1e-12).fit(X, y)
+    ours = LinearDiscriminantAnalysis(solver=solver, bias=True, shrinkage=shrinkage, tol=1e-12).fit(
+        X, y
+    )
     ref = skda.LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage).fit(X, y)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
@@ -152,8 +154,8 @@ def _standardised(R):
 @pytest.mark.parametrize("name", ["iris", "wine", "breast_cancer", "digits"])
 def test_estimated_intensities_are_sklearns_on_standardised_class_residuals(name):
     X, y = SHRINK_DATASETS[name]
-    lw = LinearDiscriminantAnalysis(shrinkage="ledoit-wolf").fit(X, y)
-    qda = QuadraticDiscriminantAnalysis(shrinkage="oas", reg_param=0.01).fit(X, y)
+    lw = LinearDiscriminantAnalysis(solver="eigen", shrinkage="ledoit-wolf").fit(X, y)
+    qda = QuadraticDiscriminantAnalysis(solver="eigen", shrinkage="oas", reg_param=0.01).fit(X, y)
     for k in range(lw.classes_.size):
         Z = _standardised(X[y == k] - X[y == k].mean(0))
         assert lw.shrinkage_[k] == pytest.approx(ledoit_wolf_shrinkage(Z), rel=1e-9)
@@ -173,7 +175,9 @@ def _without_class_constant_columns(X, y):
 def test_lda_auto_shrinkage_matches_sklearn(name, solver):
     X, y = SHRINK_DATASETS[name]
     X = _without_class_constant_columns(X, y)
-    ours = LinearDiscriminantAnalysis(shrinkage="auto", bias=True, tol=1e-12).fit(X, y)
+    ours = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto", bias=True, tol=1e-12).fit(
+        X, y
+    )
     ref = skda.LinearDiscriminantAnalysis(solver=solver, shrinkage="auto").fit(X, y)
     np.testing.assert_allclose(ours.covariance_, ref.covariance_, rtol=1e-9, atol=0)
     # scikit-learn's lsqr solve loses digits on ill-conditioned data (breast_cancer)
@@ -184,7 +188,7 @@ def test_lda_auto_shrinkage_matches_sklearn(name, solver):
 @pytest.mark.parametrize("name", ["iris", "wine"])
 def test_qda_auto_shrinkage_matches_sklearn(name):
     X, y = SHRINK_DATASETS[name]
-    ours = QuadraticDiscriminantAnalysis(shrinkage="auto", bias=True).fit(X, y)
+    ours = QuadraticDiscriminantAnalysis(solver="eigen", shrinkage="auto", bias=True).fit(X, y)
     ref = skda.QuadraticDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
 
@@ -193,11 +197,11 @@ def test_qda_auto_shrinkage_matches_sklearn(name):
 @pytest.mark.parametrize("make", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis])
 def test_estimated_shrinkage_is_free_of_the_features_units(make, shrinkage):
     X, y = SHRINK_DATASETS["wine"]
-    model = make(shrinkage=shrinkage).fit(X, y)
+    model = make(solver="eigen", shrinkage=shrinkage).fit(X, y)
     for j, c in [(0, 1e-6), (4, 1e6), (12, 1e-3), (7, 1e3)]:
         Xs = X.copy()
         Xs[:, j] *= c
-        scaled = make(shrinkage=shrinkage).fit(Xs, y)
+        scaled = make(solver="eigen", shrinkage=shrinkage).fit(Xs, y)
         np.testing.assert_allclose(scaled.shrinkage_, model.shrinkage_, rtol=1e-9)
         np.testing.assert_allclose(scaled.predict_proba(Xs), model.predict_proba(X), atol=1e-9)
 
@@ -207,16 +211,18 @@ def test_estimated_shrinkage_is_free_of_the_features_units(make, shrinkage):
 def test_estimated_intensity_is_the_same_by_fit_partial_fit_merge_and_forget(make, shrinkage):
     X, y = SHRINK_DATASETS["wine"]
     X = X + 1e4  # far from the origin: the moments are re-centred, never raw
-    full = make(shrinkage=shrinkage).fit(X, y)
+    full = make(solver="eigen", shrinkage=shrinkage).fit(X, y)
     chunks = np.array_split(np.random.default_rng(3).permutation(len(y)), 4)
-    streamed = make(shrinkage=shrinkage)
+    streamed = make(solver="eigen", shrinkage=shrinkage)
     for idx in chunks:
         streamed.partial_fit(X[idx], y[idx], classes=[0, 1, 2])
-    parts = [make(shrinkage=shrinkage).fit(X[idx], y[idx]) for idx in chunks]
+    parts = [make(solver="eigen", shrinkage=shrinkage).fit(X[idx], y[idx]) for idx in chunks]
     merged = parts[0].merge(parts[1]).merge(parts[2].merge(parts[3]))
     extra = np.random.default_rng(4).normal(size=(30, X.shape[1])) * X.std(0) + X.mean(0)
     y_extra = np.arange(30) % 3
-    forgotten = make(shrinkage=shrinkage).fit(np.vstack([X, extra]), np.r_[y, y_extra])
+    forgotten = make(solver="eigen", shrinkage=shrinkage).fit(
+        np.vstack([X, extra]), np.r_[y, y_extra]
+    )
     forgotten.forget(extra, y_extra)
     for model in (streamed, merged, forgotten):
         np.testing.assert_allclose(model.shrinkage_, full.shrinkage_, rtol=1e-10)
@@ -224,17 +230,17 @@ def test_estimated_intensity_is_the_same_by_fit_partial_fit_merge_and_forget(mak
 
 def test_covariance_estimator_matches_sklearn():
     X, y = DATASETS["wine"]
-    ours = LinearDiscriminantAnalysis(covariance_estimator=OAS()).fit(X, y)
+    ours = LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=OAS()).fit(X, y)
     ref = skda.LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS()).fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
     with pytest.raises(ValueError, match="covariance_estimator needs all rows"):
-        LinearDiscriminantAnalysis(covariance_estimator=OAS()).partial_fit(X, y)
+        LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=OAS()).partial_fit(X, y)
 
 
 def test_shrinkage_streams_exactly():
     X, y = DATASETS["wine"]
-    full = LinearDiscriminantAnalysis(shrinkage="auto").fit(X, y)
-    part = LinearDiscriminantAnalysis(shrinkage="auto")
+    full = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, y)
+    part = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto")
     for idx in np.array_split(np.arange(len(y)), 4):
         part.partial_fit(X[idx], y[idx], classes=[0, 1, 2])
     assert part.shrinkage_ == pytest.approx(full.shrinkage_, rel=1e-10)
@@ -246,7 +252,7 @@ def test_shrinkage_streams_exactly():
     "make",
     [
         lambda: LinearDiscriminantAnalysis(),
-        lambda: LinearDiscriminantAnalysis(shrinkage="oas"),
+        lambda: LinearDiscriminantAnalysis(solver="eigen", shrinkage="oas"),
         lambda: QuadraticDiscriminantAnalysis(reg_param=0.1),
         lambda: RegularizedDiscriminantAnalysis(alpha=0.3, gamma=0.2),
     ],

@@ -86,7 +86,9 @@ def test_object_parameter_is_refused_by_name(tmp_path):
     from sklearn.covariance import OAS
 
     X, y = _data("int")
-    model = bayesrule.LinearDiscriminantAnalysis(covariance_estimator=OAS()).fit(X, y)
+    model = bayesrule.LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=OAS()).fit(
+        X, y
+    )
     with pytest.raises(ModelFileError, match="params.covariance_estimator holds a OAS"):
         save(model, tmp_path / "m.bayesrule")
     assert not (tmp_path / "m.bayesrule").exists()
@@ -340,8 +342,10 @@ def test_a_file_of_an_older_version_lacking_a_new_parameter_gets_its_default(tmp
 @pytest.mark.parametrize(
     "model",
     [
-        bayesrule.LinearDiscriminantAnalysis(shrinkage="auto"),
-        bayesrule.QuadraticDiscriminantAnalysis(shrinkage="ledoit-wolf", reg_param=0.01),
+        bayesrule.LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto"),
+        bayesrule.QuadraticDiscriminantAnalysis(
+            solver="eigen", shrinkage="ledoit-wolf", reg_param=0.01
+        ),
     ],
     ids=["lda-auto", "qda-ledoit-wolf"],
 )

@@ -34,11 +34,20 @@ def _halves(X, y, cut=180):
 def test_the_statistic_is_fixed_by_the_fit_time_moments_choice():
     X, y = _data()
     assert LDA._stats_type is ScatterStats
-    plain = LDA().statistics(X, y)
-    assert type(plain) is type(LDA(shrinkage="oas").statistics(X, y)) is ScatterStats
-    fourth = LDA(moments="fourth").statistics(X, y)
-    assert type(fourth) is type(LDA(shrinkage="auto").statistics(X, y)) is FourthMomentStats
-    assert type(LDA(shrinkage="auto", moments="second").statistics(X, y)) is ScatterStats
+    plain = LDA(solver="eigen").statistics(X, y)
+    assert (
+        type(plain) is type(LDA(solver="eigen", shrinkage="oas").statistics(X, y)) is ScatterStats
+    )
+    fourth = LDA(solver="eigen", moments="fourth").statistics(X, y)
+    assert (
+        type(fourth)
+        is type(LDA(solver="eigen", shrinkage="auto").statistics(X, y))
+        is FourthMomentStats
+    )
+    assert (
+        type(LDA(solver="eigen", shrinkage="auto", moments="second").statistics(X, y))
+        is ScatterStats
+    )
     # the scatter part is the same statistic
     assert plain.allclose(ScatterStats(**{f: getattr(fourth, f) for f in _SCATTER_FIELDS}))
 
@@ -50,10 +59,10 @@ _SCATTER_FIELDS = ("classes", "counts", "weights", "means", "scatter", "m3", "m4
 def test_shrinkage_set_after_fit_then_partial_fit(shrinkage):
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    m = LDA(moments="fourth").fit(Xa, ya)
+    m = LDA(solver="eigen", moments="fourth").fit(Xa, ya)
     m.set_params(shrinkage=shrinkage)
     m.partial_fit(Xb, yb)
-    ref = LDA(shrinkage=shrinkage).fit(X, y)
+    ref = LDA(solver="eigen", shrinkage=shrinkage).fit(X, y)
     np.testing.assert_allclose(m.shrinkage_, ref.shrinkage_, rtol=1e-10)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-10)
 
@@ -62,16 +71,16 @@ def test_shrinkage_set_after_fit_then_partial_fit(shrinkage):
 def test_shrinkage_without_fourth_moments_set_after_fit(shrinkage):
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    m = LDA().fit(Xa, ya).set_params(shrinkage=shrinkage)
+    m = LDA(solver="eigen").fit(Xa, ya).set_params(shrinkage=shrinkage)
     m.partial_fit(Xb, yb)
-    ref = LDA(shrinkage=shrinkage).fit(X, y)
+    ref = LDA(solver="eigen", shrinkage=shrinkage).fit(X, y)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-10)
 
 
 def test_ledoit_wolf_set_after_a_fit_without_fourth_moments_says_what_it_needs():
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    m = LDA().fit(Xa, ya)
+    m = LDA(solver="eigen").fit(Xa, ya)
     before = m.predict_proba(X)
     m.set_params(shrinkage="auto")
     with pytest.raises(ValueError, match=r"fourth moments.*moments='fourth'"):
@@ -82,20 +91,22 @@ def test_ledoit_wolf_set_after_a_fit_without_fourth_moments_says_what_it_needs()
 def test_merge_of_models_with_different_shrinkage():
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    plain = LDA(moments="fourth").fit(Xa, ya)
-    shrunk = LDA(shrinkage="auto").fit(Xb, yb)
+    plain = LDA(solver="eigen", moments="fourth").fit(Xa, ya)
+    shrunk = LDA(solver="eigen", shrinkage="auto").fit(Xb, yb)
     # the merged model keeps the parameters of the model merged into
     for merged, params in ((plain.merge(shrunk), {}), (shrunk.merge(plain), {"shrinkage": "auto"})):
-        ref = LDA(**params).fit(X, y)
+        ref = LDA(solver="eigen", **params).fit(X, y)
         np.testing.assert_allclose(merged.shrinkage_, ref.shrinkage_, rtol=1e-10)
         np.testing.assert_allclose(merged.predict_proba(X), ref.predict_proba(X), atol=1e-10)
     # with a model fitted without fourth moments: merged on what both hold, so a
     # model that needs none (OAS, a float, none) is the fit of the union, and one
     # that needs them says so clearly
-    second = LDA().fit(Xa, ya)
+    second = LDA(solver="eigen").fit(Xa, ya)
     for shrinkage in (None, "oas", 0.3):
-        merged = LDA(shrinkage=shrinkage, moments="fourth").fit(Xb, yb).merge(second)
-        ref = LDA(shrinkage=shrinkage).fit(np.vstack([Xb, Xa]), np.r_[yb, ya])
+        merged = (
+            LDA(solver="eigen", shrinkage=shrinkage, moments="fourth").fit(Xb, yb).merge(second)
+        )
+        ref = LDA(solver="eigen", shrinkage=shrinkage).fit(np.vstack([Xb, Xa]), np.r_[yb, ya])
         np.testing.assert_allclose(merged.predict_proba(X), ref.predict_proba(X), atol=1e-10)
     with pytest.raises(ValueError, match="fourth"):
         shrunk.merge(second)
@@ -104,9 +115,9 @@ def test_merge_of_models_with_different_shrinkage():
 @pytest.mark.parametrize("shrinkage", ["auto", "ledoit-wolf", "oas", 0.2, None])
 def test_from_stats_with_any_shrinkage_equals_fit(shrinkage):
     X, y = _data()
-    stats = LDA(moments="fourth").statistics(X, y)
-    m = LDA.from_stats(stats, shrinkage=shrinkage)
-    ref = LDA(shrinkage=shrinkage).fit(X, y)
+    stats = LDA(solver="eigen", moments="fourth").statistics(X, y)
+    m = LDA.from_stats(stats, solver="eigen", shrinkage=shrinkage)
+    ref = LDA(solver="eigen", shrinkage=shrinkage).fit(X, y)
     assert np.all(np.isfinite(m.shrinkage_))
     np.testing.assert_allclose(m.shrinkage_, ref.shrinkage_, rtol=1e-12)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-12)
@@ -117,11 +128,13 @@ def test_estimated_shrinkage_from_pooled_statistics_says_what_it_needs(shrinkage
     X, y = _data()
     pooled = PooledScatterStats.from_data(X, y)
     with pytest.raises(ValueError, match=rf"shrinkage='{shrinkage}'.*each class's scatter"):
-        LDA.from_stats(pooled, shrinkage=shrinkage)
+        LDA.from_stats(pooled, solver="eigen", shrinkage=shrinkage)
     # what the pooled scatter suffices for still works
-    m = LDA.from_stats(pooled, shrinkage=0.2)
+    m = LDA.from_stats(pooled, solver="eigen", shrinkage=0.2)
     np.testing.assert_allclose(
-        m.predict_proba(X), LDA(shrinkage=0.2).fit(X, y).predict_proba(X), atol=1e-10
+        m.predict_proba(X),
+        LDA(solver="eigen", shrinkage=0.2).fit(X, y).predict_proba(X),
+        atol=1e-10,
     )
 
 
@@ -129,7 +142,7 @@ def test_estimated_shrinkage_from_pooled_statistics_says_what_it_needs(shrinkage
 def test_invalid_shrinkage_set_after_fit_is_refused_at_the_next_derivation(bad):
     X, y = _data()
     (Xa, ya), (Xb, yb) = _halves(X, y)
-    m = LDA().fit(Xa, ya)
+    m = LDA(solver="eigen").fit(Xa, ya)
     before = m.predict_proba(X)
     m.set_params(shrinkage=bad)
     with pytest.raises(ValueError, match="shrinkage"):
@@ -166,7 +179,7 @@ def _exact_data(offset, seed=3, pairs=60, p=4, k=4):
 def test_prediction_does_not_depend_on_where_the_data_lie(offset, k):
     X0, y = _exact_data(0.0, k=k)
     X1, _ = _exact_data(offset, k=k)
-    m0, m1 = LDA().fit(X0, y), LDA().fit(X1, y)
+    m0, m1 = LDA(solver="eigen").fit(X0, y), LDA(solver="eigen").fit(X1, y)
     np.testing.assert_allclose(m1.predict_proba(X1), m0.predict_proba(X0), rtol=0, atol=1e-8)
     np.testing.assert_allclose(
         m1.predict_log_proba(X1), m0.predict_log_proba(X0), rtol=1e-8, atol=1e-8
@@ -185,14 +198,14 @@ def test_products_about_the_origin_equal_products_about_the_centre():
     # near the origin the discriminant is taken from X itself; 50 standard
     # deviations away, from X - c: the same probabilities
     X, y = _exact_data(0.0)
-    near, far = LDA().fit(X, y), LDA().fit(X + 64.0, y)
+    near, far = LDA(solver="eigen").fit(X, y), LDA(solver="eigen").fit(X + 64.0, y)
     assert near._model._origin and not far._model._origin
     np.testing.assert_allclose(near.predict_proba(X), far.predict_proba(X + 64.0), atol=1e-12)
 
 
 def test_fast_path_agrees_with_the_densities():
     X, y = _data(k=4)
-    m = LDA().fit(X, y)
+    m = LDA(solver="eigen").fit(X, y)
     joint = m.class_log_density(X) + np.log(m.priors_)
     np.testing.assert_allclose(m.predict_log_proba(X), log_softmax(joint, axis=1), atol=1e-10)
     ref = np.column_stack(
@@ -203,10 +216,10 @@ def test_fast_path_agrees_with_the_densities():
 
 def test_decision_function_is_sklearns_linear_form():
     X, y = _data(k=4)
-    m = LDA().fit(X, y)
+    m = LDA(solver="eigen").fit(X, y)
     np.testing.assert_allclose(m.decision_function(X), X @ m.coef_.T + m.intercept_, rtol=1e-9)
     X2, y2 = _data(k=2)
-    m2 = LDA().fit(X2, y2)
+    m2 = LDA(solver="eigen").fit(X2, y2)
     np.testing.assert_allclose(
         m2.decision_function(X2), X2 @ m2.coef_[0] + m2.intercept_[0], rtol=1e-9, atol=1e-9
     )
@@ -214,7 +227,7 @@ def test_decision_function_is_sklearns_linear_form():
 
 def test_class_model_is_a_gaussian_of_the_family():
     X, y = _data()
-    m = LDA().fit(X, y)
+    m = LDA(solver="eigen").fit(X, y)
     g = m.class_model(1)
     np.testing.assert_allclose(g.mean, m.means_[1])
     np.testing.assert_allclose(g.covariance, m.covariance_, rtol=1e-10, atol=1e-12)
@@ -262,9 +275,9 @@ def test_subtracting_rows_that_were_not_there_is_refused(cls):
 
 def test_lda_forget_equals_fit_on_the_rest():
     X, y = _data(seed=9, n=400, k=3)
-    m = LDA(shrinkage="auto").fit(X, y)
+    m = LDA(solver="eigen", shrinkage="auto").fit(X, y)
     m.forget(X[300:], y[300:])
-    ref = LDA(shrinkage="auto").fit(X[:300], y[:300])
+    ref = LDA(solver="eigen", shrinkage="auto").fit(X[:300], y[:300])
     assert m.shrinkage_ == pytest.approx(ref.shrinkage_, rel=1e-9)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-9)
 

@@ -44,7 +44,11 @@ def _counts(seed=1, n=120, p=4):
 # ============================================================ bug 4
 # A row with nothing observed gets the priors; missing features carrying most
 # of the mass lose no accuracy.
-MULTINOMIAL = [br.MultinomialNB(), br.ComplementNB(), br.ComplementNB(norm=True)]
+MULTINOMIAL = [
+    br.MultinomialNB(),
+    br.ComplementNB(add_prior=True),
+    br.ComplementNB(norm=True, add_prior=True),
+]
 
 
 @pytest.mark.parametrize("est", MULTINOMIAL, ids=repr)

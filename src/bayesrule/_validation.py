@@ -75,9 +75,9 @@ def check_lengths(n_rows: int, **arrays: Any) -> None:
         n = len(arr)
         if n != n_rows:
             raise ValueError(
-                f"X has {n_rows} rows but {name} has {n} entries; they must have "
-                "the same length. Found input variables with inconsistent numbers "
-                f"of samples: [{n_rows}, {n}]."
+                "Found input variables with inconsistent numbers of samples: "
+                f"[{n_rows}, {n}]. X has {n_rows} rows but {name} has {n} entries; they "
+                "must have the same length."
             )
 
 
@@ -272,11 +272,13 @@ def _pd_na() -> Any:
     return getattr(pd, "NA", None) if pd is not None else None
 
 
-def check_priors(priors: ArrayLike, n_classes: int) -> NDArray[np.float64]:
+def check_priors(priors: ArrayLike, n_classes: int, *, strict: bool = False) -> NDArray[np.float64]:
     """Validate user priors: one non-negative number per class, summing to 1.
 
-    Normalisation (the same as scikit-learn's): priors whose sum differs from 1
-    by more than 1e-5 are renormalised with a ``UserWarning``.
+    Normalisation (the same as scikit-learn's discriminant analyses): priors
+    whose sum differs from 1 by more than 1e-5 are renormalised with a
+    ``UserWarning``. With ``strict`` (scikit-learn's ``GaussianNB``) they
+    raise instead. Each message starts with scikit-learn's wording.
     """
     try:
         p = np.asarray(priors, dtype=float)
@@ -284,12 +286,19 @@ def check_priors(priors: ArrayLike, n_classes: int) -> NDArray[np.float64]:
         raise ValueError(f"priors must be an array of numbers; got {priors!r}.") from None
     if p.ndim != 1 or p.shape[0] != n_classes:
         raise ValueError(
-            f"priors must have one entry per class ({n_classes} classes); got shape {p.shape}."
+            "Number of priors must match number of classes. The priors must have one entry "
+            f"per class ({n_classes} classes); got shape {p.shape}."
         )
     if not np.all(np.isfinite(p)):
         raise ValueError(f"priors must be finite; got {p.tolist()}.")
+    if strict and not np.isclose(p.sum(), 1.0):
+        raise ValueError(
+            f"The sum of the priors should be 1. They sum to {p.sum():g} ({p.tolist()}); "
+            "GaussianNB does not renormalise them."
+        )
     if np.any(p < 0):
-        raise ValueError(f"priors must be non-negative; got {p.tolist()}.")
+        lead = "Priors must be non-negative. Got" if strict else "priors must be non-negative; got"
+        raise ValueError(f"{lead} {p.tolist()}.")
     total = p.sum()
     if total <= 0:
         raise ValueError(f"priors must not all be zero; got {p.tolist()}.")

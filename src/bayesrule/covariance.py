@@ -10,7 +10,7 @@ The estimated intensities of the discriminant analyses ('auto',
 'ledoit-wolf', 'oas') are those of the *standardised* features
 (:func:`standardised_intensity`, :func:`shrink_to_diagonal`): the estimate
 and the shrunk covariance then do not depend on the features' units, as in
-scikit-learn's ``LinearDiscriminantAnalysis(shrinkage='auto')``.
+scikit-learn's ``LinearDiscriminantAnalysis(solver="eigen", shrinkage='auto')``.
 """
 
 from __future__ import annotations

@@ -73,6 +73,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     _allow_nan: bool = False
     #: minimum number of classes ``fit`` requires
     _min_classes: int = 2
+    #: minimum number of rows ``fit`` requires (scikit-learn's LDA: 2)
+    _min_samples: int = 1
+    #: refuse priors that do not sum to 1 instead of renormalising them
+    #: (scikit-learn's GaussianNB does; its discriminant analyses renormalise)
+    _strict_priors: bool = False
     #: Look for NaN and infinity in the results (statistics, scores) instead of
     #: in X first, and search X for the offending row only when a result is
     #: not finite: non-finite input always reaches the results of these
@@ -80,6 +85,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     _deferred_finite_check: bool = False
     #: whether scipy.sparse CSR input is accepted (and kept sparse)
     _sparse: bool = False
+    #: fitted attributes given in the input's dtype (float32 input, float32
+    #: attributes), where scikit-learn's namesake does so; the statistics and
+    #: the derivation stay float64
+    _input_dtype_attrs: tuple[str, ...] = ()
+    #: whether predict_proba and its kin are given in the input's dtype (as scikit-learn's)
+    _input_dtype_outputs: bool = False
 
     # ------------------------------------------------------------------ input
     def _numeric_X(self, X: Any, *, reset: bool) -> Any:
@@ -125,17 +136,22 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return self._prepare_X(self._validate_X(X, reset=reset))
 
     @staticmethod
-    def _schema(X: Any, n_features: int) -> tuple[int, NDArray[Any] | None]:
-        """The feature count and, for a table with string column names, the names."""
-        columns = getattr(X, "columns", None)
-        if columns is None or not hasattr(X, "dtypes"):
-            return n_features, None
-        names = np.asarray(list(columns), dtype=object)
-        if names.size and all(isinstance(n, str) for n in names):
-            return n_features, names
-        return n_features, None
+    def _schema(X: Any, n_features: int, dtype: Any = None) -> Any:
+        """The feature count and, for a table with string column names, the names.
 
-    def _record_schema(self, schema: tuple[int, NDArray[Any] | None]) -> None:
+        With ``dtype`` (the validated block's), a third entry: the dtype the
+        fitted attributes and outputs listed in ``_input_dtype_attrs`` take.
+        """
+        columns = getattr(X, "columns", None)
+        names = None
+        if columns is not None and hasattr(X, "dtypes"):
+            listed = np.asarray(list(columns), dtype=object)
+            if listed.size and all(isinstance(n, str) for n in listed):
+                names = listed
+        return (n_features, names) if dtype is None else (n_features, names, np.dtype(dtype))
+
+    def _record_schema(self, schema: tuple[Any, ...]) -> None:
+        self._fit_dtype = schema[2] if len(schema) > 2 else np.dtype(np.float64)
         self.n_features_in_ = int(schema[0])
         if schema[1] is None:
             self.__dict__.pop("feature_names_in_", None)
@@ -255,7 +271,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if classes is not None:
             check_labels(np.asarray(classes), "classes")
         c = as_classes(y_arr if classes is None else classes)
-        return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1])
+        return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1], Xv.dtype)
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
@@ -275,10 +291,19 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         stats, schema = self._block(X, y, sample_weight, None, reset=True)
+        n = int(stats.counts.sum())
+        if 0 < n < self._min_samples:  # no weight at all: _install says so
+            raise ValueError(
+                f"Found array with {n} sample(s) (shape=({n}, {stats.n_features})) while a "
+                f"minimum of {self._min_samples} is required by {type(self).__name__}. "
+                "One row gives no estimate of the spread around the class means."
+            )
         if stats.n_classes < self._min_classes:
             raise ValueError(
-                f"{type(self).__name__} needs at least {self._min_classes} classes to "
-                f"classify; y has {stats.n_classes} class ({stats.classes.tolist()})."
+                "The number of classes has to be greater than one. Got "
+                f"{stats.n_classes} class. {type(self).__name__} needs at least "
+                f"{self._min_classes} classes to classify; y has {stats.n_classes} class "
+                f"({stats.classes.tolist()})."
             )
         self._install(stats, schema=schema)
         return self
@@ -293,10 +318,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Update the model with one more block of data.
 
         The result equals ``fit`` on all the blocks seen so far (to rounding).
-        ``classes`` lists every label the stream will contain; on the first
-        call it defaults to the labels of that block. A block with a label
-        outside the known classes raises ``ValueError``. A call that fails
-        leaves the model exactly as it was.
+        ``classes`` lists every label the stream will contain; it must be
+        given on the first call (as scikit-learn requires). A block with a
+        label outside the known classes raises ``ValueError``. A call that
+        fails leaves the model exactly as it was.
         """
         with self._atomic():
             return self._partial_fit(X, y, classes, sample_weight)
@@ -304,21 +329,27 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any) -> Any:
         if not _is_fitted(self):
             self._validate_params()
-            if classes is not None:
-                check_labels(np.asarray(classes), "classes")
-                declared = as_classes(classes)
-                if declared.size < self._min_classes:
-                    raise ValueError(
-                        f"classes must list at least {self._min_classes} labels; "
-                        f"got {declared.tolist()}."
-                    )
+            if classes is None:
+                raise ValueError(
+                    "classes must be passed on the first call to partial_fit. It lists every "
+                    "label the stream will contain (a later block may hold labels this one "
+                    "does not); e.g. classes=np.unique(y_all)."
+                )
+            check_labels(np.asarray(classes), "classes")
+            declared = as_classes(classes)
+            if declared.size < self._min_classes:
+                raise ValueError(
+                    f"classes must list at least {self._min_classes} labels; "
+                    f"got {declared.tolist()}."
+                )
             stats, schema = self._block(X, y, sample_weight, classes, reset=True)
             self._install(stats, schema=schema)
             return self
         if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
             raise ValueError(
-                f"classes={as_classes(classes).tolist()} is not the same as the classes "
-                f"of the first call to partial_fit, {self.classes_.tolist()}."
+                f"`classes={classes!r}` is not the same as on last call to partial_fit, was: "
+                f"{self.classes_!r}. classes={as_classes(classes).tolist()} is not the same "
+                f"as the classes of the first call to partial_fit, {self.classes_.tolist()}."
             )
         block, _ = self._block(X, y, sample_weight, self.classes_, reset=False)
         self._install(self.stats_.merge(block))
@@ -408,7 +439,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             )
         merged = self.stats_.merge(other.stats_)
         new = clone(self)
-        new._install(merged, schema=(self.n_features_in_, mine))
+        new._install(merged, schema=(self.n_features_in_, mine, self._dtype()))
         return new
 
     @classmethod
@@ -441,9 +472,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         est._install(stats, schema=(stats.n_features, names))
         return est
 
-    def _install(
-        self, stats: Any, *, schema: tuple[int, NDArray[Any] | None] | None = None, **extra: Any
-    ) -> None:
+    def _install(self, stats: Any, *, schema: tuple[Any, ...] | None = None, **extra: Any) -> None:
         """Derive every fitted attribute from ``stats``, then set them all at once.
 
         The parameters are validated first (they may have changed since the
@@ -482,8 +511,31 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             class_count_=stats.weights.copy(),
             n_samples_seen_=int(stats.counts.sum()),
         )
+        dtype = self._dtype()
+        if dtype != np.float64:
+            for name in self._input_dtype_names():
+                if name in attrs:
+                    value = np.asarray(attrs[name]).astype(dtype)
+                    attrs[name] = value[()] if value.ndim == 0 else value
         for name, value in attrs.items():
             setattr(self, name, value)
+
+    def _dtype(self) -> np.dtype[Any]:
+        """The floating dtype of the data fitted (float64 when built from statistics)."""
+        return self.__dict__.get("_fit_dtype", np.dtype(np.float64))
+
+    def _input_dtype_names(self) -> tuple[str, ...]:
+        """The fitted attributes given in the input's dtype (scikit-learn's choice)."""
+        return self._input_dtype_attrs
+
+    def _outputs_in_input_dtype(self) -> bool:
+        return self._input_dtype_outputs
+
+    def _out(self, values: NDArray[Any]) -> NDArray[Any]:
+        """``values`` in the fitted data's dtype where scikit-learn's outputs are."""
+        if self._outputs_in_input_dtype() and self._dtype() != np.float64:
+            return values.astype(self._dtype())
+        return values
 
     def _resolve_priors(self, stats: Any) -> NDArray[np.float64]:
         """Class priors: the ``priors`` parameter, else the weighted class proportions.
@@ -493,7 +545,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         if self.priors is None:
             return np.asarray(stats.weights / stats.weights.sum(), dtype=float)
-        return check_priors(self.priors, stats.n_classes)
+        return check_priors(self.priors, stats.n_classes, strict=self._strict_priors)
 
     def _derive(self, stats: Any, priors: NDArray[np.float64], **extra: Any) -> dict[str, Any]:
         raise NotImplementedError
@@ -554,7 +606,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _log_priors(self) -> NDArray[np.float64]:
         with np.errstate(divide="ignore"):
-            return np.log(self.priors_)
+            return np.log(np.asarray(self.priors_, dtype=np.float64))
 
     def _mask_absent(self, jll: NDArray[np.float64]) -> NDArray[np.float64]:
         absent = self.stats_.weights <= 0
@@ -657,7 +709,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         with self._deferred(), self._budget(Xv):
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
-        return self._repair(Xv, jll, relative=False)
+        return self._out(self._repair(Xv, jll, relative=False))
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log posterior ``log P(y = k | x)``, a log-softmax stable for any finite input.
@@ -667,11 +719,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         far from every class is decided by the class that dominates in exact
         arithmetic (posterior 1, the others 0), never NaN.
         """
-        return _log_softmax(self._decision(X))
+        return self._out(_log_softmax(self._decision(X)))
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes); rows sum to 1."""
-        return np.exp(self.predict_log_proba(X))
+        return self._out(np.exp(_log_softmax(self._decision(X))))
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of largest posterior probability for each row."""
@@ -688,8 +740,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         jll = self._decision(X)
         if jll.shape[1] == 2:
             with np.errstate(invalid="ignore"):
-                return jll[:, 1] - jll[:, 0]
-        return jll
+                return self._out(jll[:, 1] - jll[:, 0])
+        return self._out(jll)
 
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log density of the data under the model, ``log sum_k pi_k p_k(x)``.
@@ -725,7 +777,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
                 raise ValueError(f"n_samples must be a non-negative int; got {n_samples!r}.")
-            idx = rng.choice(self.classes_.size, size=int(n_samples), p=self.priors_)
+            p = np.asarray(self.priors_, dtype=np.float64)
+            idx = rng.choice(self.classes_.size, size=int(n_samples), p=p / p.sum())
         else:
             y_arr = np.asarray(y)
             if y_arr.ndim == 0:
@@ -752,7 +805,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
 
 #: the fitted attributes that describe the input's features
-_SCHEMA = ("n_features_in_", "feature_names_in_")
+_SCHEMA = ("n_features_in_", "feature_names_in_", "_fit_dtype")
 
 
 def _log_softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:

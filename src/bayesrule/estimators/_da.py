@@ -69,9 +69,16 @@ class _GaussianDA(GenerativeClassifier):
         if getattr(self, "covariance_estimator", None) is None:
             return super().fit(X, y, sample_weight)
         self._validate_params()
+        self._check_solver()
+        if getattr(self, "solver", None) == "svd":
+            raise ValueError(
+                f"{self._svd_estimator_message} (bayesrule's solvers give the same model)."
+            )
         if getattr(self, "shrinkage", None) not in (None, 0):
             raise ValueError(
-                "covariance_estimator and shrinkage are both set; only one of the two can be used."
+                "covariance_estimator and shrinkage parameters are not None. Only one of the "
+                "two can be set: covariance_estimator and shrinkage are both set; only one of "
+                "the two can be used."
             )
         if sample_weight is not None:
             raise ValueError("covariance_estimator does not support sample_weight.")
@@ -79,9 +86,12 @@ class _GaussianDA(GenerativeClassifier):
         stats = ScatterStats.from_data(Xv, y_arr, w)
         self._after(Xv, stats.means)
         if stats.n_classes < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 classes; y has 1.")
+            raise ValueError(
+                "The number of classes has to be greater than one. Got 1 class. "
+                f"{type(self).__name__} needs at least 2 classes; y has 1."
+            )
         covs = _external_covariances(self.covariance_estimator, Xv, y_arr, stats)
-        self._install(stats, schema=self._schema(X, Xv.shape[1]), external=covs)
+        self._install(stats, schema=self._schema(X, Xv.shape[1], Xv.dtype), external=covs)
         return self
 
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any) -> Any:
@@ -103,6 +113,21 @@ class _GaussianDA(GenerativeClassifier):
                 return type(fitted)
             moments = "fourth" if getattr(self, "shrinkage", None) in NEEDS_FOURTH else "second"
         return FourthMomentStats if moments == "fourth" else ScatterStats
+
+    #: scikit-learn's refusal of a covariance_estimator with solver='svd'
+    _svd_estimator_message = ""
+
+    def _check_solver(self) -> None:
+        """Refuse shrinkage with solver='svd', as scikit-learn does (NotImplementedError).
+
+        bayesrule's solvers give the same model; the refusal keeps code that
+        runs here running with scikit-learn.
+        """
+        if getattr(self, "solver", None) == "svd" and getattr(self, "shrinkage", None) is not None:
+            raise NotImplementedError(
+                "shrinkage not supported with 'svd' solver. Set solver='eigen' to use "
+                f"shrinkage={self.shrinkage!r} (bayesrule's solvers give the same model)."
+            )
 
 
 #: The parameters every per-class Gaussian analysis (QDA, RDA, RDA-CV) has.
@@ -134,7 +159,13 @@ class _ClassGaussianDA(_GaussianDA):
                 stats, ddof=self._ddof(), tol=float(self.tol), **hyper
             )
         except SingularCovarianceError as exc:
-            raise SingularCovarianceError(exc.detail, self._remedy) from None
+            raise SingularCovarianceError(
+                exc.detail,
+                self._remedy,
+                lead=self._singular_lead(exc.label, exc.n_samples, stats.n_features),
+                label=exc.label,
+                n_samples=exc.n_samples,
+            ) from None
         present = stats.weights > 0
         covs = np.zeros_like(stats.scatter)
         covs[present] = model.covariances
@@ -149,6 +180,10 @@ class _ClassGaussianDA(_GaussianDA):
         if self.store_covariance:
             attrs["covariance_"] = covs
         return attrs
+
+    def _singular_lead(self, label: Any, n_samples: int | None, n_features: int) -> str:
+        """scikit-learn's wording for a singular class covariance; none where it has no such model."""
+        return ""
 
     def _eigen(self) -> tuple[list[Any], list[Any]]:
         cached = self.__dict__.get("_eigen_cache")
@@ -171,10 +206,10 @@ class _ClassGaussianDA(_GaussianDA):
     def rotations_(self) -> list[Any]:
         """Eigenvectors of each class covariance, by decreasing eigenvalue (computed on use)."""
         check_is_fitted(self, "_covs_")
-        return self._eigen()[0]
+        return [r.astype(self._dtype(), copy=False) for r in self._eigen()[0]]
 
     @property
     def scalings_(self) -> list[Any]:
         """Eigenvalues of each class covariance, decreasing (computed on use)."""
         check_is_fitted(self, "_covs_")
-        return self._eigen()[1]
+        return [s.astype(self._dtype(), copy=False) for s in self._eigen()[1]]

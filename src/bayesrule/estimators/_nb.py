@@ -44,7 +44,7 @@ def _scatter_classes(values: _F, present: NDArray[np.bool_]) -> _F:
     return out
 
 
-def _check_nonnegative(X: Any, who: str, names: Any = None) -> None:
+def _check_nonnegative(X: Any, who: str, names: Any = None, what: str = "counts") -> None:
     """ValueError naming the first column holding a negative value."""
     data = X.data if sp.issparse(X) else X
     with np.errstate(invalid="ignore"):
@@ -59,8 +59,8 @@ def _check_nonnegative(X: Any, who: str, names: Any = None) -> None:
         r, j = (int(t[0]) for t in np.nonzero(neg))
         v = X[r, j]
     raise ValueError(
-        f"Negative values in data passed to {who}: column {_name(names, j)!r} holds {v!r}; "
-        "counts must be non-negative."
+        f"Negative values in data passed to {who} (input X). The first is in column "
+        f"{_name(names, j)!r} ({v!r}); {what} must be non-negative."
     )
 
 
@@ -71,8 +71,12 @@ class _BaseNB(GenerativeClassifier):
     """Naive Bayes: NaN means missing, and the class models are independent per feature."""
 
     _allow_nan = True
+    #: as scikit-learn's: one class fits, and then always predicts that class
+    _min_classes = 1
     _sparse = False
     _positive = False
+    #: what the values are, in the message refusing a negative one
+    _values = "counts"
     _deferred_finite_check = True
     #: whether +inf in X always makes the log likelihood non-finite (so the
     #: deferred check catches it); not so after binarizing, or far in a
@@ -104,7 +108,7 @@ class _BaseNB(GenerativeClassifier):
         if not (np.isfinite(lo) and np.isfinite(hi)):
             check_finite(np.atleast_2d(values), "X", allow_nan=True)
         if self._positive and not lo >= 0:
-            _check_nonnegative(Xv, type(self).__name__, self._feature_names())
+            _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self._values)
         return Xv
 
     def _after(self, Xv: Any, result: Any) -> None:

@@ -57,6 +57,9 @@ class CategoricalNB(_DiscreteNB):
     """
 
     _inf_reaches_results = False
+    #: codes are non-negative: scikit-learn's tag, and its "Negative values" error first
+    _positive = True
+    _values = "category codes"
 
     _stats_type = CategoryStats
     _parameter_constraints: dict = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from ..models.multinomial import ComplementWeights, complement_log_theta
@@ -16,11 +17,13 @@ class ComplementNB(_DiscreteNB):
 
     Each class is scored by the counts of the *other* classes:
     ``log theta~_kj = log((sum_{l != k} S_lj + alpha) / sum_j (...))`` and
-    ``jll_k(x) = -sum_j x_j log theta~_kj + log pi_k``. Unlike scikit-learn
-    (issue #14444) the class priors are added, so ``class_prior`` and
-    ``fit_prior`` take effect; with uniform priors (``fit_prior=False``) the
-    probabilities are scikit-learn's. Dense (NaN = missing) or sparse input;
-    a row with nothing observed gets the priors. The scores are
+    ``jll_k(x) = -sum_j x_j log theta~_kj``: by default, as scikit-learn,
+    the class priors are not part of the decision (they only fill
+    ``class_log_prior_``), so predictions and probabilities are
+    scikit-learn's. ``add_prior=True`` adds ``log pi_k`` (scikit-learn's
+    issue #14444), so that ``class_prior`` and ``fit_prior`` take effect.
+    Dense (NaN = missing) or sparse input; a row with nothing observed gets
+    uniform probabilities (the priors with ``add_prior``). The scores are
     :meth:`bayesrule.models.ComplementWeights.from_stats`.
 
     Parameters
@@ -32,6 +35,10 @@ class ComplementNB(_DiscreteNB):
     norm : bool, default=False
         Normalise the weights ``log theta~_k`` by their sum (Rennie et al.'s
         weight normalisation).
+    add_prior : bool, default=False
+        Add the log class priors to the scores. scikit-learn never does (but
+        with one class); with ``norm=True`` the normalised weights are small,
+        so the priors then dominate the decision.
 
     Attributes
     ----------
@@ -61,6 +68,7 @@ class ComplementNB(_DiscreteNB):
         "alpha": _ALPHA,
         "force_alpha": ["boolean"],
         "norm": ["boolean"],
+        "add_prior": ["boolean"],
         **_PRIOR_PARAMS,
     }
 
@@ -72,12 +80,20 @@ class ComplementNB(_DiscreteNB):
         fit_prior: bool = True,
         class_prior: ArrayLike | None = None,
         norm: bool = False,
+        add_prior: bool = False,
     ) -> None:
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.norm = norm
+        self.add_prior = add_prior
+
+    def _log_priors(self) -> _F:
+        # scikit-learn's decision has no priors, except with a single class
+        if self.add_prior or self.classes_.size == 1:
+            return super()._log_priors()
+        return np.zeros(self.classes_.size)
 
     def _derive(self, stats: CountStats, priors: _F, **extra: Any) -> dict[str, Any]:
         alpha = self._alpha(stats.n_features)

@@ -61,6 +61,9 @@ class GaussianNB(_BaseNB):
     """
 
     _stats_type = DiagonalStats
+    _strict_priors = True
+    _input_dtype_attrs = ("theta_", "var_", "epsilon_", "class_prior_", "priors_", "class_count_")
+    _input_dtype_outputs = True
     _parameter_constraints: dict = {
         "priors": ["array-like", None],
         "var_smoothing": [Interval(Real, 0, None, closed="left")],

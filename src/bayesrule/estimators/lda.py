@@ -51,12 +51,14 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     Parameters
     ----------
     solver : {'svd', 'lsqr', 'eigen'}, default='svd'
-        Accepted for compatibility; it does not change the result. bayesrule
-        always derives the model from the eigendecomposition of the pooled
-        covariance, which supports shrinkage, :meth:`transform` and
-        rank-deficient data with every value.
+        It does not change the result: bayesrule always derives the model
+        from the eigendecomposition of the pooled covariance. As in
+        scikit-learn, 'svd' refuses ``shrinkage`` (``NotImplementedError``)
+        and ``covariance_estimator``, and 'lsqr' refuses :meth:`transform`;
+        'eigen' allows everything.
     shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1], default=None
-        A float ``a`` shrinks the pooled covariance towards ``(tr(Sigma)/p) I``,
+        Needs ``solver='eigen'`` or ``'lsqr'`` (scikit-learn refuses shrinkage with
+        'svd'). A float ``a`` shrinks the pooled covariance towards ``(tr(Sigma)/p) I``,
         ``(1 - a) Sigma + a tr(Sigma)/p I``, as scikit-learn does. 'auto' and
         'ledoit-wolf' (the same) and 'oas' estimate an intensity ``a_k`` for
         each class in its correlation scale (its features standardised by its
@@ -185,6 +187,23 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.bias = bias
         self.moments = moments
 
+    _min_samples = 2
+
+    def _input_dtype_names(self) -> tuple[str, ...]:
+        # scikit-learn's solvers differ: 'svd' keeps float32 throughout, the
+        # others only the means and priors
+        if self.solver == "svd":
+            names = ("coef_", "intercept_", "scalings_", "xbar_", "explained_variance_ratio_")
+            return ("means_", "priors_", *names)
+        return ("means_", "priors_")
+
+    def _outputs_in_input_dtype(self) -> bool:
+        return bool(self.solver == "svd")
+
+    _svd_estimator_message = (
+        "covariance estimator is not supported with svd solver. Try another solver"
+    )
+
     # ScatterStats, or FourthMomentStats by the fit-time ``moments`` choice
     # (see _GaussianDA._statistic_type)
     _stats_type = ScatterStats
@@ -195,8 +214,15 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         max_components = min(K - 1, p)
         if self.n_components is not None and self.n_components > max_components:
             raise ValueError(
-                f"n_components cannot be larger than min(n_features, n_classes - 1) = "
-                f"{max_components}; got {self.n_components}."
+                "n_components cannot be larger than min(n_features, n_classes - 1). "
+                f"min(n_features, n_classes - 1) = {max_components}; got {self.n_components}."
+            )
+        self._check_solver()
+        if int(stats.counts.sum()) == K:
+            raise ValueError(
+                "The number of samples must be more than the number of classes. "
+                f"{K} samples for {K} classes leave no within-class variation to estimate "
+                "the shared covariance from."
             )
         present = stats.weights > 0
         ddof = 0.0 if self.bias else 1.0
@@ -303,7 +329,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
                 Sc = model.whitening @ (model.whitening.T @ model.centre)
                 row = np.subtract(Xv, model.centre, dtype=float) @ Sc
                 out = jll + (row + 0.5 * float(model.centre @ Sc))[:, None]
-        return out
+        return self._out(out)
 
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
         return GenerativeClassifier._sample_class(self, k, n, rng)
@@ -315,6 +341,11 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         -------
         X_new : ndarray of shape (n_samples, min(n_components, n_directions))
         """
+        if self.solver == "lsqr":
+            raise NotImplementedError(
+                "transform not implemented for 'lsqr' solver (use 'svd' or 'eigen'). bayesrule's "
+                "solvers give the same model; 'lsqr' refuses transform as scikit-learn's does."
+            )
         check_is_fitted(self)
         Xv = self._validate_X(X, reset=False)
         out = ((Xv - self.xbar_) @ self.scalings_)[:, : self._max_components]

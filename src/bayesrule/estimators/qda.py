@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Real
 from typing import Any
 
+import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
@@ -19,8 +20,9 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
     Parameters
     ----------
     solver : {'svd', 'eigen'}, default='svd'
-        Accepted for compatibility; the class covariances are always
-        eigendecomposed, and ``reg_param`` and ``shrinkage`` apply with both.
+        The class covariances are always eigendecomposed, and ``reg_param``
+        applies with both. As in scikit-learn, 'svd' refuses ``shrinkage``
+        (``NotImplementedError``) and ``covariance_estimator``.
     shrinkage : None, 'auto', 'ledoit-wolf', 'oas' or float in [0, 1], default=None
         Applied to each class covariance before ``reg_param``. A float ``a``
         gives ``(1 - a) Sigma_k + a tr(Sigma_k)/p I`` (scikit-learn's meaning).
@@ -83,6 +85,10 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         "moments": _MOMENTS,
     }
     _remedy = "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
+    _input_dtype_attrs = ("means_", "covariance_")
+    _svd_estimator_message = (
+        "covariance_estimator is not supported with solver='svd'. Try solver='eigen' instead."
+    )
 
     def __init__(
         self,
@@ -107,7 +113,30 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         self.bias = bias
         self.moments = moments
 
+    def _singular_lead(self, label: Any, n_samples: int | None, n_features: int) -> str:
+        lead = f"The covariance matrix of class {label} is not full rank."
+        if self.solver == "svd" and n_samples is not None and n_samples <= n_features:
+            return (
+                f"{lead} When using `solver='svd'` the number of samples in each class should "
+                f"be more than the number of features, but class {label} has {n_samples} "
+                f"samples and {n_features} features. Try using `solver='eigen'` and setting "
+                "the parameter `shrinkage` for regularization."
+            )
+        param = "shrinkage" if self.solver == "eigen" else "reg_param"
+        return f"{lead} Increase the value of `{param}` to reduce the collinearity."
+
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
+        self._check_solver()
+        # scikit-learn refuses a class of one row; a row weighted w >= 2 is w rows
+        single = np.flatnonzero((stats.counts == 1) & (stats.weights < 2.0))
+        if single.size:
+            label = stats.classes[single[0] : single[0] + 1].tolist()[0]
+            raise ValueError(
+                f"y has only 1 sample in class {label}, covariance is ill defined. "
+                f"class {label!r} has 1 sample; at least 2 samples are needed to estimate its "
+                "covariance (RegularizedDiscriminantAnalysis with alpha < 1 borrows the pooled "
+                "covariance)."
+            )
         return self._family_attrs(
             stats,
             shrinkage=self.shrinkage,

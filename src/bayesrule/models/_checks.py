@@ -87,15 +87,18 @@ def check_alpha(alpha: Any, force_alpha: bool, n_features: int, names: Any = Non
                 f"alpha must be a non-negative float or array-like; got {alpha!r}."
             ) from None
         if a.shape != (n_features,):
+            got = a.shape[0] if a.ndim == 1 else a.shape
             raise ValueError(
-                f"alpha must be a float or an array of one value per feature ({n_features}); "
-                f"got shape {a.shape}."
+                "When alpha is an array, it should contains `n_features`. Got "
+                f"{got} elements instead of {n_features}. alpha must be a float or an array "
+                f"of one value per feature ({n_features}); got shape {a.shape}."
             )
         bad = ~(np.isfinite(a) & (a >= 0))
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"alpha must be non-negative; got {a[j]} for feature {feature_name(names, j)!r}."
+                "All values in alpha must be greater than 0. alpha must be non-negative; "
+                f"got {a[j]} for feature {feature_name(names, j)!r}."
             )
     if np.min(a) < 1e-10 and not force_alpha:
         warnings.warn(

@@ -25,7 +25,12 @@ def check_min_categories(min_categories: Any, n_features: int) -> Any:
             f"min_categories must be an int or one int per feature ({n_features}); "
             f"got shape {mc.shape}."
         )
-    if not np.issubdtype(mc.dtype, np.integer) or np.any(mc < 1):
+    if not np.issubdtype(mc.dtype, np.integer):
+        raise ValueError(
+            f"'min_categories' should have integral type. Got {mc.dtype} instead. "
+            f"min_categories must be positive integers; got {mc.tolist()}."
+        )
+    if np.any(mc < 1):
         raise ValueError(f"min_categories must be positive integers; got {mc.tolist()}.")
     return mc.astype(np.int64)
 

@@ -143,8 +143,9 @@ class DiagonalGaussian:
                 j = int(np.flatnonzero(~(var > 0) & ~np.isposinf(var))[0])
                 raise ValueError(
                     f"feature {feature_name(feature_names, j)!r} has no within-class variance "
-                    f"(or too few rows to estimate it) and var_smoothing={var_smoothing} adds "
-                    "nothing; set var_smoothing > 0 (or use the biased variance, ddof=0)."
+                    f"(or too few rows to estimate it: {_samples(stats.counts.sum())}) and "
+                    f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0 (or use "
+                    "the biased variance, ddof=0)."
                 )
             var = np.broadcast_to(var, means.shape)
         else:
@@ -154,7 +155,8 @@ class DiagonalGaussian:
                 k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
                 raise ValueError(
                     f"feature {feature_name(feature_names, j)!r} has zero variance (or too few "
-                    f"rows) in class {stats.classes[present][k].tolist()!r} and "
+                    f"rows: {_samples(stats.counts[present][k])}) in class "
+                    f"{stats.classes[present][k].tolist()!r} and "
                     f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0."
                 )
         with np.errstate(invalid="ignore"):
@@ -255,3 +257,9 @@ class DiagonalGaussian:
     def __repr__(self) -> str:
         k, p = self.mean.shape
         return f"DiagonalGaussian(n_classes={k}, n_features={p})"
+
+
+def _samples(n: Any) -> str:
+    """``"1 sample"``, ``"5 samples"``: the count in a message."""
+    n = int(n)
+    return f"{n} sample" + ("" if n == 1 else "s")

@@ -226,16 +226,29 @@ def gaussian_terms(gaussians: Sequence[Gaussian], X: ArrayLike) -> Terms:
 
 
 # --------------------------------------------------------------------------- family
-class SingularCovarianceError(ValueError):
+class SingularCovarianceError(LinAlgError):
     """A class covariance that is singular (or not finite) for the given ``tol``.
 
-    ``detail`` is the diagnosis alone (which class, which eigenvalues), so that
-    an estimator can add the remedy in its own parameters' names.
+    Both a ``ValueError`` and a ``numpy.linalg.LinAlgError`` (what
+    scikit-learn's QDA raises). ``detail`` is the diagnosis alone (which
+    class, which eigenvalues), so that an estimator can add the remedy in its
+    own parameters' names, after ``lead`` (scikit-learn's wording, if any);
+    ``label`` and ``n_samples`` name the class and its row count.
     """
 
-    def __init__(self, detail: str, remedy: str) -> None:
-        super().__init__(f"{detail}: {remedy}.")
+    def __init__(
+        self,
+        detail: str,
+        remedy: str,
+        *,
+        lead: str = "",
+        label: Any = None,
+        n_samples: int | None = None,
+    ) -> None:
+        super().__init__(f"{lead} {detail}: {remedy}." if lead else f"{detail}: {remedy}.")
         self.detail = detail
+        self.label = label
+        self.n_samples = n_samples
 
 
 def _label(classes: NDArray[Any], k: Any) -> str:
@@ -487,6 +500,8 @@ class GaussianFamily:
                 raise SingularCovarianceError(
                     f"{what} is singular ({reason}; {stats.counts[k]} samples, {p} features)",
                     "regularise it (shrinkage, reg_param or a smaller alpha)",
+                    label=stats.classes[k],
+                    n_samples=int(stats.counts[k]),
                 )
             gaussians.append(Gaussian.from_cholesky(stats.means[k], chol))
         return cls(gaussians, covs, intensity)

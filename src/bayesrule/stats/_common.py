@@ -139,8 +139,10 @@ def encode(y: ArrayLike, classes: NDArray[Any]) -> NDArray[np.intp]:
     if np.any(unknown):
         bad = np.unique(y[unknown])
         raise ValueError(
-            f"y contains labels {bad.tolist()[:10]} that are not among the classes "
-            f"{classes.tolist()[:20]}; declare every class up front (classes=...)."
+            # scikit-learn's wording (GaussianNB.partial_fit) first
+            f"The target label(s) {bad[:10]} in y do not exist in the initial classes "
+            f"{classes[:20]}. y contains labels {bad.tolist()[:10]} that are not among the "
+            f"classes {classes.tolist()[:20]}; declare every class up front (classes=...)."
         )
     return idx.astype(np.intp)
 
