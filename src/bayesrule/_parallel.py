@@ -202,33 +202,34 @@ def blas_budget(work: float) -> Iterator[int]:
 _lock = threading.Lock()
 _caps: Counter[int] = Counter()
 _applied: int | None = None
-_original: Any = None
+#: the BLAS libraries changed by the first cap, with their counts before it
+_saved: list[tuple[Any, int]] | None = None
 _original_count = 1
-_controller: Any = None
 
 
 def _apply(cap: int | None) -> None:
-    """Set the BLAS to ``cap`` threads, or back to its original counts (``None``); under _lock."""
-    global _applied, _original, _original_count, _controller
-    if cap is None:
-        if _original is not None:
-            _original.restore_original_limits()
-        _original, _applied, _controller = None, None, None
-        return
-    from threadpoolctl import ThreadpoolController
+    """Set the BLAS to ``cap`` threads, or back to its original counts (``None``); under _lock.
 
-    if _original is None:
-        _original_count = blas_threads()
-        cap = min(cap, _original_count)
-        # the same controller for every change until the restore, so that a
+    The libraries are threadpoolctl's cached controllers (:func:`_blas_controllers`),
+    so a cap costs two library calls, not a scan of the process.
+    """
+    global _applied, _saved, _original_count
+    if cap is None:
+        if _saved is not None:
+            for lib, count in _saved:
+                lib.set_num_threads(count)
+        _saved, _applied = None, None
+        return
+    if _saved is None:
+        # the same libraries for every change until the restore, so that a
         # BLAS loaded in between is neither changed nor left changed
-        _controller = ThreadpoolController()
-        _original = _controller.limit(limits=cap, user_api="blas")
-    else:
-        # never above the count the BLAS had before the first cap
-        cap = min(cap, _original_count)
-        if cap != _applied:
-            _controller.limit(limits=cap, user_api="blas")
+        _saved = [(lib, int(lib.get_num_threads() or 1)) for lib in _blas_controllers()]
+        _original_count = max((count for _, count in _saved), default=1)
+    # never above the count the BLAS had before the first cap
+    cap = min(cap, _original_count)
+    if cap != _applied:
+        for lib, _ in _saved:
+            lib.set_num_threads(cap)
     _applied = cap
 
 

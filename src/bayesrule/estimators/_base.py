@@ -164,7 +164,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             check_finite(Xv, "X", allow_nan=self._allow_nan)
 
     def _budget(self, Xv: Any) -> Any:
-        """The thread budget of a pass over ``Xv`` (see :func:`bayesrule.config_context`)."""
+        """The thread budget of a statistics pass over ``Xv`` (see :func:`bayesrule.config_context`).
+
+        Only passes that build statistics (and derivations) take it: they are
+        long enough for the machine's load to matter. A prediction is one or
+        two BLAS products of milliseconds and runs on the BLAS's own threads
+        (the threaded QDA prediction takes the budget in its own pass).
+        """
         shape = getattr(Xv, "shape", (0, 0))
         k = getattr(getattr(self, "classes_", None), "size", 1)
         return blas_budget(float(shape[0]) * float(shape[1]) * k)
@@ -580,7 +586,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred(), self._budget(Xv):
+        with self._deferred():
             out = self._class_log_density(Xv)
         self._after(Xv, out[:, self.stats_.weights > 0])
         return self._repair(Xv, out, prior=False, relative=False)
@@ -692,7 +698,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred(), self._budget(Xv):
+        with self._deferred():
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._repair(Xv, jll)
@@ -706,7 +712,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred(), self._budget(Xv):
+        with self._deferred():
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._out(self._repair(Xv, jll, relative=False))
