@@ -42,7 +42,7 @@ def main() -> None:
         ("CategoricalNB(x>0.5)", br.CategoricalNB(), sk.CategoricalNB()),
         ("PoissonNB(255 x)", br.PoissonNB(), None),
         ("DiagonalLDA", br.DiagonalLDA(), None),
-        ("KernelNB(floor=3)", br.KernelNB(bandwidth_floor=3.0), None),
+        ("KernelNB", br.KernelNB(), None),
     ]
     header = (
         f"{'model':<26}{'fit':>8}{'sk fit':>8}{'ratio':>7}{'predict':>9}{'sk pred':>9}"

@@ -77,7 +77,7 @@ def default_models(dataset: str) -> dict[str, Callable[[], Any]]:
         nb += [
             ("MultinomialNB", "MultinomialNB", {}),
             ("BernoulliNB(binarize=0.5)", "BernoulliNB", {"binarize": 0.5}),
-            ("KernelNB(bandwidth_floor=5)", "KernelNB", {"bandwidth_floor": 5.0}),
+            ("KernelNB", "KernelNB", {}),
         ]
     else:
         nb.append(("KernelNB", "KernelNB", {}))
