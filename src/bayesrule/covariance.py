@@ -10,7 +10,12 @@ The estimated intensities of the discriminant analyses ('auto',
 'ledoit-wolf', 'oas') are those of the *standardised* features
 (:func:`standardised_intensity`, :func:`shrink_to_diagonal`): the estimate
 and the shrunk covariance then do not depend on the features' units, as in
-scikit-learn's ``LinearDiscriminantAnalysis(solver="eigen", shrinkage='auto')``.
+scikit-learn's ``LinearDiscriminantAnalysis(solver="eigen", shrinkage='auto')``
+for every feature that varies within the class. A feature constant within a
+class is shrunk there towards 0 (free of units), or, as scikit-learn does
+(its ``StandardScaler`` gives it the scale 1), towards a variance of
+``a mu`` in its own units (``constant`` in :func:`shrink_to_diagonal`),
+which depends on the units.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "shrink_to_diagonal",
     "shrinkage_intensity",
     "standardised_intensity",
+    "target_diagonal",
 ]
 
 #: The ``shrinkage`` values whose intensity is estimated from the data.
@@ -197,9 +203,32 @@ def standardised_intensity(
     return (0.0 if beta <= 0 or delta <= 0 else float(beta / delta)), mu
 
 
-def shrink_to_diagonal(cov: _F, intensity: float, mu: float) -> _F:
-    """``(1 - a) C + a mu diag(C)``: the standardised shrinkage, back in ``C``'s units."""
+def shrink_to_diagonal(
+    cov: _F,
+    intensity: float,
+    mu: float,
+    constant: NDArray[np.bool_] | None = None,
+    unit: float = 1.0,
+) -> _F:
+    """``(1 - a) C + a mu D``: the standardised shrinkage, back in ``C``'s units.
+
+    ``D = diag(C)`` (the unit-free form). With ``constant`` (the features
+    constant in the class, :func:`constant_features`), their entries of ``D``
+    are ``unit`` instead: the standardisation of scikit-learn's
+    ``StandardScaler``, which gives such a feature the scale 1, so that it is
+    shrunk towards a variance of ``a mu`` in its own units (``unit`` is that
+    variance of 1 in ``C``'s scale, e.g. the weight ``n`` for a scatter
+    ``S = n C``). That target depends on the feature's units.
+    """
     out = (1.0 - intensity) * cov
     idx = np.diag_indices(cov.shape[0])
-    out[idx] += intensity * mu * np.diag(cov)
+    out[idx] += intensity * mu * target_diagonal(cov, constant, unit)
     return out
+
+
+def target_diagonal(cov: _F, constant: NDArray[np.bool_] | None = None, unit: float = 1.0) -> _F:
+    """``D`` of :func:`shrink_to_diagonal`: ``diag(C)``, with ``unit`` for the ``constant`` features."""
+    d = np.diag(cov).copy()
+    if constant is not None:
+        d[constant] = unit
+    return d

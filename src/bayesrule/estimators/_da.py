@@ -156,7 +156,11 @@ class _ClassGaussianDA(_GaussianDA):
         """``_model`` and the fitted attributes from ``GaussianFamily.from_stats(stats, **hyper)``."""
         try:
             model = GaussianFamily.from_stats(
-                stats, ddof=self._ddof(), tol=float(self.tol), **hyper
+                stats,
+                ddof=self._ddof(),
+                tol=float(self.tol),
+                constant_unit_scale=bool(self.bias),
+                **hyper,
             )
         except SingularCovarianceError as exc:
             raise SingularCovarianceError(

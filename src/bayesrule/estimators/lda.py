@@ -65,12 +65,14 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         own standard deviations) and shrink its scatter there, towards its
         diagonal: ``(1 - a_k) S_k + a_k mu_k diag(S_k)``, ``mu_k`` the share of
         features that are not constant in the class; the shrunk scatters are
-        pooled. The model then does not depend on the features' units, and
-        with ``bias=True`` (and the default priors) 'auto' is scikit-learn's
-        ``shrinkage='auto'`` (``solver='lsqr'`` or ``'eigen'``) — except for
-        features constant within a class, which scikit-learn shrinks towards a
-        variance of ``a_k mu_k`` in their own units and bayesrule towards 0.
-        The intensities are computed from the statistics, so streaming,
+        pooled. With the default ``bias=False`` the model then does not
+        depend on the features' units: a feature constant within a class is
+        shrunk towards 0 there. With ``bias=True`` (and the default priors)
+        'auto' is scikit-learn's ``shrinkage='auto'`` (``solver='lsqr'`` or
+        ``'eigen'``), class-constant features included: scikit-learn's
+        ``StandardScaler`` gives such a feature the scale 1, so it is shrunk
+        towards a variance of ``a_k mu_k`` in its own units, and that model
+        depends on the units (see ``bias``). The intensities are computed from the statistics, so streaming,
         merging and forgetting give the same ones. 'auto'/'ledoit-wolf' need
         the fourth moments (``moments``); 'oas' and floats need none.
     priors : array-like of shape (n_classes,), default=None
@@ -100,6 +102,10 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         False: the unbiased pooled estimate ``S_w / (n - K)``. True: the
         maximum-likelihood ``S_w / n``, which is scikit-learn's estimate with
         the default priors and gives the same predictions and probabilities.
+        With an estimated ``shrinkage`` True is also scikit-learn's model of a
+        feature constant within a class (a variance of ``a_k mu_k`` in its
+        own units), which depends on that feature's units; False shrinks it
+        towards 0, so that predictions never depend on the units.
     moments : {'auto', 'second', 'fourth'}, default='auto'
         The statistics a fit collects, fixed when the first block is
         summarised. 'second': :class:`~bayesrule.stats.ScatterStats`, enough
@@ -234,7 +240,11 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             )
         else:
             model = TiedGaussian.from_stats(
-                stats, shrinkage=self.shrinkage, tol=self.tol, ddof=ddof
+                stats,
+                shrinkage=self.shrinkage,
+                tol=self.tol,
+                ddof=ddof,
+                constant_unit_scale=bool(self.bias),
             )
         whiten, c = model.whitening, model.centre
         means = stats.means

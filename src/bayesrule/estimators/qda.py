@@ -29,10 +29,13 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         'auto' / 'ledoit-wolf' (the same) and 'oas' estimate ``a_k`` in the
         class's correlation scale and shrink towards its diagonal,
         ``(1 - a_k) Sigma_k + a_k mu_k diag(Sigma_k)`` (see
-        :class:`LinearDiscriminantAnalysis`): free of the features' units, and
-        with ``bias=True`` scikit-learn's ``solver='eigen', shrinkage='auto'``
-        for features that are not constant within a class (a feature constant
-        in a class leaves it singular here: use ``reg_param``).
+        :class:`LinearDiscriminantAnalysis`). With the default ``bias=False``
+        free of the features' units: a feature constant within a class is
+        shrunk towards 0, which leaves that class singular (use
+        ``reg_param``). With ``bias=True`` it is scikit-learn's
+        ``solver='eigen', shrinkage='auto'``, class-constant features
+        included: they get a variance of ``a_k mu_k`` in their own units
+        (``StandardScaler``'s scale 1), so that model depends on their units.
     priors : array-like of shape (n_classes,), default=None
     reg_param : float in [0, 1], default=0.0
         ``Sigma_k <- (1 - reg_param) Sigma_k + reg_param I``, as scikit-learn.
@@ -52,7 +55,10 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
     bias : bool, default=False
         False: the unbiased ``S_k / (n_k - 1)`` estimate. True: the
         maximum-likelihood ``S_k / n_k`` that scikit-learn 1.9 uses; it gives
-        the same predictions and probabilities as scikit-learn.
+        the same predictions and probabilities as scikit-learn. With an
+        estimated ``shrinkage`` True also shrinks a feature constant within a
+        class as scikit-learn does, towards a variance of ``a_k mu_k`` in its
+        own units (a model that depends on them); False shrinks it towards 0.
     moments : {'auto', 'second', 'fourth'}, default='auto'
         The statistics a fit collects (see
         :class:`LinearDiscriminantAnalysis`): 'fourth' holds the entrywise

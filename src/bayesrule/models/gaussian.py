@@ -21,7 +21,14 @@ from scipy.linalg.lapack import dtrtri
 
 from .._parallel import in_parallel
 from .._products import rows_dot
-from ..covariance import NEEDS_FOURTH, shrink, shrink_to_diagonal, standardised_intensity
+from ..covariance import (
+    NEEDS_FOURTH,
+    constant_features,
+    shrink,
+    shrink_to_diagonal,
+    standardised_intensity,
+    target_diagonal,
+)
 from ._terms import Terms, matrix_exponent, row_exponent
 
 __all__ = [
@@ -326,6 +333,7 @@ def class_covariances(
     alpha: float = 1.0,
     shrinkage: Any = None,
     covariances: _F | None = None,
+    constant_unit_scale: bool = False,
 ) -> tuple[_F, _F, _F]:
     r"""Per-class covariances of the classes with weight, before ``reg_param``.
 
@@ -335,7 +343,11 @@ def class_covariances(
     'oas' (which need ``alpha=1``) in the class's correlation scale,
     ``(1 - a_k) Sigma_k + a_k mu_k diag(Sigma_k)`` with ``a_k`` and ``mu_k``
     from :func:`~bayesrule.covariance.standardised_intensity` (free of the
-    features' units).
+    features' units). With ``constant_unit_scale`` a feature constant within
+    the class gets scikit-learn's ``StandardScaler`` scale 1 instead: its
+    entry of ``diag(Sigma_k)`` in the target becomes 1, a variance of
+    ``a_k mu_k`` in its own units (scikit-learn's model, which depends on
+    them; see :func:`~bayesrule.covariance.shrink_to_diagonal`).
 
     Returns
     -------
@@ -376,7 +388,12 @@ def class_covariances(
                 shrinkage, stats.scatter[k], W, stats.means[k], None if q is None else q[k]
             )
             intensity[i] = a
-            if a:
+            if a and constant_unit_scale:
+                constant = constant_features(np.diag(stats.scatter[k]) / W, stats.means[k], W)
+                # (1 - a) Sigma + a mu D with Sigma >= 0: eigenvalues at least a mu min(D)
+                lower[i] = a * mu * float(target_diagonal(covs[i], constant).min())
+                covs[i] = shrink_to_diagonal(covs[i], a, mu, constant)
+            elif a:
                 covs[i] = shrink_to_diagonal(covs[i], a, mu)
                 lower[i] = a * mu * float(np.diag(covs[i]).min()) / (1.0 - a + a * mu)
         elif shrinkage is not None and float(shrinkage) > 0:
@@ -439,6 +456,7 @@ class GaussianFamily:
         reg_param: float = 0.0,
         tol: float = 1.0e-8,
         covariances: _F | None = None,
+        constant_unit_scale: bool = False,
     ) -> GaussianFamily:
         r"""The Gaussians of the classes with positive weight in ``stats`` (a ScatterStats).
 
@@ -449,7 +467,9 @@ class GaussianFamily:
         3. shrinkage: a float ``a`` gives ``(1 - a) Sigma + a tr(Sigma)/p I``;
            'auto'/'ledoit-wolf'/'oas' estimate ``a_k`` per class in its
            correlation scale and give ``(1 - a_k) Sigma + a_k mu_k diag(Sigma)``
-           (free of the features' units; see :func:`class_covariances`);
+           (free of the features' units; with ``constant_unit_scale`` a
+           feature constant within the class has 1 in ``diag(Sigma)`` there,
+           scikit-learn's model, see :func:`class_covariances`);
         4. ``(1 - reg_param) Sigma + reg_param I``;
         5. the result is singular — a ValueError naming the class — when a
            feature has no variance in it, or when its correlation matrix has
@@ -471,7 +491,12 @@ class GaussianFamily:
         American Statistical Association 84(405), 1989.
         """
         covs, intensity, lower = class_covariances(
-            stats, ddof=ddof, alpha=alpha, shrinkage=shrinkage, covariances=covariances
+            stats,
+            ddof=ddof,
+            alpha=alpha,
+            shrinkage=shrinkage,
+            covariances=covariances,
+            constant_unit_scale=constant_unit_scale,
         )
         p = stats.n_features
         # the eigenvalues of (1 - r) Sigma_shrunk + r I are at least (1 - r) lower + r

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..covariance import (
     ESTIMATED,
     NEEDS_FOURTH,
+    constant_features,
     shrink,
     shrink_to_diagonal,
     standardised_intensity,
@@ -113,8 +114,15 @@ def needs_statistics(stats: Any, shrinkage: Any) -> None:
         )
 
 
-def _standardised_pooled(stats: Any, shrinkage: str, ddof: float) -> tuple[_F, _F]:
-    """The pooled covariance of the classes' standardised-shrunk scatters, and the intensities."""
+def _standardised_pooled(
+    stats: Any, shrinkage: str, ddof: float, constant_unit_scale: bool = False
+) -> tuple[_F, _F]:
+    """The pooled covariance of the classes' standardised-shrunk scatters, and the intensities.
+
+    ``constant_unit_scale``: a feature constant within a class is shrunk
+    there towards a variance of ``a_k mu_k`` in its own units (scikit-learn),
+    not towards 0 (see :func:`~bayesrule.covariance.shrink_to_diagonal`).
+    """
     needs_statistics(stats, shrinkage)
     present = np.flatnonzero(stats.weights > 0)
     q = getattr(stats, "q", None) if shrinkage in NEEDS_FOURTH else None
@@ -127,7 +135,14 @@ def _standardised_pooled(stats: Any, shrinkage: str, ddof: float) -> tuple[_F, _
             shrinkage, stats.scatter[k], W, stats.means[k], None if q is None else q[k]
         )
         intensity[i] = a
-        total += shrink_to_diagonal(stats.scatter[k], a, mu) if a else stats.scatter[k]
+        if not a:
+            total += stats.scatter[k]
+            continue
+        constant = None
+        if constant_unit_scale:
+            constant = constant_features(np.diag(stats.scatter[k]) / W, stats.means[k], W)
+        # the scatter is W times the covariance: a variance of 1 is W there
+        total += shrink_to_diagonal(stats.scatter[k], a, mu, constant, unit=W)
     # the divisor of the unshrunk pooled covariance (already checked positive)
     return total / (float(stats.weights.sum()) - ddof * present.size), intensity
 
@@ -202,6 +217,7 @@ class TiedGaussian:
         shrinkage: Any = None,
         tol: float = 1e-4,
         ddof: float = 1.0,
+        constant_unit_scale: bool = False,
     ) -> TiedGaussian:
         """The family of the classes with data (``stats.weights > 0``).
 
@@ -219,14 +235,22 @@ class TiedGaussian:
             ``a_k`` and ``mu_k`` from
             :func:`~bayesrule.covariance.standardised_intensity`, and the
             shrunk scatters are pooled. The result does not depend on the
-            features' units; with ``ddof=0`` and the class proportions as
-            priors it is scikit-learn's ``shrinkage='auto'`` estimate
-            (``ddof=1`` divides the same sum by ``W - K``).
+            features' units; with ``ddof=0``, ``constant_unit_scale=True``
+            and the class proportions as priors it is scikit-learn's
+            ``shrinkage='auto'`` estimate (``ddof=1`` divides the same sum by
+            ``W - K``).
         tol : float, default=1e-4
             Relative rank tolerance in correlation scale (see
             :func:`range_whitening`): free of the features' units.
         ddof : float, default=1.0
             The pooled covariance is ``S_w / (W - ddof * K)``.
+        constant_unit_scale : bool, default=False
+            For an estimated shrinkage: False shrinks a feature constant
+            within a class towards 0 there (the target ``a_k mu_k diag(S_k)``, free of the
+            features' units); True gives it scikit-learn's
+            ``StandardScaler`` scale 1, so it is shrunk towards a variance of
+            ``a_k mu_k`` in its own units (scikit-learn's model, which then
+            depends on those units).
 
         Raises
         ------
@@ -243,7 +267,7 @@ class TiedGaussian:
         _check_finite(cov)
         intensity: Any = 0.0
         if isinstance(shrinkage, str):
-            cov, intensity = _standardised_pooled(stats, shrinkage, ddof)
+            cov, intensity = _standardised_pooled(stats, shrinkage, ddof, constant_unit_scale)
         elif shrinkage is not None and float(shrinkage) > 0:
             intensity = float(shrinkage)
             cov = shrink(cov, intensity)
