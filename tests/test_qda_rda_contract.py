@@ -62,6 +62,53 @@ def test_family_member_samples_its_gaussian():
     np.testing.assert_allclose(np.cov(draws.T), g.covariance, atol=0.05)
 
 
+@pytest.mark.parametrize("reg_param", [0.0, 0.05, 0.5, 1.0])
+@pytest.mark.parametrize("data", [(X, y), (XW, YW)])
+def test_rda_with_alpha_1_gamma_0_is_qda_with_the_same_reg_param(reg_param, data):
+    Xd, yd = data
+    rda = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0, reg_param=reg_param).fit(Xd, yd)
+    qda = QuadraticDiscriminantAnalysis(reg_param=reg_param).fit(Xd, yd)
+    np.testing.assert_allclose(rda.predict_proba(Xd), qda.predict_proba(Xd), rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(rda.predict(Xd), qda.predict(Xd))
+
+
+def test_rda_reg_param_is_applied_after_the_blend_and_the_shrinkage():
+    from bayesrule.covariance import shrink
+
+    a, g, r = 0.5, 0.1, 0.2
+    m = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=r, store_covariance=True)
+    m.fit(XW, YW)
+    stats = ScatterStats.from_data(XW, YW)
+    pooled = stats.pooled_covariance(1.0)
+    p = XW.shape[1]
+    for k in range(3):
+        own = stats.scatter[k] / (stats.weights[k] - 1.0)
+        expected = (1 - r) * shrink(a * own + (1 - a) * pooled, g) + r * np.eye(p)
+        np.testing.assert_allclose(m.covariance_[k], expected, rtol=1e-12)
+
+
+def test_reg_param_makes_a_degenerate_class_regular_in_rda():
+    collinear = X.copy()
+    collinear[y == 2, 3] = 2.0 * collinear[y == 2, 2]
+    with pytest.raises(ValueError, match=r"class 2 is singular.*reg_param > 0"):
+        RegularizedDiscriminantAnalysis(alpha=1.0).fit(collinear, y)
+    m = RegularizedDiscriminantAnalysis(alpha=1.0, reg_param=0.01).fit(collinear, y)
+    assert np.isfinite(m.predict_proba(collinear)).all()
+
+
+def test_rda_and_rda_cv_save_load_keep_reg_param(tmp_path):
+    rda = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1, reg_param=0.05).fit(XW, YW)
+    back = bayesrule.load(bayesrule.save(rda, tmp_path / "rda.bayesrule"))
+    assert back.reg_param == 0.05
+    np.testing.assert_array_equal(back.predict_proba(XW), rda.predict_proba(XW))
+    cv = RegularizedDiscriminantAnalysisCV(alphas=ALPHAS, gammas=GAMMAS, reg_param=0.05, cv=3).fit(
+        XW, YW
+    )
+    back = bayesrule.load(bayesrule.save(cv, tmp_path / "rdacv.bayesrule"))
+    assert back.reg_param == 0.05
+    np.testing.assert_array_equal(back.predict_proba(XW), cv.predict_proba(XW))
+
+
 def test_family_blend_at_its_limits_is_qda():
     stats = ScatterStats.from_data(XW, YW)
     qda = GaussianFamily.from_stats(stats)

@@ -14,18 +14,44 @@ ALPHAS = (0.0, 0.5, 1.0)
 GAMMAS = (0.0, 0.05, 0.3)
 
 
-def test_scores_equal_a_plain_grid_search():
-    m = RegularizedDiscriminantAnalysisCV(alphas=ALPHAS, gammas=GAMMAS, cv=3, random_state=1).fit(
-        X, y
-    )
+@pytest.mark.parametrize("reg_param", [0.0, 0.05, 1.0])
+def test_scores_equal_a_plain_grid_search(reg_param):
+    m = RegularizedDiscriminantAnalysisCV(
+        alphas=ALPHAS, gammas=GAMMAS, reg_param=reg_param, cv=3, random_state=1
+    ).fit(X, y)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
     for i, a in enumerate(ALPHAS):
         for j, g in enumerate(GAMMAS):
             accs = []
             for train, test in folds:
-                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g).fit(X[train], y[train])
+                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=reg_param)
+                rda.fit(X[train], y[train])
                 accs.append((rda.predict(X[test]) == y[test]).mean())
             assert m.cv_scores_[i, j] == pytest.approx(np.mean(accs), abs=1e-12), (a, g)
+    # the final model is the plain RDA of the chosen pair, with the same ridge
+    ref = RegularizedDiscriminantAnalysis(alpha=m.alpha_, gamma=m.gamma_, reg_param=reg_param)
+    ref.fit(X, y)
+    np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=1e-12)
+
+
+def test_log_likelihood_scores_with_reg_param_equal_a_plain_grid_search():
+    m = RegularizedDiscriminantAnalysisCV(
+        alphas=(0.5, 1.0),
+        gammas=(0.0, 0.1),
+        reg_param=0.05,
+        cv=3,
+        scoring="log_likelihood",
+        random_state=2,
+    ).fit(X, y)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=2).split(X, y))
+    for i, a in enumerate((0.5, 1.0)):
+        for j, g in enumerate((0.0, 0.1)):
+            ll = []
+            for train, test in folds:
+                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=0.05)
+                rda.fit(X[train], y[train])
+                ll.append(rda.predict_log_proba(X[test])[np.arange(len(test)), y[test]].mean())
+            assert m.cv_scores_[i, j] == pytest.approx(np.mean(ll), rel=1e-9), (a, g)
 
 
 def test_log_likelihood_scores_equal_a_plain_grid_search():
@@ -58,14 +84,14 @@ def test_bad_grid():
 
 
 # ------------------------------------------------- the reformulated held-out scores
-def _direct_terms(cov, means, X, gammas):
-    """Distances and log determinants from each shrunk covariance, one at a time."""
+def _direct_terms(cov, means, X, gammas, reg_param=0.0):
+    """Distances and log determinants from each shrunk (and ridged) covariance, one at a time."""
     from bayesrule.covariance import shrink
 
     maha = np.empty((X.shape[0], means.shape[0], len(gammas)))
     logdet = np.empty(len(gammas))
     for g_i, g in enumerate(gammas):
-        S = shrink(cov, g)
+        S = (1.0 - reg_param) * shrink(cov, g) + reg_param * np.eye(cov.shape[0])
         logdet[g_i] = np.linalg.slogdet(S)[1]
         for j, m in enumerate(means):
             D = X - m
@@ -73,8 +99,9 @@ def _direct_terms(cov, means, X, gammas):
     return maha, logdet
 
 
+@pytest.mark.parametrize("reg_param", [0.0, 0.05])
 @pytest.mark.parametrize("dead", [0, 3])
-def test_held_out_terms_equal_the_direct_formula(dead):
+def test_held_out_terms_equal_the_direct_formula(dead, reg_param):
     from bayesrule.estimators.rda_cv import held_out_terms
 
     rng = np.random.default_rng(3)
@@ -84,9 +111,12 @@ def test_held_out_terms_equal_the_direct_formula(dead):
     cov = np.cov(A.T)
     means = rng.standard_normal((3, p))
     X = rng.standard_normal((25, p))
-    gammas = np.array([0.05, 0.3, 1.0]) if dead else np.array([0.0, 0.05, 0.3, 1.0])
-    maha, logdet, ok = held_out_terms(cov, means, X, gammas, 1e-8)
-    ref_maha, ref_logdet = _direct_terms(cov, means, X, gammas)
+    # with a ridge, gamma = 0 is regular even with dead features
+    gammas = (
+        np.array([0.05, 0.3, 1.0]) if dead and not reg_param else np.array([0.0, 0.05, 0.3, 1.0])
+    )
+    maha, logdet, ok = held_out_terms(cov, means, X, gammas, 1e-8, reg_param)
+    ref_maha, ref_logdet = _direct_terms(cov, means, X, gammas, reg_param)
     assert ok.all()
     np.testing.assert_allclose(maha, ref_maha, rtol=1e-10)
     np.testing.assert_allclose(logdet, ref_logdet, rtol=1e-10, atol=1e-10)
@@ -98,15 +128,41 @@ def test_held_out_terms_flag_a_singular_shrinkage():
     cov = np.diag([1.0, 2.0, 0.0])
     _, _, ok = held_out_terms(cov, np.zeros((1, 3)), np.ones((2, 3)), np.array([0.0, 0.1]), 1e-8)
     assert ok.tolist() == [False, True]
+    # a ridge makes every gamma regular: the dead feature's eigenvalue is (1 - r) gamma t + r
+    _, logdet, ok = held_out_terms(
+        cov, np.zeros((1, 3)), np.ones((2, 3)), np.array([0.0, 0.1]), 1e-8, 0.05
+    )
+    assert ok.tolist() == [True, True]
+    t = 1.0
+    expected = [
+        np.log(0.95 * ((1 - g) * lam + g * t) + 0.05).sum()
+        for g in (0.0, 0.1)
+        for lam in [np.array([1.0, 2.0, 0.0])]
+    ]
+    np.testing.assert_allclose(logdet, expected, rtol=1e-12)
 
 
-def _plain_scores(X, y, alphas, gammas, folds, scoring="accuracy"):
+def test_reg_param_makes_every_class_regular_in_the_grid():
+    # a feature 0 everywhere: gamma = 0 is singular without a ridge, regular with one
+    Xd = np.column_stack([X, np.zeros(len(y))])
+    plain = RegularizedDiscriminantAnalysisCV(alphas=(1.0,), gammas=(0.0, 0.1), cv=3).fit(Xd, y)
+    assert plain.cv_scores_[0, 0] == -np.inf and np.isfinite(plain.cv_scores_[0, 1])
+    ridged = RegularizedDiscriminantAnalysisCV(
+        alphas=(1.0,), gammas=(0.0,), reg_param=0.01, cv=3
+    ).fit(Xd, y)
+    assert np.isfinite(ridged.cv_scores_).all()
+    with pytest.raises(ValueError, match="add gammas > 0 or set reg_param > 0"):
+        RegularizedDiscriminantAnalysisCV(alphas=(1.0,), gammas=(0.0,), cv=3).fit(Xd, y)
+
+
+def _plain_scores(X, y, alphas, gammas, folds, scoring="accuracy", reg_param=0.0):
     out = np.empty((len(alphas), len(gammas)))
     for i, a in enumerate(alphas):
         for j, g in enumerate(gammas):
             vals = []
             for train, test in folds:
-                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g).fit(X[train], y[train])
+                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=reg_param)
+                rda.fit(X[train], y[train])
                 if scoring == "accuracy":
                     vals.append((rda.predict(X[test]) == y[test]).mean())
                 else:
@@ -118,14 +174,16 @@ def _plain_scores(X, y, alphas, gammas, folds, scoring="accuracy"):
     return out
 
 
+@pytest.mark.parametrize("reg_param", [0.0, 0.05])
 @pytest.mark.parametrize("scoring", ["accuracy", "log_likelihood"])
-def test_features_without_variance_equal_a_plain_grid_search(scoring):
+def test_features_without_variance_equal_a_plain_grid_search(scoring, reg_param):
     # a feature 0 everywhere, one constant within each class, one 0 in one class
     Xd = np.column_stack([X, np.zeros(len(y)), y * 1.5, np.where(y == 0, 0.0, X[:, 0])])
-    alphas, gammas = (0.0, 0.5, 1.0), (0.05, 0.3)
+    alphas = (0.0, 0.5, 1.0)
+    gammas = (0.0, 0.05, 0.3) if reg_param else (0.05, 0.3)  # the ridge makes gamma = 0 regular
     m = RegularizedDiscriminantAnalysisCV(
-        alphas=alphas, gammas=gammas, cv=3, random_state=5, scoring=scoring
+        alphas=alphas, gammas=gammas, reg_param=reg_param, cv=3, random_state=5, scoring=scoring
     ).fit(Xd, y)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=5).split(Xd, y))
-    ref = _plain_scores(Xd, y, alphas, gammas, folds, scoring)
+    ref = _plain_scores(Xd, y, alphas, gammas, folds, scoring, reg_param)
     np.testing.assert_allclose(m.cv_scores_, ref, rtol=1e-9, atol=1e-12)

@@ -18,18 +18,26 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     towards a scaled identity:
 
     ``Sigma_k(alpha) = alpha Sigma_k + (1 - alpha) Sigma_pooled``,
-    ``Sigma_k(alpha, gamma) = (1 - gamma) Sigma_k(alpha) + gamma tr(Sigma_k(alpha))/p I``.
+    ``Sigma_k(alpha, gamma) = (1 - gamma) Sigma_k(alpha) + gamma tr(Sigma_k(alpha))/p I``,
 
-    ``alpha=1, gamma=0`` is :class:`QuadraticDiscriminantAnalysis` and
-    ``alpha=0, gamma=0`` is :class:`LinearDiscriminantAnalysis` (when the
-    pooled covariance has full rank).
+    and then, with ``reg_param``, given scikit-learn QDA's common ridge:
+    ``(1 - reg_param) Sigma_k(alpha, gamma) + reg_param I``.
+
+    ``alpha=1, gamma=0`` is :class:`QuadraticDiscriminantAnalysis` (with
+    the same ``reg_param``) and ``alpha=0, gamma=0, reg_param=0`` is
+    :class:`LinearDiscriminantAnalysis` (when the pooled covariance has full
+    rank).
 
     Parameters
     ----------
     alpha : float in [0, 1], default=0.5
         Weight of the class's own covariance.
     gamma : float in [0, 1], default=0.0
-        Shrinkage towards ``(tr/p) I``.
+        Shrinkage towards ``(tr/p) I`` (a class's own scale).
+    reg_param : float in [0, 1], default=0.0
+        After the blend and the shrinkage, ``Sigma_k <- (1 - reg_param)
+        Sigma_k + reg_param I`` (a ridge in the features' units, as
+        scikit-learn's QDA); any ``reg_param > 0`` makes every class regular.
     priors : array-like of shape (n_classes,), default=None
     store_covariance : bool, default=False
     tol : float, default=1e-8
@@ -60,14 +68,16 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
         **_CLASS_GAUSSIAN_PARAMS,
         "alpha": [Interval(Real, 0, 1, closed="both")],
         "gamma": [Interval(Real, 0, 1, closed="both")],
+        "reg_param": [Interval(Real, 0, 1, closed="both")],
     }
-    _remedy = "set gamma > 0 (e.g. gamma=0.05) or lower alpha"
+    _remedy = "set gamma > 0 (e.g. gamma=0.05), reg_param > 0 or lower alpha"
 
     def __init__(  # noqa: D107
         self,
         *,
         alpha: float = 0.5,
         gamma: float = 0.0,
+        reg_param: float = 0.0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
         tol: float = 1.0e-8,
@@ -75,10 +85,16 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     ) -> None:
         self.alpha = alpha
         self.gamma = gamma
+        self.reg_param = reg_param
         self.priors = priors
         self.store_covariance = store_covariance
         self.tol = tol
         self.bias = bias
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
-        return self._family_attrs(stats, alpha=float(self.alpha), shrinkage=float(self.gamma))
+        return self._family_attrs(
+            stats,
+            alpha=float(self.alpha),
+            shrinkage=float(self.gamma),
+            reg_param=float(self.reg_param),
+        )

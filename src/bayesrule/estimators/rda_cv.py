@@ -5,7 +5,9 @@ and each training split is the total less its fold (``subtract``), so the
 data are read once. For each split, ``alpha`` and
 class, one eigendecomposition of ``Sigma_k(alpha)`` serves every ``gamma``:
 shrinking towards ``(tr/p) I`` keeps the eigenvectors and maps each
-eigenvalue ``l`` to ``(1 - gamma) l + gamma tr/p``. The held-out rows are
+eigenvalue ``l`` to ``(1 - gamma) l + gamma tr/p``, and the fixed ridge
+``reg_param = r`` (``(1 - r) Sigma + r I``) maps that to ``(1 - r) (...) + r``,
+with the same eigenvectors again. The held-out rows are
 rotated once, and the Mahalanobis distances for all ``gamma`` come from one
 matrix product of the squared rotated rows with the inverse eigenvalues
 (:func:`held_out_terms`). With ``alpha = 0`` every class has the pooled
@@ -26,7 +28,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -160,6 +162,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ----------
     alphas : sequence of float in [0, 1], default=(0, 0.25, 0.5, 0.75, 1)
     gammas : sequence of float in [0, 1], default=(0, 0.01, 0.05, 0.1, 0.2, 0.5)
+    reg_param : float in [0, 1], default=0.0
+        Fixed, not searched: every pair's covariances get the ridge
+        ``(1 - reg_param) Sigma + reg_param I`` after the shrinkage, as in
+        :class:`RegularizedDiscriminantAnalysis` (scikit-learn QDA's meaning).
     cv : int, splitter or iterable of (train, test) index arrays, default=5
         As scikit-learn's ``cv``: an int is that many stratified, shuffled
         folds (at most the size of the smallest class); an object with a
@@ -201,11 +207,12 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         **_CLASS_GAUSSIAN_PARAMS,
         "alphas": ["array-like"],
         "gammas": ["array-like"],
+        "reg_param": [Interval(Real, 0, 1, closed="both")],
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
         "random_state": ["random_state"],
     }
-    _remedy = "add gammas > 0"
+    _remedy = "add gammas > 0 or set reg_param > 0"
 
     partial_fit = _Refused("cross-validation needs all the data at once")
     merge = _Refused("cross-validation scores cannot be merged")
@@ -216,6 +223,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         *,
         alphas: ArrayLike = (0.0, 0.25, 0.5, 0.75, 1.0),
         gammas: ArrayLike = (0.0, 0.01, 0.05, 0.1, 0.2, 0.5),
+        reg_param: float = 0.0,
         cv: Any = 5,
         scoring: str = "accuracy",
         random_state: Any = 0,
@@ -226,6 +234,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ) -> None:
         self.alphas = alphas
         self.gammas = gammas
+        self.reg_param = reg_param
         self.cv = cv
         self.scoring = scoring
         self.random_state = random_state
@@ -371,7 +380,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             log_priors = np.log(priors)
         K, p = train.n_classes, train.n_features
         present = np.flatnonzero(train.weights > 0)
-        tol, ddof = float(self.tol), self._ddof()
+        tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
         usable = []
         for a_i, alpha in enumerate(alphas):
             try:  # the errors of class_covariances: this alpha is scored -inf
@@ -403,7 +412,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     "a class covariance matrix of a training split is not finite: X holds "
                     "values so large that their squares overflow float64; rescale X."
                 )
-            return held_out_terms(cov, train.means[ks] - centre, Xc, gammas, tol)
+            return held_out_terms(cov, train.means[ks] - centre, Xc, gammas, tol, reg)
 
         work = float(X.shape[0]) * p * p * len(jobs)
         results = in_parallel(job, jobs, work)
@@ -441,7 +450,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 f"{(alphas.size, gammas.size)}."
             )
         alpha, gamma = _choose(scores, alphas, gammas)
-        attrs = self._family_attrs(stats.total, alpha=alpha, shrinkage=gamma)
+        attrs = self._family_attrs(
+            stats.total, alpha=alpha, shrinkage=gamma, reg_param=float(self.reg_param)
+        )
         attrs.update(alpha_=alpha, gamma_=gamma, cv_scores_=scores.copy())
         return attrs
 
@@ -451,7 +462,7 @@ def _choose(scores: _F, alphas: _F, gammas: _F) -> tuple[float, float]:
     if not np.any(np.isfinite(scores)):
         raise ValueError(
             "every (alpha, gamma) pair gave a singular class covariance on some split; "
-            "add gammas > 0."
+            "add gammas > 0 or set reg_param > 0."
         )
     best = np.nanmax(np.where(np.isfinite(scores), scores, -np.inf))
     pairs = [np.unravel_index(f, scores.shape) for f in np.flatnonzero(scores == best)]
@@ -488,17 +499,18 @@ def _merge_all(parts: list[ScatterStats]) -> ScatterStats:
 
 
 def held_out_terms(
-    cov: _F, means: _F, X: _F, gammas: _F, tol: float
+    cov: _F, means: _F, X: _F, gammas: _F, tol: float, reg_param: float = 0.0
 ) -> tuple[_F, _F, NDArray[np.bool_]]:
     r"""Mahalanobis distances and log determinants of ``cov`` shrunk by every gamma.
 
-    ``Sigma(gamma) = (1 - gamma) Sigma + gamma (tr(Sigma)/p) I`` has the
-    eigenvectors of ``Sigma`` and the eigenvalues ``(1 - gamma) l + gamma
-    tr/p``: one eigendecomposition and one rotation of the rows serve every
-    gamma, exactly (Friedman's formula, no approximation). Features with no
-    variance in ``Sigma`` (a zero row and column, such as pixels that are 0
-    in every training row) form their own block, ``gamma tr/p`` on the
-    diagonal, so the eigendecomposition and the rotation see only the others.
+    ``Sigma(gamma) = (1 - r) ((1 - gamma) Sigma + gamma (tr(Sigma)/p) I) + r I``
+    (``r = reg_param``) has the eigenvectors of ``Sigma`` and the eigenvalues
+    ``(1 - r) ((1 - gamma) l + gamma tr/p) + r``: one eigendecomposition and
+    one rotation of the rows serve every gamma, exactly (Friedman's formula
+    and the ridge, no approximation). Features with no variance in ``Sigma``
+    (a zero row and column, such as pixels that are 0 in every training row)
+    form their own block, ``(1 - r) gamma tr/p + r`` on the diagonal, so the
+    eigendecomposition and the rotation see only the others.
 
     Parameters
     ----------
@@ -510,6 +522,8 @@ def held_out_terms(
     gammas : ndarray of shape (G,)
     tol : float
         As in :func:`bayesrule.models.gaussian.correlation_singular`.
+    reg_param : float in [0, 1], default=0.0
+        The ridge applied after the shrinkage.
 
     Returns
     -------
@@ -527,13 +541,17 @@ def held_out_terms(
         dead[:] = False
     live = np.flatnonzero(~dead)
     lam, V = eigh(cov[np.ix_(live, live)], driver="evd")
+    r = float(reg_param)
     eig = (1.0 - gammas)[None, :] * lam[:, None] + gammas[None, :] * t  # (p_live, G)
     eig_dead = gammas * t  # (G,): the dead block's eigenvalue, |dead| times
+    if r:
+        eig = (1.0 - r) * eig + r
+        eig_dead = (1.0 - r) * eig_dead + r
     n_dead = int(dead.sum())
     low = eig.min(axis=0) if live.size else np.full(gammas.size, np.inf)
     if n_dead:
         low = np.minimum(low, eig_dead)
-    ok = (low > 0) & _regular(cov, t, gammas, tol, np.maximum(low, 0.0))
+    ok = (low > 0) & _regular(cov, t, gammas, tol, np.maximum(low, 0.0), r)
     safe = np.where(eig > 0, eig, np.inf)
     inv_dead = np.where(eig_dead > 0, 1.0 / np.where(eig_dead > 0, eig_dead, 1.0), 0.0)
     logdet = np.sum(np.log(np.where(eig > 0, eig, 1.0)), axis=0)
@@ -549,26 +567,37 @@ def held_out_terms(
     return out, logdet, ok
 
 
-def _regular(cov: _F, t: float, gammas: _F, tol: float, lower: _F) -> NDArray[np.bool_]:
-    """``not correlation_singular(shrink(cov, gamma), tol, lower=...)`` for every gamma.
+def _regular(
+    cov: _F, t: float, gammas: _F, tol: float, lower: _F, reg_param: float = 0.0
+) -> NDArray[np.bool_]:
+    """``not correlation_singular(ridge(shrink(cov, gamma)), tol, lower=...)`` for every gamma.
 
-    Gershgorin's bound on the correlation matrix of each shrunk covariance,
-    ``1 + (1 - gamma) sum_j!=i |cov_ij| / (s_i s_j)``, is computed for all
-    gammas at once from ``|cov|``; only a gamma whose regularity it does not
-    prove pays for :func:`correlation_singular`'s eigenvalues.
+    ``ridge(S) = (1 - r) S + r I`` with ``r = reg_param``, as in
+    ``GaussianFamily.from_stats``. Gershgorin's bound on the correlation
+    matrix of each such covariance, ``1 + (1 - r)(1 - gamma) sum_j!=i
+    |cov_ij| / (s_i s_j)``, is computed for all gammas at once from
+    ``|cov|``; only a gamma whose regularity it does not prove pays for
+    :func:`correlation_singular`'s eigenvalues. ``lower`` bounds the
+    eigenvalues of the ridged covariances.
     """
+    r = float(reg_param)
+    p = cov.shape[0]
     d = np.diag(cov)
     R = np.abs(cov)
     R[np.diag_indices_from(R)] = 0.0
     ok = np.zeros(gammas.size, dtype=bool)
     for g_i, gamma in enumerate(gammas.tolist()):
-        var = (1.0 - gamma) * d + gamma * t
+        var = (1.0 - r) * ((1.0 - gamma) * d + gamma * t) + r
         if var.min() <= 0:
             continue
         inv_s = 1.0 / np.sqrt(var)
-        rows = 1.0 + (1.0 - gamma) * (R @ inv_s) * inv_s
+        rows = 1.0 + (1.0 - r) * (1.0 - gamma) * (R @ inv_s) * inv_s
         if lower[g_i] > 0 and lower[g_i] / float(var.max()) > tol * float(rows.max()):
             ok[g_i] = True
         else:
-            ok[g_i] = not correlation_singular(shrink(cov, gamma), tol, lower=0.0)[0]
+            S = shrink(cov, gamma)
+            if r:  # as GaussianFamily.from_stats
+                S *= 1.0 - r
+                S[np.arange(p), np.arange(p)] += r
+            ok[g_i] = not correlation_singular(S, tol, lower=0.0)[0]
     return ok
