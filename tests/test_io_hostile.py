@@ -88,6 +88,8 @@ def originals(tmp_path_factory) -> dict[str, Original]:
     X, y = _data()
     models = {
         "lda": bayesrule.LinearDiscriminantAnalysis(),
+        # FourthMomentStats: the schema of ScatterStats plus t and q
+        "lda4": bayesrule.LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto"),
         "rda": bayesrule.RegularizedDiscriminantAnalysis(
             alpha=0.3, priors=np.array([0.2, 0.3, 0.5])
         ),

@@ -262,10 +262,3 @@ def _blas_cap(cap: int | None) -> Iterator[None]:
                 if not _caps[cap]:
                     del _caps[cap]
                 _apply(min(_caps) if _caps else None)
-
-
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Limit the BLAS to one thread for the block (see :func:`_blas_cap`)."""
-    with _blas_cap(1):
-        yield

@@ -189,6 +189,8 @@ STATS_SCHEMA: dict[str, dict[str, ArraySpec | NestedSpec | str]] = {
         "m3": _f8("K", "p"),
         "m4": _f8("K"),
     },
+    # with the fields of ScatterStats, which it extends (see _schema)
+    "FourthMomentStats": {"t": _f8("K", "p", "p"), "q": _f8("K", "p", "p")},
     "DiagonalStats": {
         **_BASE,
         "feature_weights": _f8("K", "p", low=0.0),
@@ -214,7 +216,10 @@ STATS_SCHEMA: dict[str, dict[str, ArraySpec | NestedSpec | str]] = {
 
 def _schema(cls: type[Any]) -> dict[str, ArraySpec | NestedSpec | str | None]:
     """The schema of a statistics class: :data:`STATS_SCHEMA`, or derived from its fields."""
-    declared = STATS_SCHEMA.get(cls.__name__, {})
+    # a statistic that extends another (FourthMomentStats) has its fields too
+    declared: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        declared.update(STATS_SCHEMA.get(base.__name__, {}))
     per_class = getattr(cls, "_per_class", ())
     out: dict[str, ArraySpec | NestedSpec | str | None] = {}
     for f in dataclasses.fields(cls):

@@ -163,18 +163,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if self._deferred_finite_check and not np.all(np.isfinite(result)):
             check_finite(Xv, "X", allow_nan=self._allow_nan)
 
-    def _budget(self, Xv: Any) -> Any:
-        """The thread budget of a statistics pass over ``Xv`` (see :func:`bayesrule.config_context`).
-
-        Only passes that build statistics (and derivations) take it: they are
-        long enough for the machine's load to matter. A prediction is one or
-        two BLAS products of milliseconds and runs on the BLAS's own threads
-        (the threaded QDA prediction takes the budget in its own pass).
-        """
-        shape = getattr(Xv, "shape", (0, 0))
-        k = getattr(getattr(self, "classes_", None), "size", 1)
-        return blas_budget(float(shape[0]) * float(shape[1]) * k)
-
     def _deferred(self) -> Any:
         """Quiet NumPy's invalid/overflow warnings where :meth:`_after` raises on them anyway.
 
@@ -187,12 +175,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return contextlib.nullcontext()
 
     def _stats_from(self, Xv: NDArray[Any], y: NDArray[Any], w: NDArray[Any], classes: Any) -> Any:
-        with self._deferred(), self._budget(Xv):
+        # the statistics that run BLAS products take the thread budget in their
+        # own pass (blas_budget, in_parallel)
+        with self._deferred():
             stats = self._statistic_type().from_data(Xv, y, w, classes=classes)
         if self._deferred_finite_check:
-            # every statistic with means carries a NaN or infinity of X into them
-            means = getattr(stats, "means", None)
-            self._after(Xv, means if means is not None else np.array([np.nan]))
+            # means (or the count sums) carry a NaN or infinity of X into them
+            carrier = getattr(stats, "means", None)
+            if carrier is None:
+                carrier = getattr(stats, "sums", None)
+            self._after(Xv, carrier if carrier is not None else np.array([np.nan]))
         return stats
 
     def _statistic_type(self) -> Any:
@@ -565,13 +557,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _class_log_density(self, X: Any) -> NDArray[np.float64]:
         """``log p_k(x)`` per class, (n, n_classes); -inf for classes without data."""
-        values = self._model.log_prob(X)
-        present = self.stats_.weights > 0
-        if values.shape[1] == present.size:
-            return values
-        out = np.full((values.shape[0], present.size), -np.inf)
-        out[:, present] = values
-        return out
+        return self._scatter(self._model.log_prob(X))
 
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
         return self._model[self._model_index(k)].sample(n, rng)

@@ -35,15 +35,6 @@ def per_class(values: Any, present: NDArray[np.bool_], fill: Any = np.nan) -> _F
     return out
 
 
-def _scatter_classes(values: _F, present: NDArray[np.bool_]) -> _F:
-    """(n, K_present) log densities placed into (n, K) with -inf for absent classes."""
-    if present.all():
-        return values
-    out = np.full((values.shape[0], present.size), -np.inf)
-    out[:, present] = values
-    return out
-
-
 def _check_nonnegative(X: Any, who: str, names: Any = None, what: str = "counts") -> None:
     """ValueError naming the first column holding a negative value."""
     data = X.data if sp.issparse(X) else X
@@ -112,11 +103,10 @@ class _BaseNB(GenerativeClassifier):
         return Xv
 
     def _after(self, Xv: Any, result: Any) -> None:
+        if not self._inf_reaches_results:
+            return  # _validate_X has already refused infinity; NaN is missing
         values = Xv.data if sp.issparse(Xv) else Xv
         super()._after(np.atleast_2d(values), result)
-
-    def _present(self) -> NDArray[np.bool_]:
-        return np.asarray(self.stats_.weights > 0)
 
 
 class _DiscreteNB(_BaseNB):

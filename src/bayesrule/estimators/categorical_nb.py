@@ -99,10 +99,10 @@ class CategoricalNB(_DiscreteNB):
         return Xv
 
     def _stats_from(self, Xv: Any, y: Any, w: Any, classes: Any) -> CategoryStats:
-        with self._budget(Xv):
-            return CategoryStats.from_data(
-                Xv, y, w, classes=classes, max_categories=self.max_categories
-            )
+        # a bincount, no BLAS: no thread budget to take
+        return CategoryStats.from_data(
+            Xv, y, w, classes=classes, max_categories=self.max_categories
+        )
 
     def _derive(self, stats: CategoryStats, priors: _F, **extra: Any) -> dict[str, Any]:
         names = self._feature_names()

@@ -12,8 +12,6 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..models.tied import TiedGaussian
-from ..stats import ScatterStats
-from ._base import GenerativeClassifier
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 
 
@@ -210,9 +208,8 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         "covariance estimator is not supported with svd solver. Try another solver"
     )
 
-    # ScatterStats, or FourthMomentStats by the fit-time ``moments`` choice
-    # (see _GaussianDA._statistic_type)
-    _stats_type = ScatterStats
+    # _stats_type: ScatterStats, or FourthMomentStats by the fit-time
+    # ``moments`` choice (see _GaussianDA._statistic_type)
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
         external = extra.get("external")
@@ -231,7 +228,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
                 "the shared covariance from."
             )
         present = stats.weights > 0
-        ddof = 0.0 if self.bias else 1.0
+        ddof = self._ddof()
         if external is not None:
             cov = np.einsum("k,kpq->pq", priors, external)
             w = stats.weights[present]
@@ -340,9 +337,6 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
                 row = np.subtract(Xv, model.centre, dtype=float) @ Sc
                 out = jll + (row + 0.5 * float(model.centre @ Sc))[:, None]
         return self._out(out)
-
-    def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> _F:
-        return GenerativeClassifier._sample_class(self, k, n, rng)
 
     def transform(self, X: ArrayLike) -> _F:
         """Project onto the Fisher discriminant directions.

@@ -8,7 +8,7 @@ from numpy.typing import ArrayLike
 
 from ..models.multinomial import Multinomial, multinomial_log_theta
 from ..stats import CountStats
-from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB, _scatter_classes
+from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB
 
 
 class MultinomialNB(_DiscreteNB):
@@ -78,8 +78,3 @@ class MultinomialNB(_DiscreteNB):
             "_model": model,
             **self._prior_attrs(priors),
         }
-
-    def _relative_joint(self, Xv: Any) -> _F:
-        # the multinomial coefficient is the same for every class: skip it
-        relative = _scatter_classes(self._model.relative_log_prob(Xv), self._present())
-        return self._mask_absent(relative + self._log_priors())

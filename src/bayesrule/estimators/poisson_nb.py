@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..models.poisson import Poisson, poisson_rates
 from ..stats import CountStats
-from ._nb import _F, _BaseNB, _scatter_classes
+from ._nb import _F, _BaseNB
 
 
 class PoissonNB(_BaseNB):
@@ -61,8 +61,3 @@ class PoissonNB(_BaseNB):
             "rate_": poisson_rates(stats, self.alpha),
             "_model": model,
         }
-
-    def _relative_joint(self, Xv: Any) -> _F:
-        # sum_j log x_j! is the same for every class: skip it
-        relative = _scatter_classes(self._model.relative_log_prob(Xv), self._present())
-        return self._mask_absent(relative + self._log_priors())

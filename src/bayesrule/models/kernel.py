@@ -13,7 +13,7 @@ from ._checks import check_nonnegative_float, check_observed, feature_name, pres
 from ._terms import scale_rows
 from .diagonal import total_variance
 
-__all__ = ["CV_FACTORS", "KernelDensity", "kernel_bandwidths"]
+__all__ = ["CV_FACTORS", "KernelDensity"]
 
 _F = NDArray[np.float64]
 _HALF_LOG_2PI = 0.5 * float(np.log(2.0 * np.pi))
@@ -54,26 +54,6 @@ def _check_bandwidth(bandwidth: Any, n_features: int, names: Any) -> Any:
     return b
 
 
-def kernel_bandwidths(
-    stats: Any, bandwidth: Any, floor: float, names: Any = None
-) -> tuple[_F, _F, _F]:
-    """Per-class, per-feature bandwidths for 'scott' / 'silverman' / a float / one per feature.
-
-    ``stats`` is a :class:`bayesrule.stats.ValueCountStats`. Returns ``(h, V,
-    h_scott)``, each (n_classes, n_features), with ``V`` the observed weight.
-    The rule-of-thumb bandwidths are ``sd_kj * V_kj^(-1/5)`` (Scott) and
-    ``sd_kj * (3 V_kj / 4)^(-1/5)`` (Silverman), with ``sd`` the unbiased
-    weighted standard deviation, as ``scipy.stats.gaussian_kde`` in one
-    dimension. They are raised to at least ``floor`` times the feature's
-    Scott bandwidth over all classes, so that a feature constant within a
-    class (MNIST's border pixels) keeps a density. ('cv' starts from Scott's.)
-    """
-    h, V, h_scott, _ = _bandwidths(
-        stats.moments(), _check_bandwidth(bandwidth, stats.n_features, names), floor
-    )
-    return h, V, h_scott
-
-
 def weighted_moments(indptr: Any, values: _F, W: _F) -> tuple[_F, _F, _F]:
     """Per row of ``W`` (n_rows, n_values) and feature, ``(V, mean, M2)`` of the stored values.
 
@@ -93,7 +73,18 @@ def weighted_moments(indptr: Any, values: _F, W: _F) -> tuple[_F, _F, _F]:
 
 
 def _bandwidths(moments: tuple[_F, _F, _F], b: Any, floor: float) -> tuple[_F, _F, _F, _F]:
-    """:func:`kernel_bandwidths` of a checked ``b`` from ``(V, mean, M2)``, plus the lower bound."""
+    """Bandwidths of a checked ``b`` from ``(V, mean, M2)``: ``(h, V, h_scott, lower)``.
+    Per-class, per-feature bandwidths for 'scott' / 'silverman' / a float / one per feature.
+
+        ``stats`` is a :class:`bayesrule.stats.ValueCountStats`. Returns ``(h, V,
+        h_scott)``, each (n_classes, n_features), with ``V`` the observed weight.
+        The rule-of-thumb bandwidths are ``sd_kj * V_kj^(-1/5)`` (Scott) and
+        ``sd_kj * (3 V_kj / 4)^(-1/5)`` (Silverman), with ``sd`` the unbiased
+        weighted standard deviation, as ``scipy.stats.gaussian_kde`` in one
+        dimension. They are raised to at least ``floor`` times the feature's
+        Scott bandwidth over all classes, so that a feature constant within a
+        class (MNIST's border pixels) keeps a density. ('cv' starts from Scott's.)
+    """
     V, mean, m2 = moments
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         sd = np.sqrt(np.where(V > 1, m2 / np.where(V > 1, V - 1, 1.0), 0.0))
@@ -240,7 +231,7 @@ class KernelDensity:
         ----------
         stats : bayesrule.stats.ValueCountStats
         bandwidth : {'scott', 'silverman', 'cv'}, float or array-like of shape (n_features,)
-            See :func:`kernel_bandwidths`; 'cv' picks, per class and feature,
+            See :func:`_bandwidths`; 'cv' picks, per class and feature,
             the multiple of Scott's bandwidth in :data:`CV_FACTORS` of
             largest leave-one-out likelihood.
         bandwidth_floor : float, default=0.1

@@ -17,7 +17,6 @@ from numpy.typing import ArrayLike, NDArray
 from .._parallel import blas_budget
 from ._common import (
     ClassStatistic,
-    arrays_close,
     as_classes,
     block_slices,
     check_removal,
@@ -29,15 +28,11 @@ from ._common import (
 
 _F = NDArray[np.float64]
 
-__all__ = ["CountStats", "_close", "_weights"]
+__all__ = ["CountStats", "_weights"]
 
 
 def _weights(n: int, sample_weight: ArrayLike | None) -> _F:
     return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-
-
-#: Kept for the modules that compared arrays with it: :func:`arrays_close`.
-_close = arrays_close
 
 
 @dataclass(frozen=True, eq=False, repr=False)

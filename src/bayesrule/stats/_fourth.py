@@ -77,7 +77,8 @@ class FourthMomentStats(ScatterStats):
     (:func:`_shift_fourth`), so merging re-centres each part at the merged
     mean and adds, and subtracting runs that backwards; the laws of
     :class:`~bayesrule.stats.Statistic` hold as for :class:`ScatterStats`.
-    Merging with a :class:`ScatterStats` raises ``StatisticsError``.
+    Merged with a plain :class:`ScatterStats`, the result is a
+    :class:`ScatterStats` of what both hold (``T`` and ``Q`` are dropped).
 
     Attributes
     ----------

@@ -256,15 +256,6 @@ class MixedStats(ClassStatistic):
         # counts and weights are set by ClassStatistic.subtract
         return dataclasses.replace(self, parts=parts)._compacted()
 
-    def subtract(self, other: Any) -> Any:
-        """Statistics of these rows without those of ``other`` (see :class:`Statistic`).
-
-        The vocabularies are ``self``'s without the categories left with no
-        weight. Removing a category these statistics never saw raises
-        :class:`StatisticsError` naming it.
-        """
-        return super().subtract(other)
-
     # ------------------------------------------------------------- vocabularies
     def _observed(self, j: int) -> bool:
         """Whether categorical column ``j`` holds any weight (always True for other kinds)."""

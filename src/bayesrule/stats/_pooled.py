@@ -146,7 +146,7 @@ class PooledScatterStats(ClassStatistic):
         )
         return PooledScatterStats(
             classes=self.classes,
-            counts=self.counts - other.counts,
+            counts=self.counts,
             weights=W_A,
             means=m_A,
             scatter=scatter,
@@ -155,10 +155,6 @@ class PooledScatterStats(ClassStatistic):
     @property
     def n_features(self) -> int:
         return int(self.means.shape[1])
-
-    def pooled_scatter(self) -> _F:
-        """Within-class scatter, shape (p, p)."""
-        return self.scatter
 
     def pooled_covariance(self, ddof: float = 1.0) -> _F:
         """Pooled within-class covariance ``S_w / (W - ddof * K)`` (K: classes with weight)."""
