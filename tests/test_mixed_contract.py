@@ -89,7 +89,7 @@ def test_blocks_with_different_categories_merge_to_the_whole():
     df, y = _frame(240, 3)
     order = np.argsort(df["city"].fillna("~").to_numpy(), kind="stable")
     df, y = df.iloc[order].reset_index(drop=True), y[order]  # blocks see different cities
-    est = br.MixedNB()
+    est = br.MixedNB(columns=KINDS)  # kinds pinned: each block would infer its own
     parts = [est.statistics(X, t, classes=[0, 1, 2]) for X, t in _blocks(df, y, [60, 130, 200])]
     assert len({tuple(p.vocabularies[0]) for p in parts}) == len(parts)
     total = parts[0]
@@ -112,7 +112,7 @@ def test_blocks_with_different_categories_merge_to_the_whole():
 def test_merge_and_subtract_laws_on_tables(seed, cut):
     df, y = _frame(60, seed)
     m = int(cut * len(y))
-    est = br.MixedNB()
+    est = br.MixedNB(columns=KINDS)
     a = est.statistics(df.iloc[:m], y[:m], classes=[0, 1, 2])
     b = est.statistics(df.iloc[m:], y[m:], classes=[0, 1, 2])
     whole = est.statistics(df, y, classes=[0, 1, 2])

@@ -1136,12 +1136,16 @@ class _Decoder:
                 out.append(None)
                 continue
             vocab = self.member(item, at)
-            if kind != "categorical" or vocab.dtype.kind != "U" or vocab.ndim != 1:
+            # strings, or the float64 values of a numeric categorical column (years)
+            if kind != "categorical" or vocab.dtype.kind not in "Uf" or vocab.ndim != 1:
                 raise self.fail(
-                    f"{at} must be null, or for a categorical column a 1-D array of strings."
+                    f"{at} must be null, or for a categorical column a 1-D array of strings "
+                    "or numbers."
                 )
+            if vocab.dtype.kind == "f" and not np.all(np.isfinite(vocab)):
+                raise self.fail(f"{at} holds a non-finite number.")
             if not np.array_equal(np.unique(vocab), vocab):
-                raise self.fail(f"{at} must hold sorted, unique strings.")
+                raise self.fail(f"{at} must hold sorted, unique values.")
             out.append(vocab)
         return tuple(out)
 

@@ -27,39 +27,159 @@ from .kernel_nb import _BANDWIDTH
 
 
 # ---------------------------------------------------------------------------------
-# input: kinds and codes of the columns of a table
+# input: the columns of a table or an array, and the kinds inferred from them
 # ---------------------------------------------------------------------------------
-def _infer_kind(series: Any) -> str:
-    import pandas as pd
+#: At most this many distinct integers make a column of categories (years,
+#: ratings, codes), if each value is seen twice on average.
+MAX_LEVELS = 20
 
-    dtype = series.dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        return "bernoulli"
-    if pd.api.types.is_integer_dtype(dtype):
-        return "poisson"
-    if pd.api.types.is_float_dtype(dtype):
-        return "gaussian"
-    if dtype.kind in "mM" or isinstance(dtype, (pd.PeriodDtype, pd.DatetimeTZDtype)):
-        return "time"  # refused unless ``columns`` declares a kind
-    return "categorical"
+
+@dataclass(frozen=True)
+class _Column:
+    """One column of a block as MixedNB reads it.
+
+    ``values``: float64 with NaN for missing values (numbers), or an object
+    array of str with None for missing values (``text``). ``dtype`` names the
+    column's type in the data (``'int64'``, ``'category'``...), ``integral``
+    whether its numbers are of an integer or boolean type, ``boolean``
+    whether they are booleans, ``time`` whether it held dates or durations.
+    """
+
+    values: NDArray[Any]
+    text: bool
+    dtype: str
+    integral: bool = False
+    boolean: bool = False
+    time: bool = False
+
+    @property
+    def missing(self) -> NDArray[np.bool_]:
+        if self.text:
+            return np.asarray([v is None for v in self.values], dtype=bool)
+        return np.isnan(self.values)
 
 
 def _is_dataframe(X: Any) -> bool:
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
-def _is_text(series: Any) -> bool:
-    """Whether a column holds other values than numbers and booleans (nullable ones included)."""
-    return series.dtype.kind not in "biuf"
+def _is_missing(v: Any) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isnan(v))
+    return type(v).__name__ in ("NAType", "NaTType")
 
 
-def _strings(series: Any) -> tuple[NDArray[np.str_], NDArray[np.bool_]]:
-    """The observed values of a column as strings, and where values are missing."""
+def _object_column(values: NDArray[Any], name: Any, dtype: str = "object") -> _Column:
+    """A column of Python objects: strings (categories), numbers or booleans, and missing values."""
+    missing = np.fromiter((_is_missing(v) for v in values), dtype=bool, count=values.size)
+    kinds = {"str": -1, "bool": -1, "int": -1, "float": -1}
+    for i, v in enumerate(values):
+        if missing[i]:
+            continue
+        if isinstance(v, str):
+            key = "str"
+        elif isinstance(v, (bool, np.bool_)):
+            key = "bool"
+        elif isinstance(v, (int, np.integer)):
+            key = "int"
+        elif isinstance(v, (float, np.floating)):
+            key = "float"
+        else:
+            raise TypeError(
+                f"column {name!r} of X holds a {type(v).__name__} at row {i}; each value must be "
+                "a string, a number, a boolean or missing (the argument must be a string or a "
+                "number)."
+            )
+        if kinds[key] < 0:
+            kinds[key] = i
+    if kinds["str"] >= 0:
+        numbers = [i for k, i in kinds.items() if k != "str" and i >= 0]
+        if numbers:
+            r = min(numbers)
+            raise ValueError(
+                f"column {name!r} of X holds both strings ({values[kinds['str']]!r} at row "
+                f"{kinds['str']}) and numbers ({values[r]!r} at row {r}); convert it to one type."
+            )
+    if kinds["str"] >= 0 or not (~missing).any():
+        out = np.empty(values.size, dtype=object)
+        out[:] = [None if m else str(v) for v, m in zip(values, missing, strict=True)]
+        return _Column(out, True, dtype)
+    nums = np.full(values.size, np.nan)
+    nums[~missing] = np.asarray(values[~missing].tolist(), dtype=np.float64)
+    boolean = kinds["int"] < 0 and kinds["float"] < 0
+    integral = kinds["float"] < 0
+    tag = "bool" if boolean else "int64" if integral else "float64"
+    return _Column(nums, False, tag if dtype == "object" else dtype, integral, boolean)
+
+
+def _frame_columns(X: Any) -> list[_Column]:
+    """The columns of a pandas DataFrame."""
     import pandas as pd
 
-    values = series.astype(object).to_numpy()
-    missing = np.asarray(pd.isna(values), dtype=bool)
-    return np.asarray(values[~missing], dtype=str), missing
+    out = []
+    for j, name in enumerate(X.columns):
+        series = X.iloc[:, j]
+        dtype = series.dtype
+        tag = str(dtype)
+        if dtype.kind in "mM" or isinstance(dtype, (pd.PeriodDtype, pd.DatetimeTZDtype)):
+            values = series.astype(object).to_numpy()
+            text = np.empty(values.size, dtype=object)
+            text[:] = [None if _is_missing(v) else str(v) for v in values]
+            out.append(_Column(text, True, tag, time=True))
+        elif pd.api.types.is_bool_dtype(dtype):
+            nums = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            out.append(_Column(nums, False, tag, integral=True, boolean=True))
+        elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
+            nums = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            out.append(_Column(nums, False, tag, integral=dtype.kind in "iu"))
+        elif dtype == object:
+            out.append(_object_column(series.to_numpy(dtype=object), name))
+        else:  # string, category and other extension types: their values as strings
+            values = series.astype(object).to_numpy()
+            text = np.empty(values.size, dtype=object)
+            text[:] = [None if _is_missing(v) else str(v) for v in values]
+            out.append(_Column(text, True, tag))
+    return out
+
+
+def _infer_kind(col: _Column) -> tuple[str, str]:
+    """The kind a statistician would give a column, and why (see :class:`MixedNB`)."""
+    if col.time:
+        return "time", "dates or durations"  # refused unless ``columns`` declares a kind
+    observed = ~col.missing
+    if col.text:
+        d = len(set(col.values[observed].tolist()))
+        return "categorical", f"text, {d} distinct values"
+    if col.boolean:
+        return "bernoulli", "booleans"
+    if not col.integral:
+        return "gaussian", "floating-point numbers"
+    v = col.values[observed]
+    if v.size == 0:
+        return "gaussian", "integers, none observed"
+    levels = np.unique(v)
+    d, lo, hi = levels.size, levels[0], levels[-1]
+    if d <= 2 and lo >= 0 and hi <= 1:
+        return "bernoulli", "integers 0 and 1"
+    if d <= 2:
+        return "categorical", f"{d} distinct integers ({_fmt(lo)}, {_fmt(hi)})"
+    mean, var = float(np.mean(v)), float(np.var(v))
+    if lo >= 0 and var >= mean / 2 and lo < np.sqrt(var) / 2:
+        return "poisson", (
+            f"counts: non-negative integers from {_fmt(lo)}, variance {var:.3g} >= mean/2 "
+            f"({mean:.3g}/2)"
+        )
+    if d <= MAX_LEVELS and 2 * d <= v.size:
+        return "categorical", f"{d} distinct integers ({_fmt(lo)} to {_fmt(hi)})"
+    return "gaussian", f"integers, {d} distinct ({_fmt(lo)} to {_fmt(hi)})"
+
+
+def _fmt(x: Any) -> str:
+    """A number as a person writes it: 2008, 0.5."""
+    f = float(x)
+    return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.6g}"
 
 
 @dataclass(frozen=True)
@@ -69,6 +189,8 @@ class _Encoded:
     values: _F
     kinds: tuple[str, ...]
     vocabularies: tuple[Vocabulary, ...]
+    dtypes: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
 
 
 class _PerKind:
@@ -209,128 +331,161 @@ class MixedNB(_BaseNB):
         self.max_categories = max_categories
 
     # ------------------------------------------------------------------ input
-    def _resolve_kinds(self, inferred: list[str], names: list[Any]) -> tuple[str, ...]:
-        kinds = list(inferred)
+    def _resolve_kinds(
+        self, cols: list[_Column], names: list[Any]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The kind of each column (declared in ``columns`` or inferred) and why."""
+        p = len(cols)
+        declared: dict[int, Any] = {}
         spec = self.columns
-        if spec is None:
-            return tuple(kinds)
         if isinstance(spec, list):
-            if len(spec) != len(kinds):
-                raise ValueError(
-                    f"columns must give one kind per column ({len(kinds)}); got {len(spec)}."
-                )
-            items = list(enumerate(spec))
-        else:
-            items = []
+            if len(spec) != p:
+                raise ValueError(f"columns must give one kind per column ({p}); got {len(spec)}.")
+            declared = dict(enumerate(spec))
+        elif spec is not None:
             for key, kind in spec.items():
                 if key in names:
-                    items.append((names.index(key), kind))
-                elif isinstance(key, (int, np.integer)) and 0 <= key < len(kinds):
-                    items.append((int(key), kind))
+                    declared[names.index(key)] = kind
+                elif isinstance(key, (int, np.integer)) and 0 <= key < p:
+                    declared[int(key)] = kind
                 else:
                     raise ValueError(
-                        f"columns names an unknown column {key!r}; the columns are {names[:20]}."
+                        f"columns names an unknown column {key!r}; the columns are "
+                        f"{names[:20]}{' ...' if p > 20 else ''}."
                     )
-        for j, kind in items:
-            if kind not in KINDS:
+        kinds, reasons = [], []
+        for j, col in enumerate(cols):
+            if j in declared:
+                kind = declared[j]
+                if kind not in KINDS:
+                    raise ValueError(
+                        f"columns gives column {names[j]!r} the kind {kind!r}; expected one of "
+                        f"{list(KINDS)}."
+                    )
+                kinds.append(str(kind))
+                reasons.append("declared in columns")
+                continue
+            kind, why = _infer_kind(col)
+            if kind == "time":
                 raise ValueError(
-                    f"columns gives column {names[j]!r} the kind {kind!r}; expected one of "
-                    f"{list(KINDS)}."
+                    f"column {names[j]!r} holds {col.dtype} values, which MixedNB "
+                    "cannot model: convert it to numbers first (e.g. to seconds), or declare "
+                    f"columns={{{names[j]!r}: 'categorical'}} if its values are categories."
                 )
-            kinds[j] = kind
-        return tuple(kinds)
+            kinds.append(kind)
+            reasons.append(f"inferred: {why}")
+        return tuple(kinds), tuple(reasons)
+
+    def _columns(self, X: Any, *, fitted: bool) -> tuple[list[_Column], list[Any], bool]:
+        """The columns of a block, their names (indices for an array), and whether it is a table."""
+        if _is_dataframe(X):
+            check_table(X, numeric=False)
+            if fitted:
+                from sklearn.utils.validation import _check_feature_names, _check_n_features
+
+                _check_feature_names(self, X, reset=False)
+                _check_n_features(self, X, reset=False)
+            return _frame_columns(X), list(X.columns), True
+        arr = X if isinstance(X, np.ndarray) else None
+        if arr is None and isinstance(X, (list, tuple)):
+            try:
+                arr = np.asarray(X)
+            except (TypeError, ValueError):
+                arr = None  # ragged: the validation below says so
+        if arr is not None and arr.dtype.kind in "OUS" and arr.ndim == 2 and arr.size:
+            # an object array (a ColumnTransformer's output): strings and numbers per column
+            if fitted:
+                from sklearn.utils.validation import _check_n_features
+
+                _check_n_features(self, arr, reset=False)
+            obj = arr.astype(object)
+            return [_object_column(obj[:, j], j) for j in range(obj.shape[1])], [], False
+        Xv = _BaseNB._validate_X(self, X, reset=not fitted)
+        dt = arr.dtype if arr is not None else np.dtype(np.float64)
+        integral = dt.kind in "biu"
+        cols = [
+            _Column(np.asarray(Xv[:, j], dtype=np.float64), False, str(dt), integral, dt.kind == "b")
+            for j in range(Xv.shape[1])
+        ]
+        return cols, [], False
 
     def _encode(self, X: Any, *, fitted: bool, own: bool) -> _Encoded:
         """A block as numeric codes with its column kinds and vocabularies.
 
         ``fitted``: validate against the fitted features and use the fitted
-        kinds (else infer them from ``columns`` and the dtypes, recording
-        nothing). ``own``: code each string column by the block's own sorted
-        vocabulary (statistics, which merge vocabularies); else by the fitted
-        vocabulary, an unknown string getting the code of an unseen category
-        (predictions). The estimator is never changed.
+        kinds (else infer them from ``columns`` and the data, recording
+        nothing). ``own``: code each categorical column by the block's own
+        sorted vocabulary (statistics, which merge vocabularies); else by the
+        fitted vocabulary, an unknown value getting the code of an unseen
+        category (predictions). The estimator is never changed.
         """
-        if not _is_dataframe(X):
-            Xv = _BaseNB._validate_X(self, X, reset=not fitted)
-            p = Xv.shape[1]
-            if fitted:
-                kinds = tuple(self.kinds_)
-                if self.categories_:
-                    raise ValueError(
-                        "this MixedNB was fitted on a DataFrame with string columns; pass a "
-                        "DataFrame with the same columns."
-                    )
-            else:
-                kinds = self._resolve_kinds(["gaussian"] * p, list(range(p)))
-            names = self._feature_names() if fitted else None
-            return _Encoded(self._checked(Xv, kinds, names), kinds, (None,) * p)
-
-        check_table(X, numeric=False)
-        names = list(X.columns)
+        cols, names, table = self._columns(X, fitted=fitted)
+        p = len(cols)
+        shown = names if table else list(range(p))
         if fitted:
-            from sklearn.utils.validation import _check_feature_names, _check_n_features
-
-            _check_feature_names(self, X, reset=False)
-            _check_n_features(self, X, reset=False)
             kinds = tuple(self.kinds_)
+            reasons: tuple[str, ...] = ()
             fitted_vocabs: tuple[Vocabulary, ...] = self.stats_.vocabularies
         else:
-            kinds = self._resolve_kinds(
-                [_infer_kind(X.iloc[:, j]) for j in range(X.shape[1])], names
-            )
-            fitted_vocabs = (None,) * len(kinds)
-            if "time" in kinds:
-                j = kinds.index("time")
-                raise ValueError(
-                    f"column {names[j]!r} holds {X.dtypes.iloc[j]} values, which MixedNB "
-                    "cannot model: convert it to numbers first (e.g. to seconds), or declare "
-                    f"columns={{{names[j]!r}: 'categorical'}} if its values are categories."
-                )
-        out = np.empty(X.shape, dtype=np.float64)
+            kinds, reasons = self._resolve_kinds(cols, shown)
+            fitted_vocabs = (None,) * p
+        n = cols[0].values.size if cols else 0
+        out = np.empty((n, p), dtype=np.float64)
         vocabs: list[Vocabulary] = []
-        for j in range(X.shape[1]):
-            col, fv = X.iloc[:, j], fitted_vocabs[j]
-            text = _is_text(col)
-            if text and kinds[j] != "categorical":
+        for j, col in enumerate(cols):
+            kind, fv = kinds[j], fitted_vocabs[j]
+            if col.text and kind != "categorical":
                 raise ValueError(
-                    f"column {names[j]!r} holds {col.dtype} values, which only the "
-                    f"'categorical' kind accepts; it is {kinds[j]!r}."
+                    f"column {shown[j]!r} holds {col.dtype} values, which only the "
+                    f"'categorical' kind accepts; it is {kind!r}."
                 )
-            if text and fitted and fv is None and not own:
-                raise ValueError(
-                    f"column {names[j]!r} holds {col.dtype} values, but the model was fitted "
-                    "on integer category codes in it."
-                )
-            if kinds[j] == "categorical" and (text or fv is not None):
-                strings, missing = _strings(col)
-                codes = np.full(len(col), np.nan)
-                if own:
-                    vocab, codes[~missing] = np.unique(strings, return_inverse=True)
-                    if vocab.size > self.max_categories:
-                        raise ValueError(
-                            f"column {names[j]!r} holds {vocab.size} distinct values; a "
-                            f"categorical column may hold at most max_categories="
-                            f"{self.max_categories} (is it an identifier? drop it, or raise "
-                            "max_categories)."
-                        )
-                    vocabs.append(vocab.astype(str))
-                else:
-                    assert fv is not None  # refused above
-                    pos = np.minimum(np.searchsorted(fv, strings), max(fv.size - 1, 0))
-                    known = fv[pos] == strings if fv.size else np.zeros(strings.size, bool)
-                    codes[~missing] = np.where(known, pos, fv.size)
-                    vocabs.append(fv)
-                out[:, j] = codes
-            else:
-                out[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            if kind != "categorical" or (fitted and fv is None):
+                # numbers, or the integer category codes of a model fitted on them
+                if col.text:
+                    raise ValueError(
+                        f"column {shown[j]!r} holds {col.dtype} values, but the model was "
+                        "fitted on integer category codes in it."
+                    )
+                out[:, j] = col.values
                 vocabs.append(None)
+                continue
+            if fv is not None and (fv.dtype.kind == "U") != col.text:
+                fitted_on = "strings" if fv.dtype.kind == "U" else "numbers"
+                got = "strings" if col.text else "numbers"
+                raise ValueError(
+                    f"categorical column {shown[j]!r} holds {got}, but the model was fitted on "
+                    f"{fitted_on} in it."
+                )
+            missing = col.missing
+            seen = col.values[~missing]
+            seen = seen.astype(str) if col.text else seen
+            codes = np.full(n, np.nan)
+            if own:
+                vocab, codes[~missing] = np.unique(seen, return_inverse=True)
+                if vocab.size > self.max_categories:
+                    raise ValueError(
+                        f"column {shown[j]!r} holds {vocab.size} distinct values; a "
+                        f"categorical column may hold at most max_categories="
+                        f"{self.max_categories} (is it an identifier? drop it, or raise "
+                        "max_categories)."
+                    )
+                vocabs.append(vocab)
+            else:
+                assert fv is not None
+                pos = np.minimum(np.searchsorted(fv, seen), max(fv.size - 1, 0))
+                known = fv[pos] == seen if fv.size else np.zeros(seen.size, bool)
+                codes[~missing] = np.where(known, pos, fv.size)
+                vocabs.append(fv)
+            out[:, j] = codes
         if np.isinf(out).any():
             r, c = (int(t[0]) for t in np.nonzero(np.isinf(out)))
             raise ValueError(
-                f"Input X contains infinity in column {names[c]!r} at row {r}; only finite "
+                f"Input X contains infinity in column {shown[c]!r} at row {r}; only finite "
                 "values or NaN are accepted."
             )
-        return _Encoded(self._checked(out, kinds, names), kinds, tuple(vocabs))
+        dtypes = tuple(col.dtype for col in cols)
+        values = self._checked(out, kinds, names if table else None)
+        return _Encoded(values, kinds, tuple(vocabs), dtypes, reasons)
 
     def _checked(self, X: _F, kinds: tuple[str, ...], names: Any) -> _F:
         """Check the values of each kind (codes, counts) and binarize the bernoulli columns."""
@@ -379,6 +534,8 @@ class MixedNB(_BaseNB):
             vocabularies=block.vocabularies,
             classes=c,
             max_categories=self.max_categories,
+            dtypes=block.dtypes,
+            reasons=block.reasons,
         )
         return stats, self._schema(X, Xv.shape[1])
 
@@ -404,6 +561,123 @@ class MixedNB(_BaseNB):
                     )
         return super().merge(other)
 
+    # ------------------------------------------------------------- sampling
+    def sample(
+        self, n_samples: int = 1, *, y: ArrayLike | None = None, random_state: Any = None
+    ) -> tuple[Any, NDArray[Any]]:
+        """Draw new data from the fitted model, in the form of the training data.
+
+        Fitted on a pandas DataFrame, ``X`` is a DataFrame with its column
+        names and dtypes: the strings of a text column, the values of a
+        numeric categorical column (years), booleans for a boolean column,
+        integers for an integer one. Fitted on an array, ``X`` is a float
+        array with the values of the categorical columns (an object array if
+        a column held strings).
+
+        Parameters
+        ----------
+        n_samples, y, random_state : as for :meth:`GaussianNB.sample`
+
+        Returns
+        -------
+        X : DataFrame or ndarray of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,)
+        """
+        codes, labels = super().sample(n_samples, y=y, random_state=random_state)
+        columns = [self._decoded(codes[:, j], j) for j in range(codes.shape[1])]
+        names = self._feature_names()
+        if names is not None:
+            import pandas as pd
+
+            dtypes = self.stats_.dtypes or ("",) * len(columns)
+            data = {
+                name: _as_dtype(col, dtype, self.stats_.vocabularies[j])
+                for j, (name, col, dtype) in enumerate(zip(names, columns, dtypes, strict=True))
+            }
+            return pd.DataFrame(data), labels
+        if any(col.dtype.kind != "f" for col in columns):
+            X = np.empty(codes.shape, dtype=object)
+            for j, col in enumerate(columns):
+                X[:, j] = col
+            return X, labels
+        return np.column_stack(columns) if columns else codes, labels
+
+    def _decoded(self, codes: _F, j: int) -> NDArray[Any]:
+        """Drawn codes of column ``j`` as its values (the vocabulary's entries)."""
+        vocab = self.stats_.vocabularies[j]
+        if vocab is None or self.kinds_[j] != "categorical":
+            return codes
+        return vocab[codes.astype(np.intp)]
+
+    # ---------------------------------------------------------- description
+    def column_summary(self) -> list[dict[str, Any]]:
+        """One row per column: what MixedNB made of it.
+
+        Returns
+        -------
+        list of dict
+            With keys ``column`` (name or index), ``kind``, ``dtype`` (in the
+            training data), ``why`` (``'inferred: 3 distinct integers (2007 to
+            2009)'`` or ``'declared in columns'``) and ``parameters`` (a short
+            text: the class means, rates, probabilities or categories).
+        """
+        check_is_fitted(self)
+        stats = self.stats_
+        names = self._feature_names()
+        p = stats.n_features
+        dtypes = stats.dtypes or ("",) * p
+        reasons = stats.reasons or ("",) * p
+        present = stats.weights > 0
+        params: dict[int, str] = {}
+        for kind, part in stats.parts.items():
+            for i, j in enumerate(stats.columns(kind)):
+                params[int(j)] = _parameters(kind, part, i, present, stats.vocabularies[int(j)])
+        return [
+            {
+                "column": _name(names, j),
+                "kind": self.kinds_[j],
+                "dtype": dtypes[j],
+                "why": reasons[j],
+                "parameters": params[j],
+            }
+            for j in range(p)
+        ]
+
+    def describe(self) -> str:
+        """A table of the columns: name, kind, dtype, why that kind, parameters by class.
+
+        The text of :meth:`column_summary`, one line per column, e.g.::
+
+            column  kind         dtype  why                                          parameters
+            year    categorical  int64  inferred: 3 distinct integers (2007 to 2009)  3 categories: ...
+        """
+        rows = self.column_summary()
+        classes = ", ".join(str(c) for c in self.classes_[self.stats_.weights > 0])
+        head = ["column", "kind", "dtype", "why", f"parameters (classes {classes})"]
+        table = [[str(r["column"]), r["kind"], r["dtype"], r["why"], r["parameters"]] for r in rows]
+        widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(head[:-1])]
+        lines = ["  ".join([*(h.ljust(w) for h, w in zip(head, widths, strict=False)), head[-1]])]
+        for t in table:
+            cells = [c.ljust(w) for c, w in zip(t, widths, strict=False)]
+            lines.append("  ".join([*cells, t[-1]]).rstrip())
+        return "\n".join(lines)
+
+    def infer_columns(self, X: Any) -> dict[Any, str]:
+        """The kinds ``fit`` would give the columns of ``X`` (declared or inferred).
+
+        Statistics of blocks computed apart (``est.statistics(block, y)`` on
+        many machines) must agree on the kinds; infer them once and pin them:
+        ``est.set_params(columns=est.infer_columns(first_block))``.
+
+        Returns
+        -------
+        dict of column name (index for an array) to kind
+        """
+        cols, names, table = self._columns(X, fitted=False)
+        shown = names if table else list(range(len(cols)))
+        kinds, _ = self._resolve_kinds(cols, shown)
+        return dict(zip(shown, kinds, strict=True))
+
     # ---------------------------------------------------------------- derive
     def _install(
         self, stats: Any, *, schema: tuple[int, NDArray[Any] | None] | None = None, **extra: Any
@@ -424,7 +698,11 @@ class MixedNB(_BaseNB):
         return {
             "_model": _PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
             "kinds_": list(stats.kinds),
-            "categories_": {j: v for j, v in enumerate(stats.vocabularies) if v is not None},
+            "categories_": {
+                _key(feature_names, j): v
+                for j, v in enumerate(stats.vocabularies)
+                if v is not None
+            },
         }
 
     def _family(self, kind: str, part: Any, names: list[Any]) -> Any:
@@ -445,3 +723,52 @@ class MixedNB(_BaseNB):
         if kind == "poisson":
             return Poisson.from_stats(part, alpha=self.alpha, feature_names=names)
         return Categorical.from_stats(part, alpha=self.alpha, feature_names=names)
+
+
+def _key(names: Any, j: int) -> Any:
+    """Column ``j``'s key in ``categories_``: its name (a table) or its index (an array)."""
+    return j if names is None else str(names[j])
+
+
+def _as_dtype(values: NDArray[Any], dtype: str, vocab: Vocabulary) -> Any:
+    """Drawn values of a column in its training dtype (as they are if that cannot be)."""
+    import pandas as pd
+
+    series = pd.Series(values)
+    if dtype == "category":
+        categories = vocab if vocab is not None else None
+        return pd.Categorical(values, categories=categories)
+    if not dtype or dtype == "object":
+        return series
+    try:
+        target = pd.api.types.pandas_dtype(dtype)
+    except TypeError:
+        return series
+    if series.dtype.kind == "f" and target.kind in "iub":
+        series = series.round()  # a gaussian or kernel column of integers
+    try:
+        return series.astype(target)
+    except (TypeError, ValueError):
+        return series
+
+
+def _parameters(kind: str, part: Any, i: int, present: NDArray[np.bool_], vocab: Vocabulary) -> str:
+    """A short text of the class parameters of column ``i`` of a kind's statistics."""
+
+    def by_class(values: Any) -> str:
+        return " / ".join(f"{v:.4g}" for v in np.asarray(values)[present])
+
+    if kind == "gaussian":
+        return f"mean {by_class(part.means[:, i])}"
+    if kind in ("bernoulli", "poisson"):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = part.sums[:, i] / part.feature_weights[:, i]
+        return f"{'P(1)' if kind == 'bernoulli' else 'rate'} {by_class(rate)}"
+    if kind == "categorical":
+        if vocab is None:
+            n = int(np.count_nonzero(part.category_counts[:, i, :].sum(axis=0)))
+            return f"{n} category codes"
+        shown = [str(v) if vocab.dtype.kind == "U" else _fmt(v) for v in vocab[:6]]
+        more = ", ..." if vocab.size > 6 else ""
+        return f"{vocab.size} categories: {', '.join(shown)}{more}"
+    return "kernel density of the class's values"

@@ -79,16 +79,26 @@ class Categorical:
         Log probability given to a code at or beyond ``n_categories`` (a
         category never seen in training): the smoothed probability of an
         unseen category, instead of an error.
+    n_categories : array-like of int of shape (n_features,), optional
+        The number of categories of each feature; ``sample`` draws only codes
+        below it (by default every code of ``log_probs``).
 
     ``log_prob`` gathers the table entries of all features and classes by
     one sparse one-hot matrix product; NaN entries are missing.
     """
 
-    def __init__(self, log_probs: ArrayLike, log_unseen: ArrayLike) -> None:
+    def __init__(
+        self, log_probs: ArrayLike, log_unseen: ArrayLike, n_categories: ArrayLike | None = None
+    ) -> None:
         lp = np.asarray(log_probs, dtype=float)
         self._single = lp.ndim == 2
         self.log_probs = lp[None] if self._single else lp
         K, p, C = self.log_probs.shape
+        self.n_categories = (
+            np.full(p, C, dtype=np.int64)
+            if n_categories is None
+            else np.broadcast_to(np.asarray(n_categories, dtype=np.int64), (p,)).copy()
+        )
         self.log_unseen = np.broadcast_to(np.asarray(log_unseen, dtype=float), (K, p)).copy()
         # one table row per (feature, code), plus an "unseen" code per feature
         table = np.concatenate([self.log_probs, self.log_unseen[:, :, None]], axis=2)
@@ -122,8 +132,8 @@ class Categorical:
         a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
         mc = check_min_categories(min_categories, stats.n_features)
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
-        _, log_probs, log_unseen = categorical_tables(stats, a, mc)
-        return cls(log_probs[present], log_unseen[present])
+        n_cat, log_probs, log_unseen = categorical_tables(stats, a, mc)
+        return cls(log_probs[present], log_unseen[present], n_cat)
 
     def log_prob(self, X: ArrayLike) -> _F:
         """Log probability of each row, shape (n,) or (n, n_classes)."""
@@ -146,11 +156,14 @@ class Categorical:
         return int(self.log_probs.shape[0])
 
     def __getitem__(self, k: int) -> Categorical:
-        return Categorical(self.log_probs[k], self.log_unseen[k])
+        return Categorical(self.log_probs[k], self.log_unseen[k], self.n_categories)
 
     def sample(self, n: int, rng: np.random.Generator) -> _F:
-        """Draw ``n`` rows of codes from a single-class model."""
-        cum = np.cumsum(np.exp(self.log_probs[0]), axis=1)
+        """Draw ``n`` rows of codes from a single-class model (codes below ``n_categories``)."""
+        C = self.log_probs.shape[2]
+        # the codes past a feature's categories stand for unseen ones: never drawn
+        real = np.arange(C)[None, :] < self.n_categories[:, None]
+        cum = np.cumsum(np.where(real, np.exp(self.log_probs[0]), 0.0), axis=1)
         cum /= cum[:, -1:]
         u = rng.random((n, cum.shape[0]))
         return (u[:, :, None] > cum[None]).sum(axis=2).astype(np.float64)

@@ -24,9 +24,11 @@ from ._diagonal import DiagonalStats
 from ._values import ValueCountStats
 
 _F = NDArray[np.float64]
-#: The vocabulary of a column: sorted unique strings, or None for a column
-#: whose values are used as they are (numbers, or integer category codes).
-Vocabulary = NDArray[np.str_] | None
+#: The vocabulary of a categorical column: its sorted unique values, strings
+#: (a text column) or float64 numbers (a numeric column of categories such as
+#: years); None for a column whose values are used as they are (numbers, or
+#: integer category codes).
+Vocabulary = NDArray[Any] | None
 
 
 __all__ = ["KIND_STATS", "MixedStats", "as_vocabulary"]
@@ -59,6 +61,16 @@ class MixedStats(ClassStatistic):
     weight: code ``c`` stands for ``vocabularies[j][c]``. Every other column
     has no vocabulary (None).
 
+    A numeric categorical column (years, ratings) has a vocabulary of float64
+    values: code ``c`` stands for ``vocabularies[j][c]``, as for strings.
+
+    ``dtypes`` and ``reasons`` describe the columns, for the estimator that
+    reads and writes them (``()`` when unknown): the dtype each column had in
+    the data (``'int64'``, ``'category'``...), and why it got its kind
+    (``'inferred: 3 distinct integers'``). They are not statistics: a merge
+    keeps those of its left side (of the first block of a stream), or of the
+    other side where the left side has none; ``allclose`` ignores them.
+
     A monoid like each part: ``merge`` unites the classes and, for string
     columns, the vocabularies (the sorted union, each side's category counts
     recoded onto it), so blocks that saw different strings merge to the
@@ -74,9 +86,10 @@ class MixedStats(ClassStatistic):
     ----------
     classes, counts, weights : as for the other statistics
     kinds : tuple of str, one per feature
-    vocabularies : tuple of (ndarray of str or None), one per feature
+    vocabularies : tuple of (ndarray of str or float64, or None), one per feature
     parts : dict of str to statistics
         One statistic per kind present, over the columns of that kind.
+    dtypes, reasons : tuple of str, one per feature, or ()
     """
 
     classes: NDArray[Any]
@@ -85,14 +98,24 @@ class MixedStats(ClassStatistic):
     kinds: tuple[str, ...]
     vocabularies: tuple[Vocabulary, ...]
     parts: dict[str, Any]
+    dtypes: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights")
 
     def __post_init__(self) -> None:
         # a model file gives back lists where tuples were saved
         object.__setattr__(self, "kinds", tuple(str(k) for k in self.kinds))
-        vocabs = tuple(None if v is None else np.asarray(v, dtype=str) for v in self.vocabularies)
+        vocabs = tuple(_as_vocab(v) for v in self.vocabularies)
         object.__setattr__(self, "vocabularies", vocabs)
+        for name in ("dtypes", "reasons"):
+            notes = tuple(str(t) for t in getattr(self, name))
+            if notes and len(notes) != len(self.kinds):
+                raise StatisticsError(
+                    f"{name} must have one entry per column ({len(self.kinds)}) or none; "
+                    f"got {len(notes)}."
+                )
+            object.__setattr__(self, name, notes)
         # one order of the parts (a model file's dict comes back sorted), so
         # that a model sums its per-kind log densities in one order
         if set(self.parts) != set(self.kinds):
@@ -155,6 +178,8 @@ class MixedStats(ClassStatistic):
         vocabularies: Any = None,
         classes: ArrayLike | None = None,
         max_categories: int = MAX_CATEGORIES,
+        dtypes: Any = (),
+        reasons: Any = (),
     ) -> MixedStats:
         """Statistics of one numeric data set whose column ``j`` is of kind ``kinds[j]``.
 
@@ -168,11 +193,14 @@ class MixedStats(ClassStatistic):
             One kind per column; by default every column is 'gaussian'.
         vocabularies : sequence of (array-like of str or None), default=None
             For each column, the strings its codes stand for (sorted and
-            unique), or None. Categories of no positive weight are dropped.
+            unique) or numbers (float64, sorted and unique), or None.
+            Categories of no positive weight are dropped.
         max_categories : int, default=MAX_CATEGORIES
             Bound on the codes of the categorical columns: each must be an
             integer in ``[0, max_categories)`` (see
             :func:`~bayesrule.stats.check_categories`).
+        dtypes, reasons : sequence of str, default=()
+            Descriptions of the columns (see the class docstring).
         """
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
@@ -193,7 +221,9 @@ class MixedStats(ClassStatistic):
             for kind in KIND_STATS
             if kind in cols
         }
-        return cls(c, counts, weights, kinds, vocabs, parts)._compacted()
+        return cls(
+            c, counts, weights, kinds, vocabs, parts, tuple(dtypes), tuple(reasons)
+        )._compacted()
 
     def update(self, X: Any, y: Any, sample_weight: Any = None, vocabularies: Any = None) -> Any:
         """The statistics of the rows seen so far plus ``(X, y, w)`` (codes into ``vocabularies``)."""
@@ -234,6 +264,8 @@ class MixedStats(ClassStatistic):
             self.kinds,
             vocabs,
             parts,
+            self.dtypes or other.dtypes,
+            self.reasons or other.reasons,
         )
 
     def _subtract_aligned(self, other: MixedStats) -> MixedStats:
@@ -241,13 +273,13 @@ class MixedStats(ClassStatistic):
         for j, (mine, theirs) in enumerate(zip(self.vocabularies, other.vocabularies, strict=True)):
             if not other._observed(j):
                 continue
-            if (mine is None) != (theirs is None):
-                raise StatisticsError(_forms(j, "subtract"))
+            if _form(mine) != _form(theirs):
+                raise StatisticsError(_forms(j, "subtract", mine, theirs))
             if theirs is not None and mine is not None:
                 unknown = np.setdiff1d(theirs, mine)
                 if unknown.size:
                     raise StatisticsError(
-                        f"cannot forget category {str(unknown[0])!r} of column {j}: these "
+                        f"cannot forget category {_show(unknown[0])} of column {j}: these "
                         "statistics never saw it."
                     )
         # other's unobserved columns hold nothing, so they take self's form
@@ -368,10 +400,39 @@ class MixedStats(ClassStatistic):
         return f"MixedStats(n_classes={self.n_classes}, columns={kinds})"
 
 
-def _forms(j: int, action: str) -> str:
+_FORM_NAMES = {None: "integer category codes", "str": "strings", "num": "numeric categories"}
+
+
+def _form(v: Vocabulary) -> str | None:
+    """How a categorical column is coded: None (codes), 'str' or 'num' (a vocabulary)."""
+    if v is None:
+        return None
+    return "str" if v.dtype.kind == "U" else "num"
+
+
+def _show(value: Any) -> str:
+    """A category as an error message shows it: 'Quito', 2008."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _as_vocab(v: Any) -> Vocabulary:
+    """A vocabulary in its one form: None, unicode strings, or float64 numbers."""
+    if v is None:
+        return None
+    arr = np.asarray(v)
+    if arr.dtype.kind in "biuf":
+        return arr.astype(np.float64)
+    return arr.astype(str)
+
+
+def _forms(j: int, action: str, a: Vocabulary, b: Vocabulary) -> str:
+    if _form(a) is not None and _form(b) is None:
+        a, b = b, a  # integer codes first
     return (
-        f"cannot {action} statistics of categorical column {j}: it holds integer category "
-        "codes in one and strings in the other."
+        f"cannot {action} statistics of categorical column {j}: it holds "
+        f"{_FORM_NAMES[_form(a)]} in one and {_FORM_NAMES[_form(b)]} in the other."
     )
 
 
@@ -384,11 +445,15 @@ def _united(j: int, a: Vocabulary, b: Vocabulary, a_seen: bool, b_seen: bool) ->
     if a is None and b is None:
         return None
     if a is not None and b is not None:
+        if _form(a) != _form(b):
+            if not (a.size and b.size):  # an empty vocabulary takes the other's form
+                return a if a.size else b
+            raise StatisticsError(_forms(j, "merge", a, b))
         return np.union1d(a, b) if a.size or b.size else a
     if a is None:  # put the strings first
         a, b, a_seen, b_seen = b, a, b_seen, a_seen
     if a_seen and b_seen:
-        raise StatisticsError(_forms(j, "merge"))
+        raise StatisticsError(_forms(j, "merge", a, b))
     return None if b_seen else a
 
 
@@ -406,7 +471,10 @@ def _check_vocabularies(X: _F, kinds: tuple[str, ...], vocabularies: Any) -> tup
             raise ValueError(
                 f"column {j} is of kind {kinds[j]!r}; only a categorical column has a vocabulary."
             )
-        arr = np.asarray(v, dtype=str).ravel()
+        arr = _as_vocab(np.asarray(v).ravel())
+        assert arr is not None
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError(f"the vocabulary of column {j} must hold finite numbers.")
         if arr.size > 1 and not np.all(arr[1:] > arr[:-1]):
             raise ValueError(f"the vocabulary of column {j} must be sorted and unique.")
         col = X[:, j]
