@@ -331,10 +331,13 @@ def test_the_category_bound_is_the_same_for_both_categorical_models():
     bad = _with(X, 39, 0, 70000.0)
     with pytest.raises(ValueError, match=r"column 0 holds category code 70000 at row 39") as e1:
         CategoricalNB().fit(bad, y)
-    with pytest.raises(ValueError, match=r"column 'a' holds category code 70000 at row 39") as e2:
-        MixedNB(columns=CAT).fit(DF.assign(a=bad[:, 0]), y)
     tail = "codes must be integers in [0, 65535] (max_categories=65536)"
-    assert tail in str(e1.value) and tail in str(e2.value)
+    assert tail in str(e1.value)
+    # MixedNB's numeric categorical columns have a vocabulary of their values
+    # (70000 is a category like 2008); the bound is on how many there are
+    ids = DF.assign(a=np.arange(40.0) * 1000)
+    with pytest.raises(ValueError, match=r"column 'a' holds 40 distinct values.*max_categories=10"):
+        MixedNB(columns=CAT, max_categories=10).fit(ids, y)
     assert (
         CategoricalNB().get_params()["max_categories"] == MixedNB().get_params()["max_categories"]
     )

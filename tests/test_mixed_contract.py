@@ -62,10 +62,10 @@ def test_loaded_model_has_kinds_and_categories(tmp_path):
     m = br.MixedNB().fit(df, y)
     loaded = br.load(br.save(m, tmp_path / "mixed.bayesrule"))
     assert loaded.kinds_ == m.kinds_ == KINDS
-    assert sorted(loaded.categories_) == sorted(m.categories_) == [0, 2]
+    assert sorted(loaded.categories_) == sorted(m.categories_) == ["city", "colour"]
     for j, vocab in m.categories_.items():
         np.testing.assert_array_equal(loaded.categories_[j], vocab)
-    np.testing.assert_array_equal(m.categories_[0], ["Kyiv", "Lima", "Oslo", "Pune", "Rome"])
+    np.testing.assert_array_equal(m.categories_["city"], ["Kyiv", "Lima", "Oslo", "Pune", "Rome"])
 
 
 def test_from_stats_has_kinds_and_categories():
@@ -75,7 +75,7 @@ def test_from_stats_has_kinds_and_categories():
         m.statistics(df, y), feature_names_in=df.columns, **m.get_params()
     )
     assert rebuilt.kinds_ == KINDS
-    np.testing.assert_array_equal(rebuilt.categories_[2], ["blue", "green", "red", "teal"])
+    np.testing.assert_array_equal(rebuilt.categories_["colour"], ["blue", "green", "red", "teal"])
     np.testing.assert_array_equal(rebuilt.predict_proba(df), m.predict_proba(df))
 
 
@@ -139,7 +139,7 @@ def test_forget_equals_fit_without_the_rows():
     keep = (df["city"] != "Pune").to_numpy()  # every 'Pune' row is forgotten
     model = br.MixedNB().fit(df, y).forget(df[~keep], y[~keep])
     direct = br.MixedNB().fit(df[keep], y[keep])
-    assert "Pune" not in model.categories_[0]
+    assert "Pune" not in model.categories_["city"]
     np.testing.assert_allclose(model.predict_proba(df), direct.predict_proba(df), rtol=1e-10)
 
 
@@ -164,7 +164,7 @@ def test_partial_fit_unites_vocabularies():
     for X, t in _blocks(df, y, [40, 90]):
         streamed.partial_fit(X, t, classes=[0, 1, 2])
     whole = br.MixedNB().fit(df, y)
-    np.testing.assert_array_equal(streamed.categories_[0], whole.categories_[0])
+    np.testing.assert_array_equal(streamed.categories_["city"], whole.categories_["city"])
     np.testing.assert_allclose(streamed.predict_proba(df), whole.predict_proba(df), rtol=1e-10)
 
 
