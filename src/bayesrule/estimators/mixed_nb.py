@@ -424,7 +424,7 @@ class MixedNB(_BaseNB):
         shown = names if table else list(range(p))
         if fitted:
             kinds = tuple(self.kinds_)
-            reasons: tuple[str, ...] = ()
+            reasons: tuple[str, ...] = self.stats_.reasons  # the kinds' own
             fitted_vocabs: tuple[Vocabulary, ...] = self.stats_.vocabularies
         else:
             kinds, reasons = self._resolve_kinds(cols, shown)
@@ -505,7 +505,7 @@ class MixedNB(_BaseNB):
                     r, c = (int(t[0]) for t in np.nonzero(sub < 0))
                     raise ValueError(
                         f"column {_name(names, int(counts[c]))!r} is modelled as 'poisson' counts "
-                        f"and must be non-negative; got {sub[r, c]!r} at row {r}."
+                        f"and must be non-negative; got {float(sub[r, c])!r} at row {r}."
                     )
         binary = np.flatnonzero(arr == "bernoulli")
         if binary.size:
