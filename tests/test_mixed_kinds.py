@@ -80,7 +80,9 @@ def test_describe_says_what_was_inferred_and_why():
     assert rows["body_mass_g"]["why"] == "declared in columns"
     assert rows["chicks"]["why"].startswith("inferred: counts")
     means = [float(v) for v in rows["bill_length_mm"]["parameters"].split()[1::2]]
-    np.testing.assert_allclose(means, [np.nanmean(df["bill_length_mm"][y == k]) for k in range(3)], rtol=1e-3)
+    np.testing.assert_allclose(
+        means, [np.nanmean(df["bill_length_mm"][y == k]) for k in range(3)], rtol=1e-3
+    )
     text = m.describe()
     assert len(text.splitlines()) == 1 + df.shape[1]
     assert all(name in text for name in df.columns)
@@ -140,7 +142,9 @@ def test_poisson_on_negative_integers_is_refused_naming_column_and_value():
     df = pd.DataFrame({"delta": [3, 1, -4, 2, 0, 5], "v": np.arange(6.0)})
     y = [0, 0, 0, 1, 1, 1]
     assert br.MixedNB().fit(df, y).kinds_[0] != "poisson"
-    with pytest.raises(ValueError, match=r"column 'delta' .*'poisson'.*non-negative; got -4.0 at row 2"):
+    with pytest.raises(
+        ValueError, match=r"column 'delta' .*'poisson'.*non-negative; got -4.0 at row 2"
+    ):
         br.MixedNB(columns={"delta": "poisson"}).fit(df, y)
     with pytest.raises(ValueError, match=r"column 0 .*'poisson'.*-4.0"):
         br.MixedNB(columns={0: "poisson"}).fit(df.to_numpy(), y)
@@ -165,7 +169,10 @@ def test_column_transformer_output_is_accepted():
 
     df, y = penguins(200, 4)
     prep = ColumnTransformer(
-        [("scale", StandardScaler(), ["bill_length_mm"]), ("keep", "passthrough", ["island", "year"])]
+        [
+            ("scale", StandardScaler(), ["bill_length_mm"]),
+            ("keep", "passthrough", ["island", "year"]),
+        ]
     )
     pipe = make_pipeline(prep, br.MixedNB()).fit(df, y)
     assert pipe[-1].kinds_ == ["gaussian", "categorical", "categorical"]
@@ -214,7 +221,9 @@ def test_sample_of_an_array_gives_values_not_codes():
 def test_sample_draws_only_the_categories_of_each_column():
     # a column of 2 categories next to one of 30: no code past a column's own
     rng = np.random.default_rng(7)
-    df = pd.DataFrame({"few": rng.choice(["a", "b"], 200), "many": rng.integers(0, 30, 200) * 7 + 1000})
+    df = pd.DataFrame(
+        {"few": rng.choice(["a", "b"], 200), "many": rng.integers(0, 30, 200) * 7 + 1000}
+    )
     m = br.MixedNB(alpha=5.0).fit(df, np.arange(200) % 2)
     Xs, _ = m.sample(2000, random_state=0)
     assert set(Xs["few"]) == {"a", "b"}
@@ -273,7 +282,9 @@ def test_statistics_of_numbers_and_strings_in_one_column_do_not_merge():
     with pytest.raises(StatisticsError, match="numeric categories in one and strings in the other"):
         a.merge(b)
     m = est.fit(pd.DataFrame({"c": [1, 2]}), [0, 1])
-    with pytest.raises(ValueError, match=r"column 'c' holds strings, but the model was fitted on numbers"):
+    with pytest.raises(
+        ValueError, match=r"column 'c' holds strings, but the model was fitted on numbers"
+    ):
         m.predict(pd.DataFrame({"c": ["x"]}))
 
 
@@ -303,7 +314,9 @@ def test_model_file_keeps_kinds_dtypes_and_samples(tmp_path):
     np.testing.assert_array_equal(ya, yb)
     arr = br.MixedNB().fit(_object_array(df), y)
     back = br.load(br.save(arr, tmp_path / "array.bayesrule"))
-    np.testing.assert_array_equal(back.predict_proba(_object_array(df)), arr.predict_proba(_object_array(df)))
+    np.testing.assert_array_equal(
+        back.predict_proba(_object_array(df)), arr.predict_proba(_object_array(df))
+    )
 
 
 def test_from_stats_has_dtypes_and_reasons():
@@ -339,7 +352,9 @@ def test_random_tables_get_their_kinds(kinds, seed):
     assert m.kinds_ == ["categorical" if k == "text" else k for k in kinds]
     assert m.sample(10, random_state=0)[0].dtypes.to_dict() == df.dtypes.to_dict()
     obj = br.MixedNB().fit(_object_array(df), y)
-    np.testing.assert_allclose(obj.predict_proba(_object_array(df)), m.predict_proba(df), rtol=1e-12)
+    np.testing.assert_allclose(
+        obj.predict_proba(_object_array(df)), m.predict_proba(df), rtol=1e-12
+    )
     est = br.MixedNB(columns=m.kinds_)
     parts = est.statistics(df.iloc[:30], y[:30], classes=[0, 1]).merge(
         est.statistics(df.iloc[30:], y[30:], classes=[0, 1])

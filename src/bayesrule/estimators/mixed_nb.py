@@ -25,7 +25,6 @@ from ._base import GenerativeClassifier
 from ._nb import _F, KINDS, _BaseNB, _name
 from .kernel_nb import _BANDWIDTH
 
-
 # ---------------------------------------------------------------------------------
 # input: the columns of a table or an array, and the kinds inferred from them
 # ---------------------------------------------------------------------------------
@@ -134,7 +133,7 @@ def _frame_columns(X: Any) -> list[_Column]:
         elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
             nums = series.to_numpy(dtype=np.float64, na_value=np.nan)
             out.append(_Column(nums, False, tag, integral=dtype.kind in "iu"))
-        elif dtype == object:
+        elif isinstance(dtype, np.dtype) and dtype.kind == "O":
             out.append(_object_column(series.to_numpy(dtype=object), name))
         else:  # string, category and other extension types: their values as strings
             values = series.astype(object).to_numpy()
@@ -243,16 +242,50 @@ class MixedNB(_BaseNB):
     r"""Naive Bayes with a class model chosen per column.
 
     Each column is modelled by one of 'gaussian', 'kernel', 'bernoulli',
-    'categorical' or 'poisson', given in ``columns`` or inferred: for a
-    pandas DataFrame from the dtype (float: gaussian, integer: poisson,
-    boolean: bernoulli, string / object / category: categorical), for an
-    array as 'gaussian'. The values of a string column are coded by its
-    vocabulary, the sorted strings seen in training; the vocabularies are
-    part of the statistics (:class:`~bayesrule.stats.MixedStats`), so they are
-    united by ``partial_fit`` and ``merge``, shrink with ``forget``, and are
-    kept in model files. A string not seen in training gets the smoothed
-    probability of an unseen category. Missing values (NaN, None, ``pd.NA``)
-    are marginalised out.
+    'categorical' or 'poisson', given in ``columns`` or inferred from the
+    first block of data as a statistician would:
+
+    * text (strings, pandas ``category``, ``string``, objects holding
+      strings): 'categorical';
+    * booleans, and integers that are all 0 or 1: 'bernoulli';
+    * floating-point numbers: 'gaussian' — the dtype says the column is a
+      measurement, even if its values are whole numbers (an integer column
+      that pandas read as float because of a missing value: convert it with
+      ``astype('Int64')``, or declare its kind);
+    * integers (of an integer dtype, including nullable ``Int64``, or Python
+      ints in an object column): 'poisson' if they look like counts — no
+      negative value, a variance at least half the mean (years and codes are
+      far less spread), and a smallest value within half a standard
+      deviation of 0; otherwise 'categorical' if they take two values, or at
+      most ``MAX_LEVELS`` (20) values each seen twice on average (years,
+      ratings, codes); otherwise 'gaussian'. Integers with a negative value
+      are never counts.
+
+    'kernel' is never inferred (declare it for a skewed or many-peaked
+    measurement). Integer codes that start at 0 (0, 1, 2, 3) look like
+    counts: declare them 'categorical'. The kinds, with the reason for each,
+    are listed by :meth:`describe` and :meth:`column_summary`.
+
+    Arrays are read the same way, column by column: a float array is all
+    'gaussian' (so ``MixedNB`` on one equals :class:`GaussianNB`), an integer
+    or boolean array is inferred per column, and an object array (a
+    ``ColumnTransformer``'s output) per column from its values: strings are
+    categories, numbers numbers.
+
+    The kinds, fixed by the first block, are kept by ``partial_fit``,
+    ``merge`` and ``forget``. Statistics of blocks computed apart (with
+    :meth:`statistics` on many machines) each infer their own kinds, which
+    need not agree: pin them with ``columns=est.infer_columns(first_block)``.
+
+    The values of a categorical column are coded by its vocabulary, the
+    sorted values seen in training (strings, or numbers such as years); the
+    vocabularies are part of the statistics
+    (:class:`~bayesrule.stats.MixedStats`), so they are united by
+    ``partial_fit`` and ``merge``, shrink with ``forget``, and are kept in
+    model files. A value not seen in training gets the smoothed probability
+    of an unseen category. Missing values (NaN, None, ``pd.NA``) are
+    marginalised out. :meth:`sample` gives data in the form of the training
+    data: a DataFrame with its column names, dtypes and categories.
 
     Each kind of column is modelled by the family of the single-kind
     estimator (``DiagonalGaussian``, ``KernelDensity``, ``Bernoulli``,
@@ -262,8 +295,10 @@ class MixedNB(_BaseNB):
     Parameters
     ----------
     columns : dict or list of str, default=None
-        ``{column name or index: kind}`` for some columns (the rest are
-        inferred) or a list with one kind per column.
+        ``{column name or position: kind}`` for some columns (the rest are
+        inferred) or a list with one kind per column (such as a fitted
+        model's ``kinds_``). A table's columns are named, an array's numbered
+        from 0.
     priors : array-like of shape (n_classes,), default=None
     var_smoothing : float, default=1e-9
         For the gaussian columns (see :class:`GaussianNB`).
@@ -274,10 +309,10 @@ class MixedNB(_BaseNB):
     bandwidth_floor : float, default=0.1
         For the kernel columns (see :class:`KernelNB`).
     max_categories : int, default=65536
-        Bound on the categorical columns: an integer-coded column's codes must
-        be integers in ``[0, max_categories)`` (as for :class:`CategoricalNB`),
-        and a string column may hold at most ``max_categories`` distinct
-        strings in a block.
+        Bound on the categorical columns: one may hold at most
+        ``max_categories`` distinct values in a block (statistics built
+        directly on integer codes, without a vocabulary, bound the codes to
+        ``[0, max_categories)`` as :class:`CategoricalNB` does).
 
     A date, time or duration column is refused unless ``columns`` declares
     it 'categorical' (each distinct value a category): convert it to numbers
@@ -287,8 +322,10 @@ class MixedNB(_BaseNB):
     ----------
     kinds_ : list of str
         The model of each column.
-    categories_ : dict of int to ndarray of str
-        The vocabulary of each string column (index: code).
+    categories_ : dict of str (column name) or int (position) to ndarray
+        The vocabulary of each categorical column (index: code): strings, or
+        float64 numbers for a numeric column. Keyed by name when fitted on
+        a DataFrame with string column names, by position otherwise.
     classes_, class_count_, priors_ : as for :class:`GaussianNB`
     stats_ : MixedStats
 
@@ -296,6 +333,22 @@ class MixedNB(_BaseNB):
     ----------
     T. Hastie, R. Tibshirani and J. Friedman, The Elements of Statistical
     Learning, 2nd ed., section 6.6.3.
+
+    D. R. Cox and P. A. W. Lewis, The Statistical Analysis of Series of
+    Events, 1966 (the index of dispersion, variance over mean, of counts).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from bayesrule import MixedNB
+    >>> df = pd.DataFrame({"year": [2007, 2008, 2009] * 4,
+    ...                    "chicks": [0, 1, 3, 2, 0, 1, 4, 0, 2, 1, 0, 5],
+    ...                    "bill": np.linspace(35.0, 50.0, 12)})
+    >>> model = MixedNB().fit(df, [0, 1] * 6)
+    >>> model.kinds_
+    ['categorical', 'poisson', 'gaussian']
+    >>> model.sample(2, random_state=0)[0].dtypes.tolist()
+    [dtype('int64'), dtype('int64'), dtype('float64')]
     """
 
     _stats_type = MixedStats
@@ -404,7 +457,9 @@ class MixedNB(_BaseNB):
         dt = arr.dtype if arr is not None else np.dtype(np.float64)
         integral = dt.kind in "biu"
         cols = [
-            _Column(np.asarray(Xv[:, j], dtype=np.float64), False, str(dt), integral, dt.kind == "b")
+            _Column(
+                np.asarray(Xv[:, j], dtype=np.float64), False, str(dt), integral, dt.kind == "b"
+            )
             for j in range(Xv.shape[1])
         ]
         return cols, [], False
@@ -699,9 +754,7 @@ class MixedNB(_BaseNB):
             "_model": _PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
             "kinds_": list(stats.kinds),
             "categories_": {
-                _key(feature_names, j): v
-                for j, v in enumerate(stats.vocabularies)
-                if v is not None
+                _key(feature_names, j): v for j, v in enumerate(stats.vocabularies) if v is not None
             },
         }
 
