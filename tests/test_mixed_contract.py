@@ -237,7 +237,7 @@ def test_merge_needs_fitted_models_with_the_same_features():
 
 def test_subtracting_an_unseen_category_is_refused():
     df, y = _frame(60, 11)
-    est = br.MixedNB()
+    est = br.MixedNB(columns=KINDS)
     whole = est.statistics(df, y)
     other = df.iloc[:5].copy()
     other["city"] = "Quito"

@@ -344,7 +344,7 @@ GENERATORS = {
 )
 def test_random_tables_get_their_kinds(kinds, seed):
     rng = np.random.default_rng(seed)
-    n = 80
+    n = 300
     df = pd.DataFrame({f"c{j}": GENERATORS[k](rng, n) for j, k in enumerate(kinds)})
     y = rng.integers(0, 2, n)
     y[:2] = [0, 1]

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
@@ -37,8 +38,8 @@ MAX_LEVELS = 20
 class _Column:
     """One column of a block as MixedNB reads it.
 
-    ``values``: float64 with NaN for missing values (numbers), or an object
-    array of str with None for missing values (``text``). ``dtype`` names the
+    ``values``: float64 with NaN for missing values (numbers), or strings
+    with ``mask`` marking the missing ones (``text``). ``dtype`` names the
     column's type in the data (``'int64'``, ``'category'``...), ``integral``
     whether its numbers are of an integer or boolean type, ``boolean``
     whether they are booleans, ``time`` whether it held dates or durations.
@@ -50,12 +51,20 @@ class _Column:
     integral: bool = False
     boolean: bool = False
     time: bool = False
+    mask: NDArray[np.bool_] | None = None
 
     @property
     def missing(self) -> NDArray[np.bool_]:
-        if self.text:
-            return np.asarray([v is None for v in self.values], dtype=bool)
-        return np.isnan(self.values)
+        return np.isnan(self.values) if self.mask is None else self.mask
+
+
+def _text_column(
+    values: NDArray[Any], missing: NDArray[np.bool_], dtype: str, **kw: Any
+) -> _Column:
+    """A column of text: its values as strings, the missing ones marked."""
+    v = np.array(values, dtype=object)
+    v[missing] = ""
+    return _Column(v.astype(str), True, dtype, mask=np.asarray(missing, dtype=bool), **kw)
 
 
 def _is_dataframe(X: Any) -> bool:
@@ -102,9 +111,7 @@ def _object_column(values: NDArray[Any], name: Any, dtype: str = "object") -> _C
                 f"{kinds['str']}) and numbers ({values[r]!r} at row {r}); convert it to one type."
             )
     if kinds["str"] >= 0 or not (~missing).any():
-        out = np.empty(values.size, dtype=object)
-        out[:] = [None if m else str(v) for v, m in zip(values, missing, strict=True)]
-        return _Column(out, True, dtype)
+        return _text_column(values, missing, dtype)
     nums = np.full(values.size, np.nan)
     nums[~missing] = np.asarray(values[~missing].tolist(), dtype=np.float64)
     boolean = kinds["int"] < 0 and kinds["float"] < 0
@@ -124,9 +131,7 @@ def _frame_columns(X: Any) -> list[_Column]:
         tag = str(dtype)
         if dtype.kind in "mM" or isinstance(dtype, (pd.PeriodDtype, pd.DatetimeTZDtype)):
             values = series.astype(object).to_numpy()
-            text = np.empty(values.size, dtype=object)
-            text[:] = [None if _is_missing(v) else str(v) for v in values]
-            out.append(_Column(text, True, tag, time=True))
+            out.append(_text_column(values, np.asarray(pd.isna(values)), tag, time=True))
         elif pd.api.types.is_bool_dtype(dtype):
             nums = series.to_numpy(dtype=np.float64, na_value=np.nan)
             out.append(_Column(nums, False, tag, integral=True, boolean=True))
@@ -137,9 +142,7 @@ def _frame_columns(X: Any) -> list[_Column]:
             out.append(_object_column(series.to_numpy(dtype=object), name))
         else:  # string, category and other extension types: their values as strings
             values = series.astype(object).to_numpy()
-            text = np.empty(values.size, dtype=object)
-            text[:] = [None if _is_missing(v) else str(v) for v in values]
-            out.append(_Column(text, True, tag))
+            out.append(_text_column(values, np.asarray(pd.isna(values)), tag))
     return out
 
 
@@ -149,7 +152,7 @@ def _infer_kind(col: _Column) -> tuple[str, str]:
         return "time", "dates or durations"  # refused unless ``columns`` declares a kind
     observed = ~col.missing
     if col.text:
-        d = len(set(col.values[observed].tolist()))
+        d = np.unique(col.values[observed]).size
         return "categorical", f"text, {d} distinct values"
     if col.boolean:
         return "bernoulli", "booleans"
@@ -164,15 +167,35 @@ def _infer_kind(col: _Column) -> tuple[str, str]:
         return "bernoulli", "integers 0 and 1"
     if d <= 2:
         return "categorical", f"{d} distinct integers ({_fmt(lo)}, {_fmt(hi)})"
-    mean, var = float(np.mean(v)), float(np.var(v))
-    if lo >= 0 and var >= mean / 2 and lo < np.sqrt(var) / 2:
+    if lo >= 0 and _count_like(v):
         return "poisson", (
-            f"counts: non-negative integers from {_fmt(lo)}, variance {var:.3g} >= mean/2 "
-            f"({mean:.3g}/2)"
+            f"counts: {d} distinct integers ({_fmt(lo)} to {_fmt(hi)}), mean "
+            f"{np.mean(v):.3g}, variance {np.var(v):.3g}"
         )
     if d <= MAX_LEVELS and 2 * d <= v.size:
         return "categorical", f"{d} distinct integers ({_fmt(lo)} to {_fmt(hi)})"
     return "gaussian", f"integers, {d} distinct ({_fmt(lo)} to {_fmt(hi)})"
+
+
+def _count_like(v: _F) -> bool:
+    """Whether non-negative integers are spread as counts are (Poisson-like), not as codes.
+
+    Counts are not under-dispersed (variance at least half the mean; years
+    and codes are far less spread); their lower end reaches towards 0 — the
+    smallest value at least 1.5 standard deviations below the mean, or 0
+    with a right skew (skewness above 0.2), and at most half the mean (a
+    measurement in grams is not) — and they are not flat, as a
+    uniform spread of codes or ratings is (excess kurtosis above -0.9; a
+    uniform one has -1.2, a Poisson one 1/mean).
+    """
+    mean, sd = float(np.mean(v)), float(np.std(v))
+    if sd == 0 or sd * sd < mean / 2:
+        return False
+    z = (v - mean) / sd
+    skew, kurt = float(np.mean(z**3)), float(np.mean(z**4)) - 3.0
+    lo = float(v.min())
+    reaches_zero = (lo <= mean - 1.5 * sd and skew > -0.1) or (lo == 0 and skew > 0.2)
+    return reaches_zero and lo <= mean / 2 and kurt > -0.9
 
 
 def _fmt(x: Any) -> str:
@@ -254,16 +277,20 @@ class MixedNB(_BaseNB):
       ``astype('Int64')``, or declare its kind);
     * integers (of an integer dtype, including nullable ``Int64``, or Python
       ints in an object column): 'poisson' if they look like counts — no
-      negative value, a variance at least half the mean (years and codes are
-      far less spread), and a smallest value within half a standard
-      deviation of 0; otherwise 'categorical' if they take two values, or at
+      negative value, a variance at least half the mean (years are far less
+      spread), a lower end that reaches towards 0 (a smallest value 1.5
+      standard deviations below the mean, or 0 with a right skew, and at
+      most half the mean), and not
+      the flat spread of codes or ratings (excess kurtosis above -0.9);
+      otherwise 'categorical' if they take two values, or at
       most ``MAX_LEVELS`` (20) values each seen twice on average (years,
       ratings, codes); otherwise 'gaussian'. Integers with a negative value
       are never counts.
 
     'kernel' is never inferred (declare it for a skewed or many-peaked
-    measurement). Integer codes that start at 0 (0, 1, 2, 3) look like
-    counts: declare them 'categorical'. The kinds, with the reason for each,
+    measurement). Codes whose frequencies fall off like counts' (many 0s,
+    fewer 1s, fewer 2s) look like counts: declare them 'categorical'. The
+    kinds, with the reason for each,
     are listed by :meth:`describe` and :meth:`column_summary`.
 
     Arrays are read the same way, column by column: a float array is all
@@ -440,8 +467,8 @@ class MixedNB(_BaseNB):
                 _check_n_features(self, X, reset=False)
             return _frame_columns(X), list(X.columns), True
         arr = X if isinstance(X, np.ndarray) else None
-        if arr is None and isinstance(X, (list, tuple)):
-            try:
+        if arr is None and X is not None and not sp.issparse(X):
+            try:  # lists, and objects with __array__: their dtype says what the columns are
                 arr = np.asarray(X)
             except (TypeError, ValueError):
                 arr = None  # ragged: the validation below says so
@@ -513,7 +540,6 @@ class MixedNB(_BaseNB):
                 )
             missing = col.missing
             seen = col.values[~missing]
-            seen = seen.astype(str) if col.text else seen
             codes = np.full(n, np.nan)
             if own:
                 vocab, codes[~missing] = np.unique(seen, return_inverse=True)
