@@ -360,3 +360,15 @@ def test_random_tables_get_their_kinds(kinds, seed):
         est.statistics(df.iloc[30:], y[30:], classes=[0, 1])
     )
     assert parts.allclose(m.stats_)
+
+
+def test_categorical_model_draws_only_each_features_own_codes():
+    from bayesrule.models import Categorical
+    from bayesrule.stats import CategoryStats
+
+    # feature 0 has codes 0..1, feature 1 codes 0..9: the table is 10 wide
+    X = np.c_[np.arange(40) % 2, np.arange(40) % 10].astype(float)
+    model = Categorical.from_stats(CategoryStats.from_data(X, np.zeros(40)), alpha=10.0)
+    np.testing.assert_array_equal(model.n_categories, [2, 10])
+    draws = model[0].sample(5000, np.random.default_rng(0))
+    assert set(draws[:, 0]) == {0.0, 1.0} and set(draws[:, 1]) == set(range(10))
