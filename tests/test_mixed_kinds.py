@@ -374,3 +374,30 @@ def test_categorical_model_draws_only_each_features_own_codes():
     np.testing.assert_array_equal(model.n_categories, [2, 10])
     draws = model[0].sample(5000, np.random.default_rng(0))
     assert set(draws[:, 0]) == {0.0, 1.0} and set(draws[:, 1]) == set(range(10))
+
+
+def test_a_model_file_from_before_dtypes_and_reasons_still_loads(tmp_path):
+    import json
+    import zipfile
+
+    from bayesrule import io as brio
+
+    df, y = penguins(100, 12)
+    m = br.MixedNB().fit(df, y)
+    path = br.save(m, tmp_path / "new.bayesrule")
+    with zipfile.ZipFile(path) as z:
+        members = {name: z.read(name) for name in z.namelist()}
+    meta = json.loads(members[brio.METADATA])
+    for name in ("dtypes", "reasons"):  # as an older bayesrule wrote it
+        del meta["stats"]["fields"][name]
+    del meta["checksum"]
+    meta["checksum"] = brio._sha256(brio._canonical(meta))
+    members[brio.METADATA] = json.dumps(meta).encode()
+    old = tmp_path / "old.bayesrule"
+    with zipfile.ZipFile(old, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    loaded = br.load(old)
+    np.testing.assert_array_equal(loaded.predict_proba(df), m.predict_proba(df))
+    assert loaded.stats_.dtypes == () and loaded.column_summary()[0]["why"] == ""
+    assert isinstance(loaded.sample(3, random_state=0)[0], pd.DataFrame)

@@ -1011,7 +1011,15 @@ class _Decoder:
             raise self.fail(f"{where} must be {cls.__name__}; the file holds {node['class']!r}.")
         fields = node["fields"]
         schema = _schema(cls)
-        if not isinstance(fields, dict) or set(fields) != set(schema):
+        # a field with a default (added after a file was written) may be absent
+        optional = {
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        }
+        if not isinstance(fields, dict) or not (
+            set(schema) - optional <= set(fields) <= set(schema)
+        ):
             found = sorted(fields) if isinstance(fields, dict) else fields
             raise self.fail(
                 f"{where}: {cls.__name__} needs the fields {sorted(schema)}; the file has {found!r}."
@@ -1020,6 +1028,8 @@ class _Decoder:
         values: dict[str, Any] = {}
         for name, spec in schema.items():
             at = f"{where}.{name}"
+            if name not in fields:
+                continue  # its default
             if isinstance(spec, ArraySpec):
                 values[name] = self.spec_array(fields[name], at, spec, env)
             elif isinstance(spec, NestedSpec):
