@@ -67,10 +67,20 @@ def debug_requested(args: Sequence[str] = ()) -> bool:
     return "--debug" in head
 
 
+_GLOBAL_FLAGS = ("--debug", "-q", "--quiet")
+
+
 def _strip_debug(args: Sequence[str]) -> list[str]:
+    """The arguments without the global flags, which may come before or after the command."""
     args = list(args)
     end = args.index("--") if "--" in args else len(args)
-    return [a for a in args[:end] if a != "--debug"] + args[end:]
+    return [a for a in args[:end] if a not in _GLOBAL_FLAGS] + args[end:]
+
+
+def quiet_requested(args: Sequence[str]) -> bool:
+    """Whether ``-q``/``--quiet`` is among ``args`` (before ``--``), anywhere."""
+    head = list(args)[: list(args).index("--")] if "--" in args else list(args)
+    return "-q" in head or "--quiet" in head
 
 
 # ------------------------------------------------------------------ messages
@@ -184,7 +194,7 @@ class BoundaryGroup(TyperGroup):
     def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         state["debug"] = debug_requested(argv)
-        state["quiet"] = False
+        state["quiet"] = quiet_requested(argv)
         return super().main(_strip_debug(argv), *rest, **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
