@@ -25,13 +25,14 @@ from ._data import (
     UsageError,
     is_table,
     match_columns,
+    non_finite,
     read_data,
     split_names,
     table_writer,
     write_files,
     write_table,
 )
-from ._errors import BoundaryGroup, clean, state
+from ._errors import BoundaryGroup, clean, notes, state
 from ._feedback import busy
 
 app = typer.Typer(
@@ -158,8 +159,7 @@ def _read(data: Path, target: str | None, **kwargs: Any) -> Dataset:
     """Read the data with a spinner on a terminal, and say what the reader decided."""
     with busy(f"reading {_source_name(data)}"):
         ds = read_data(data, target, **kwargs)
-    for note in ds.notes:
-        _say(f"note: {note}")
+    notes.extend(ds.notes)  # said once the command has succeeded
     return ds
 
 
@@ -238,8 +238,20 @@ def _fit_with_progress(est: Any, ds: Dataset) -> Any:
     derive the parameters again (an eigendecomposition), which costs more than
     the pass over the data.
     """
-    with busy(f"fitting {type(est).__name__} on {ds.n_rows:,} rows"):
+    with busy(f"fitting {type(est).__name__} on {ds.n_rows:,} rows"), _named_values(ds):
         return est.fit(ds.X, ds.y)
+
+
+@contextlib.contextmanager
+def _named_values(ds: Dataset) -> Iterator[None]:
+    """A model's refusal of NaN or infinite cells, said with the columns' names."""
+    try:
+        yield
+    except ValueError as exc:
+        message = non_finite(ds)
+        if message is None:
+            raise
+        raise UsageError(message) from exc
 
 
 def _with_kinds(est: Any, kinds: list[str], features: list[str]) -> None:
@@ -444,7 +456,7 @@ def predict(
     clash = [c for c in ("prediction",) if c in table.columns]
     if clash:
         raise UsageError("--keep prediction: the output has its own 'prediction' column.")
-    with busy(f"predicting {ds.n_rows:,} rows"):
+    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
         table["prediction"] = est.predict(ds.X)
         if proba:
             P = est.predict_proba(ds.X)
@@ -495,7 +507,7 @@ def evaluate(
         missing_target=missing_target,
     )
     assert ds.y is not None
-    with busy(f"predicting {ds.n_rows:,} rows"):
+    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
         log_proba = est.predict_log_proba(ds.X)
     report = _metrics(est, ds.y, log_proba, data)
     _print_report(est, ds, report)
@@ -678,6 +690,100 @@ def _new_folder(path: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 p.rmdir()
         raise
+
+
+@app.command()
+def info(
+    model: ModelArg,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON instead of a table.")
+    ] = False,
+) -> None:
+    """What a model file holds: estimator, parameters, classes, features, training data."""
+    est = _load_model(model)
+    summary = _summary(model, est)
+    if as_json:
+        out.print_json(json.dumps(summary), highlight=False)
+        return
+    table = Table(show_header=False, box=None, pad_edge=False, title=f"{model}", title_justify="left")
+    table.add_column(style="bold", justify="right")
+    table.add_column(overflow="fold")
+    table.add_row("estimator", f"{summary['estimator']} ({summary['short_name']})")
+    params = summary["params"]
+    table.add_row(
+        "parameters", ", ".join(f"{k}={json.dumps(v)}" for k, v in params.items()) or "none"
+    )
+    table.add_row("target", str(summary["target"] or "not recorded"))
+    table.add_row(
+        "classes",
+        ", ".join(
+            f"{c['class']} ({c['weight']:g})" for c in summary["classes"]
+        ),
+    )
+    rows = summary["training_rows"]
+    table.add_row(
+        "training",
+        (f"{rows:,} rows" if rows is not None else "rows not recorded")
+        + f", total weight {summary['training_weight']:g}"
+        + (f", from {summary['source']}" if summary["source"] else ""),
+    )
+    feats = summary["features"]
+    kinds = summary["kinds"]
+    if kinds is not None:
+        described = [f"{f} ({k})" for f, k in zip(feats, kinds, strict=True)]
+    else:
+        described = list(feats)
+    table.add_row("features", f"{summary['n_features']}: {_names_list(described, 40)}")
+    table.add_row(
+        "file", f"format version {summary['format_version']}, written by bayesrule "
+        f"{summary['bayesrule_version']}"
+    )
+    out.print(table)
+
+
+def _summary(path: Path, est: Any) -> dict[str, Any]:
+    """The facts ``info`` shows, as plain JSON values."""
+    meta = read_metadata(path)
+    extra = meta.get("extra", {})
+    names = _model_features(est)
+    kinds = getattr(est, "kinds_", None)
+    params = {k: _jsonable(v) for k, v in est.get_params(deep=False).items()}
+    counts = np.asarray(est.class_count_, dtype=float)
+    n_rows = extra.get("n_rows")
+    return {
+        "file": str(path),
+        "estimator": type(est).__name__,
+        "short_name": short_name(type(est)),
+        "params": params,
+        "target": extra.get("target") if isinstance(extra.get("target"), str) else None,
+        "classes": [
+            {"class": _plain(c), "weight": float(w)}
+            for c, w in zip(est.classes_, counts, strict=True)
+        ],
+        "training_rows": int(n_rows) if isinstance(n_rows, int) else None,
+        "training_weight": float(counts.sum()),
+        "source": extra.get("source"),
+        "n_features": int(est.n_features_in_),
+        "features": names if names is not None else [f"x{j}" for j in range(est.n_features_in_)],
+        "kinds": None if kinds is None else [str(k) for k in kinds],
+        "format_version": meta.get("format_version"),
+        "bayesrule_version": meta.get("bayesrule_version"),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    """A parameter value as JSON: arrays as lists, NumPy scalars as numbers, others as text."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
 
 
 @app.command()

@@ -32,6 +32,7 @@ __all__ = [
     "Dataset",
     "index_column",
     "match_columns",
+    "non_finite",
     "read_frame",
     "select",
     "split_names",
@@ -402,6 +403,35 @@ def index_column(df: Any) -> str | None:
     return None
 
 
+def non_finite(ds: Dataset) -> str | None:
+    """A message naming the feature columns with missing or infinite values (numeric tables)."""
+    X = ds.X
+    if not hasattr(X, "columns"):
+        return None
+    parts = []
+    first_row = None
+    for col in X.columns:
+        values = X[col]
+        if values.dtype.kind not in "fiu":
+            continue
+        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        if bad.any():
+            nan = int(np.isnan(values.to_numpy(dtype=float)[bad]).sum())
+            what = "missing" if nan == bad.sum() else "missing or infinite"
+            parts.append(f"{col!r} ({int(bad.sum()):,} {what})")
+            row = int(np.flatnonzero(bad)[0])
+            label = X.index[row]
+            first = int(label) + 1 if isinstance(label, (int, np.integer)) else row + 1
+            first_row = first if first_row is None else min(first_row, first)
+    if not parts:
+        return None
+    return (
+        f"{ds.source}: column(s) {', '.join(parts[:10])} hold values this model cannot take "
+        f"(first in data row {first_row}); drop or impute them, leave the columns out with "
+        "--drop, or use a naive Bayes model (gnb, mixed), which treats NaN as missing."
+    )
+
+
 def select(
     df: Any,
     source: str,
@@ -438,9 +468,10 @@ def select(
                     f"rows (first: row {int(np.flatnonzero(missing)[0]) + 1}); "
                     "--missing-target drop leaves them out."
                 )
-            df = df.loc[~missing].reset_index(drop=True)
+            df = df.loc[~missing]  # the index keeps the rows' numbers in the file
+            k = int(missing.sum())
             notes.append(
-                f"left out {int(missing.sum()):,} rows whose target {target!r} is missing "
+                f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing "
                 f"({df.shape[0]:,} remain)."
             )
             if df.shape[0] == 0:
@@ -468,7 +499,7 @@ def select(
                 cols.remove(idx)
                 notes.append(
                     f"left out the column {idx!r}: it is a written-out row index "
-                    "(--features chooses the columns yourself)."
+                    "(give --features to choose the columns)."
                 )
         if columns.drop:
             dropped = match_columns(columns.drop, names, "--drop")
