@@ -215,7 +215,14 @@ def _figure_bytes(fig: Any, path: Path) -> bytes:
     """The picture in the format of ``path``'s suffix, rendered in memory (written on success)."""
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format=path.suffix.lower().lstrip(".") or "png", dpi=110)
+        # a tight box keeps every label inside the picture, whatever their length
+        fig.savefig(
+            buffer,
+            format=path.suffix.lower().lstrip(".") or "png",
+            dpi=110,
+            bbox_inches="tight",
+            pad_inches=0.15,
+        )
     except ValueError as exc:  # an image format matplotlib does not know
         raise UsageError(f"{path}: {clean(str(exc))}") from None
     return buffer.getvalue()
@@ -859,30 +866,66 @@ def plot(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Picture to write (.png, .svg, .pdf).")
     ],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Label column.")] = None,
+    target: TargetOpt = None,
+    x: Annotated[
+        str | None, typer.Option("--x", help="Feature on the horizontal axis (with --y).")
+    ] = None,
+    y: Annotated[str | None, typer.Option("--y", help="Feature on the vertical axis.")] = None,
     projection: Annotated[
-        str, typer.Option(help="For more than 2 features: 'auto', 'fisher' or 'features'.")
+        str,
+        typer.Option(
+            help="For more than 2 features: 'auto' (LDA: its Fisher plane; others: two "
+            "features), 'fisher' or 'features'."
+        ),
     ] = "auto",
+    sep: SepOpt = None,
+    missing_target: MissingOpt = "drop",
     split: SplitOpt = "test",
 ) -> None:
-    """Decision regions and each class's own density (ellipse or contour) in a plane."""
+    """Decision regions and each class's density of the saved model, in a plane."""
     from ..plotting import DecisionRegionsDisplay
 
+    _check_choice("--projection", projection, ("auto", "fisher", "features"))
+    _check_choice("--missing-target", missing_target, ("drop", "error"))
+    if (x is None) != (y is None):
+        raise UsageError("--x and --y go together: give both features of the plane.")
     est = _load_model(model)
-    ds = _features_for(est, data, target, split, need_target=True)
-    assert ds.y is not None  # need_target=True
-    fig = _figure((7.0, 5.8))
-    X = np.asarray(ds.X, dtype=float)
-    DecisionRegionsDisplay.from_estimator(
-        est,
-        X if X.shape[1] > 2 else ds.X,
-        ds.y,
-        projection=projection,
-        feature_names=ds.feature_names,
-        ax=fig.subplots(),
+    target = _target_for(model, target, data)
+    ds = _features_for(
+        est, data, target, split, need_target=True, sep=_parse_sep(sep),
+        missing_target=missing_target,
     )
+    assert ds.y is not None  # need_target=True
+    names = ds.feature_names or [f"x{j}" for j in range(ds.n_features)]
+    pair = None
+    if x is not None and y is not None:
+        pair = tuple(_feature_key(v, names, opt) for v, opt in ((x, "--x"), (y, "--y")))
+        if projection == "auto":
+            projection = "features"
+    fig = _figure((7.6, 6.2))
+    try:
+        DecisionRegionsDisplay.from_estimator(
+            est,
+            ds.X,
+            ds.y,
+            projection=projection,
+            features=pair,
+            feature_names=names,
+            ax=fig.subplots(),
+        )
+    except ValueError as exc:
+        raise UsageError(f"plot: {clean(str(exc))}") from None
     write_files({output: _figure_bytes(fig, output)})
     _say(f"decision regions -> {output}")
+
+
+def _feature_key(value: str, names: list[str], option: str) -> Any:
+    """A feature by name, or by index for data without column names."""
+    if value in names:
+        return value
+    if value.lstrip("-").isdigit() and names[0] == "x0":
+        return int(value)
+    raise UsageError(f"{option} {value}: not a feature of the model; features are {', '.join(names[:30])}.")
 
 
 @app.command()
