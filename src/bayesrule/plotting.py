@@ -653,7 +653,12 @@ class ConfusionMatrixDisplay:
         ax = _axes(ax, (6.4, 5.6))
         K = self.labels.size
         im = ax.imshow(self.matrix, cmap=cmap, vmin=0.0, vmax=1.0)
-        cbar = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        if ax.figure.get_layout_engine() is not None:
+            # a layout engine places the bar itself; fraction/pad would push the
+            # y-label out of the figure
+            cbar = ax.figure.colorbar(im, ax=ax, shrink=0.85)
+        else:
+            cbar = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
         cbar.set_label("share of the true class")
         if annotate is None:
             annotate = K <= 20

@@ -720,6 +720,10 @@ def info(
     table.add_row(
         "parameters", ", ".join(f"{k}={json.dumps(v)}" for k, v in params.items()) or "none"
     )
+    if summary["chosen"]:
+        table.add_row(
+            "chosen", ", ".join(f"{k}={json.dumps(v)}" for k, v in summary["chosen"].items())
+        )
     table.add_row("target", str(summary["target"] or "not recorded"))
     table.add_row(
         "classes",
@@ -762,6 +766,11 @@ def _summary(path: Path, est: Any) -> dict[str, Any]:
         "estimator": type(est).__name__,
         "short_name": short_name(type(est)),
         "params": params,
+        "chosen": {
+            k: _jsonable(getattr(est, k))
+            for k in _CHOSEN
+            if isinstance(getattr(est, k, None), (int, float, np.number, str))
+        },
         "target": extra.get("target") if isinstance(extra.get("target"), str) else None,
         "classes": [
             {"class": _plain(c), "weight": float(w)}
@@ -776,6 +785,10 @@ def _summary(path: Path, est: Any) -> dict[str, Any]:
         "format_version": meta.get("format_version"),
         "bayesrule_version": meta.get("bayesrule_version"),
     }
+
+
+#: fitted attributes that are a choice made by the fit (cross-validation, shrinkage)
+_CHOSEN = ("alpha_", "gamma_", "reg_param_", "shrinkage_", "bandwidth_")
 
 
 def _jsonable(value: Any) -> Any:
@@ -939,7 +952,8 @@ def demo(
         ),
     ] = None,
 ) -> None:
-    """Reproduce the lecture notes' results: every model on MNIST and wine, with pictures."""
+    """Every model on MNIST and wine: accuracy, timings and pictures in a report folder."""
     from ._demo import run_demo
 
-    run_demo(output, data_dir, out, _say)
+    with busy("running every model on MNIST and wine"):
+        run_demo(output, data_dir, out, _say)
