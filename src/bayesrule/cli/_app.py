@@ -255,7 +255,8 @@ def _named_values(ds: Dataset) -> Iterator[None]:
     try:
         yield
     except ValueError as exc:
-        message = non_finite(ds)
+        about_values = any(w in str(exc) for w in ("NaN", "nan", "finite", "infinit"))
+        message = non_finite(ds) if about_values else None
         if message is None:
             raise
         raise UsageError(message) from exc

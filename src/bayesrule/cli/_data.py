@@ -454,6 +454,7 @@ def select(
 
     notes: list[str] = []
     names = [str(c) for c in df.columns]
+    idx = index_column(df) if columns.model is None else None  # before rows are dropped
     y = None
     if target is not None:
         if target not in names:
@@ -494,7 +495,6 @@ def select(
             cols = match_columns(columns.features, candidates, "--features")
         else:
             cols = candidates
-            idx = index_column(df)
             if idx is not None and idx in cols:
                 cols.remove(idx)
                 notes.append(
@@ -653,7 +653,7 @@ def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
     if kind == "CSV":
         return lambda tmp: df.to_csv(tmp, index=False)
     if kind == "JSON lines":
-        return lambda tmp: df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        return lambda tmp: _write_json_lines(df, tmp)
 
     def to_parquet(tmp: Path) -> None:
         try:
@@ -664,6 +664,30 @@ def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
             ) from None
 
     return to_parquet
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None  # JSON has no NaN: a missing value is null
+    return value
+
+
+def _write_json_lines(df: Any, path: Path) -> None:
+    """One JSON object per row, numbers written in full (``repr``, round-trip exact)."""
+    import json
+
+    import pandas as pd
+
+    columns = [str(c) for c in df.columns]
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in df.itertuples(index=False, name=None):
+            record = {
+                c: (None if v is pd.NA or v is pd.NaT else _json_value(v))
+                for c, v in zip(columns, row, strict=True)
+            }
+            fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
 
 
 def write_table(df: Any, path: Path) -> None:
