@@ -99,7 +99,7 @@ def _crabs(seed: int = 1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     groups = [("B", "M"), ("B", "F"), ("O", "M"), ("O", "F")]
     rows = []
-    for g, (sp, sex) in enumerate(groups):
+    for sp, sex in groups:
         base = 12 + 3 * (sp == "O") + rng.normal(0, 3, 50)
         for i in range(50):
             size = base[i]
@@ -164,8 +164,18 @@ def models(files, tmp_path_factory) -> dict[str, Path]:
 def test_fit_lists_the_features_used_and_the_model_keeps_them(files, tmp_path):
     model = tmp_path / "m.bayesrule"
     result = ok(
-        run("fit", files["penguins.csv"], "-t", "species", "--drop", "island,sex",
-            "--drop", "bill_length_mm", "-o", model)  # fmt: skip
+        run(
+            "fit",
+            files["penguins.csv"],
+            "-t",
+            "species",
+            "--drop",
+            "island,sex",
+            "--drop",
+            "bill_length_mm",
+            "-o",
+            model,
+        )  # fmt: skip
     )
     expected = ["bill_depth_mm", "flipper_length_mm", "body_mass_g", "year"]
     assert "features: " + ", ".join(expected) in result.stderr
@@ -190,8 +200,16 @@ def test_features_and_drop_take_names_and_globs(files, tmp_path, args, expected)
 @pytest.mark.parametrize("option", ["--features", "--drop"])
 def test_an_unknown_column_is_named(files, tmp_path, option):
     line = error_line(
-        run("fit", files["penguins.csv"], "-t", "species", option, "bill_lenght_mm",
-            "-o", tmp_path / "m.bayesrule")  # fmt: skip
+        run(
+            "fit",
+            files["penguins.csv"],
+            "-t",
+            "species",
+            option,
+            "bill_lenght_mm",
+            "-o",
+            tmp_path / "m.bayesrule",
+        )  # fmt: skip
     )
     assert f"{option} bill_lenght_mm: no such column" in line and "bill_length_mm" in line
     assert not (tmp_path / "m.bayesrule").exists()
@@ -203,9 +221,7 @@ def test_an_unknown_column_is_named(files, tmp_path, option):
 )
 def test_a_written_out_index_is_left_out_with_a_note(files, tmp_path, name, index_column):
     model = tmp_path / "m.bayesrule"
-    result = ok(
-        run("fit", files[name], "-t", "species", "-m", "mixed", "-o", model)
-    )
+    result = ok(run("fit", files[name], "-t", "species", "-m", "mixed", "-o", model))
     assert f"note: left out the column {index_column!r}" in result.stderr
     names = bayesrule.load(model).feature_names_in_.tolist()
     assert index_column not in names and len(names) == 7
@@ -226,8 +242,16 @@ def test_crabs_from_r_row_names_out_index_column_in_unless_dropped(files, tmp_pa
 
 def test_no_index_note_for_a_plain_table(files, tmp_path):
     result = ok(
-        run("fit", files["crabs_plain.csv"], "-t", "sp", "--drop", "sex", "-o",
-            tmp_path / "m.bayesrule")  # fmt: skip
+        run(
+            "fit",
+            files["crabs_plain.csv"],
+            "-t",
+            "sp",
+            "--drop",
+            "sex",
+            "-o",
+            tmp_path / "m.bayesrule",
+        )  # fmt: skip
     )
     assert "note:" not in result.stderr
 
@@ -241,7 +265,9 @@ def test_predict_takes_the_models_columns_by_name_and_ignores_the_rest(files, mo
     ok(run("predict", models["lda"], files["penguins.csv"], "-o", tmp_path / "b.csv"))
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv"))
     shuffled.drop(columns="body_mass_g").to_csv(tmp_path / "lacking.csv", index=False)
-    line = error_line(run("predict", models["lda"], tmp_path / "lacking.csv", "-o", tmp_path / "c.csv"))
+    line = error_line(
+        run("predict", models["lda"], tmp_path / "lacking.csv", "-o", tmp_path / "c.csv")
+    )
     assert "the model needs the column(s) body_mass_g" in line
 
 
@@ -275,8 +301,18 @@ def test_mixed_gets_the_table_as_it_is_and_equals_python(files, models, penguins
 def test_set_columns_json_is_the_same_as_kind(files, models, tmp_path):
     model = tmp_path / "m.bayesrule"
     ok(
-        run("fit", files["penguins.csv"], "-t", "species", "-m", "mixed", "--set",
-            'columns={"year": "categorical"}', "-o", model)  # fmt: skip
+        run(
+            "fit",
+            files["penguins.csv"],
+            "-t",
+            "species",
+            "-m",
+            "mixed",
+            "--set",
+            'columns={"year": "categorical"}',
+            "-o",
+            model,
+        )  # fmt: skip
     )
     assert bayesrule.load(model).kinds_ == bayesrule.load(models["mixed"]).kinds_
 
@@ -433,8 +469,15 @@ def test_rdacv_fits_saves_and_predicts(files, penguins, tmp_path):
 # ------------------------------------------------------------------ input formats
 @pytest.mark.parametrize(
     "name",
-    ["penguins.csv.gz", "penguins.csv.bz2", "penguins.csv.zip", "penguins.tsv", "penguins.txt",
-     "penguins_semicolon.csv", "penguins.parquet"],  # fmt: skip
+    [
+        "penguins.csv.gz",
+        "penguins.csv.bz2",
+        "penguins.csv.zip",
+        "penguins.tsv",
+        "penguins.txt",
+        "penguins_semicolon.csv",
+        "penguins.parquet",
+    ],  # fmt: skip
 )
 def test_every_format_gives_the_same_model(files, models, tmp_path, name):
     model = tmp_path / "m.bayesrule"
@@ -450,8 +493,17 @@ def test_every_format_gives_the_same_model(files, models, tmp_path, name):
 @pytest.mark.parametrize("name", ["penguins.csv", "penguins.csv.gz", "penguins.parquet",
                                   "penguins_semicolon.csv"])  # fmt: skip
 def test_standard_input(files, models, name):
-    fitted = run("fit", "-", "-t", "species", "-f", ",".join(NUMERIC), "-o",
-                 files["dir"] / f"stdin_{name}.bayesrule", input=files[name].read_bytes())
+    fitted = run(
+        "fit",
+        "-",
+        "-t",
+        "species",
+        "-f",
+        ",".join(NUMERIC),
+        "-o",
+        files["dir"] / f"stdin_{name}.bayesrule",
+        input=files[name].read_bytes(),
+    )
     ok(fitted)  # fmt: skip
     result = ok(run("predict", models["lda"], "-", input=files[name].read_bytes()))
     pred = pd.read_csv(io.StringIO(result.stdout))
@@ -473,16 +525,34 @@ def test_missing_targets_are_dropped_with_a_count_or_refused(files, tmp_path):
     assert "left out 2 rows whose target 'species' is missing (148 remain)" in result.stderr
     assert bayesrule.load(model).class_count_.sum() == 148
     line = error_line(
-        run("fit", files["penguins.csv"], "-t", "species", "-m", "mixed", "--missing-target",
-            "error", "-o", tmp_path / "n.bayesrule")  # fmt: skip
+        run(
+            "fit",
+            files["penguins.csv"],
+            "-t",
+            "species",
+            "-m",
+            "mixed",
+            "--missing-target",
+            "error",
+            "-o",
+            tmp_path / "n.bayesrule",
+        )  # fmt: skip
     )
     assert "missing in 2 rows (first: row 8)" in line
 
 
 def test_nan_features_are_named_by_column(files, tmp_path):
     line = error_line(
-        run("fit", files["penguins.csv"], "-t", "species", "--drop", "island,sex", "-o",
-            tmp_path / "m.bayesrule")  # fmt: skip
+        run(
+            "fit",
+            files["penguins.csv"],
+            "-t",
+            "species",
+            "--drop",
+            "island,sex",
+            "-o",
+            tmp_path / "m.bayesrule",
+        )  # fmt: skip
     )
     assert "'bill_length_mm' (2 missing)" in line and "data row 4" in line
     assert "np." not in line

@@ -358,13 +358,14 @@ class DecisionRegionsDisplay:
         log_density = log_density.T.reshape(classes.size, *xx.shape)
         means = np.full((classes.size, 2), np.nan)
         covariances = np.full((classes.size, 2, 2), np.nan)
-        if p == 2:  # the plane is the model's whole space: its Gaussians are drawn exactly
-            order = [i, j] if projection == "features" else [0, 1]
-            for k in np.flatnonzero(np.asarray(estimator.class_count_) > 0):
-                moments = _gaussian_moments(estimator.class_model(classes[k]))
+        if p == 2 and projection == "features":
+            # the plane is the model's whole space: its Gaussians are drawn exactly
+            order = [i, j]
+            for c in np.flatnonzero(np.asarray(estimator.class_count_) > 0):
+                moments = _gaussian_moments(estimator.class_model(classes[c]))
                 if moments is not None:
-                    means[k] = moments[0][order]
-                    covariances[k] = moments[1][np.ix_(order, order)]
+                    means[c] = moments[0][order]
+                    covariances[c] = moments[1][np.ix_(order, order)]
         disp = cls(
             xx=xx,
             yy=yy,
@@ -548,7 +549,7 @@ def _reference(estimator: Any, frame: Any) -> tuple[Any, str]:
     most frequent values (other columns) of the data drawn.
     """
     counts = np.asarray(getattr(estimator, "class_count_", []), dtype=float)
-    means = []
+    means: list[NDArray[Any]] = []
     for k in np.flatnonzero(counts > 0):
         mean = getattr(estimator.class_model(estimator.classes_[k]), "mean", None)
         if mean is None:

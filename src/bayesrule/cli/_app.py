@@ -263,7 +263,7 @@ def _named_values(ds: Dataset) -> Iterator[None]:
 
 
 def _with_kinds(est: Any, kinds: list[str], features: list[str]) -> None:
-    """``--kind col=kind`` (names or globs) added to MixedNB's ``columns``."""
+    """``--kind col=kind`` (names or globs, ``a,b=kind`` for several) added to MixedNB's ``columns``."""
     if not kinds:
         return
     if not _is_table_model(est):
@@ -278,8 +278,10 @@ def _with_kinds(est: Any, kinds: list[str], features: list[str]) -> None:
     for item in kinds:
         name, sep, kind = item.partition("=")
         if not sep or not name.strip() or not kind.strip():
-            raise UsageError(f"--kind {item!r}: expected column=kind, e.g. --kind year=categorical.")
-        for col in match_columns([name.strip()], features, "--kind"):
+            raise UsageError(
+                f"--kind {item!r}: expected column=kind, e.g. --kind year=categorical."
+            )
+        for col in match_columns(split_names([name]), features, "--kind"):
             spec[col] = kind.strip()
     est.set_params(columns=spec)
 
@@ -306,7 +308,9 @@ ColumnsOpt = Annotated[
 ]
 DropOpt = Annotated[
     list[str] | None,
-    typer.Option("--drop", help="Columns to leave out: names or globs, comma-separated or repeated."),
+    typer.Option(
+        "--drop", help="Columns to leave out: names or globs, comma-separated or repeated."
+    ),
 ]
 SepOpt = Annotated[
     str | None,
@@ -511,7 +515,12 @@ def evaluate(
     est = _load_model(model)
     target = _target_for(model, target, data)
     ds = _features_for(
-        est, data, target, split, need_target=True, sep=_parse_sep(sep),
+        est,
+        data,
+        target,
+        split,
+        need_target=True,
+        sep=_parse_sep(sep),
         missing_target=missing_target,
     )
     assert ds.y is not None
@@ -713,7 +722,9 @@ def info(
     if as_json:
         out.print_json(json.dumps(summary), highlight=False)
         return
-    table = Table(show_header=False, box=None, pad_edge=False, title=f"{model}", title_justify="left")
+    table = Table(
+        show_header=False, box=None, pad_edge=False, title=f"{model}", title_justify="left"
+    )
     table.add_column(style="bold", justify="right")
     table.add_column(overflow="fold")
     table.add_row("estimator", f"{summary['estimator']} ({summary['short_name']})")
@@ -728,9 +739,7 @@ def info(
     table.add_row("target", str(summary["target"] or "not recorded"))
     table.add_row(
         "classes",
-        ", ".join(
-            f"{c['class']} ({c['weight']:g})" for c in summary["classes"]
-        ),
+        ", ".join(f"{c['class']} ({c['weight']:g})" for c in summary["classes"]),
     )
     rows = summary["training_rows"]
     table.add_row(
@@ -747,8 +756,9 @@ def info(
         described = list(feats)
     table.add_row("features", f"{summary['n_features']}: {_names_list(described, 40)}")
     table.add_row(
-        "file", f"format version {summary['format_version']}, written by bayesrule "
-        f"{summary['bayesrule_version']}"
+        "file",
+        f"format version {summary['format_version']}, written by bayesrule "
+        f"{summary['bayesrule_version']}",
     )
     out.print(table)
 
@@ -906,7 +916,12 @@ def plot(
     est = _load_model(model)
     target = _target_for(model, target, data)
     ds = _features_for(
-        est, data, target, split, need_target=True, sep=_parse_sep(sep),
+        est,
+        data,
+        target,
+        split,
+        need_target=True,
+        sep=_parse_sep(sep),
         missing_target=missing_target,
     )
     assert ds.y is not None  # need_target=True
@@ -939,7 +954,9 @@ def _feature_key(value: str, names: list[str], option: str) -> Any:
         return value
     if value.lstrip("-").isdigit() and names[0] == "x0":
         return int(value)
-    raise UsageError(f"{option} {value}: not a feature of the model; features are {', '.join(names[:30])}.")
+    raise UsageError(
+        f"{option} {value}: not a feature of the model; features are {', '.join(names[:30])}."
+    )
 
 
 @app.command()

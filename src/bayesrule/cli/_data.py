@@ -135,9 +135,7 @@ def match_columns(patterns: list[str], columns: list[str], option: str) -> list[
         else:
             hits = []
         if not hits:
-            raise UsageError(
-                f"{option} {p}: no such column; columns are: {_some(columns)}."
-            )
+            raise UsageError(f"{option} {p}: no such column; columns are: {_some(columns)}.")
         chosen += [h for h in hits if h not in chosen]
     return chosen
 
@@ -226,9 +224,7 @@ def read_data(
         return _read_idx(path, split, need_target)
     if is_table(path):
         df = read_frame(path, sep=sep)
-        return select(
-            df, str(path), target, need_target, columns, missing_target=missing_target
-        )
+        return select(df, str(path), target, need_target, columns, missing_target=missing_target)
     suffix = path.suffix.lower()
     if suffix in ARRAY_SUFFIXES:
         _no_column_options(path, columns)
@@ -274,7 +270,7 @@ def read_frame(path: Path, *, sep: str | None = None) -> Any:
         kind = _table_kind(path) or "CSV"
         suffix = path.suffixes[-1].lower() if path.suffixes else ""
         compression = COMPRESSIONS.get(suffix)
-        source, name = path, str(path)
+        source, name = path, str(path)  # type: ignore[assignment]  # a path or a buffer
     try:
         if kind == "Parquet":
             df = pd.read_parquet(source)
