@@ -289,9 +289,15 @@ class DecisionRegionsDisplay:
             A = cov @ S2 @ np.linalg.inv(S2.T @ cov @ S2)
             Z = (numeric - x0) @ S2
             xlabel, ylabel = "first Fisher discriminant", "second Fisher discriminant"
+            rest = S.shape[1] - 2
+            held = (
+                ""
+                if rest == 0
+                else f", the other {rest} discriminant{'s' if rest > 1 else ''} at the centre"
+            )
             note = (
-                f"{source} Fisher plane of {p} features; regions and densities of the saved "
-                "model on that plane"
+                f"{source} Fisher plane of {p} features{held}; regions and densities of the "
+                "saved model on that plane"
             )
 
             def points(c: NDArray[Any]) -> Any:
@@ -523,7 +529,7 @@ def _column_index(key: Any, names: list[str]) -> int:
         return names.index(key)
     if isinstance(key, (int, np.integer)) and -len(names) <= int(key) < len(names):
         return int(key) % len(names)
-    raise ValueError(f"no feature {key!r}; the model's features are {', '.join(names[:20])}.")
+    raise ValueError(f"no feature {str(key)!r}; the model's features are {', '.join(names[:20])}.")
 
 
 def _fisher_directions(
