@@ -224,7 +224,7 @@ def test_sample_grid_of_a_model_without_means(idx_dir, tmp_path):
 def bad_files(iris, tmp_path):
     fake_parquet = tmp_path / "fake.parquet"
     fake_parquet.write_bytes(iris["csv"].read_bytes())
-    notes = tmp_path / "notes.txt"
+    notes = tmp_path / "notes.docx"
     notes.write_text("hello\n")
     return {"fake_parquet": fake_parquet, "notes": notes}
 
@@ -243,7 +243,7 @@ def bad_files(iris, tmp_path):
         ),
         (
             ["fit", "{notes}", "-t", "species", "-o", "{tmp}/m.bayesrule"],
-            "unsupported data format '.txt'",
+            "unsupported data format '.docx'",
         ),
         (
             [
@@ -281,9 +281,12 @@ def bad_files(iris, tmp_path):
             ["predict", "{csv}", "{csv}", "-o", "{tmp}/p.csv"],
             "iris.csv: not a bayesrule model file",
         ),
-        (["predict", "{model}", "{parquet}", "-o", "{tmp}/p.csv"], "lacks"),
-        (["predict", "{model}", "{csv}", "-o", "{tmp}/p.json"], "use .csv or .parquet"),
-        (["evaluate", "{model}", "{csv}"], "give the label column with --target"),
+        (
+            ["predict", "{model}", "{parquet}", "-o", "{tmp}/p.csv"],
+            "the model needs the column(s) sepal_length, sepal_width",
+        ),
+        (["predict", "{model}", "{csv}", "-o", "{tmp}/p.json"], "use .csv, .parquet or .jsonl"),
+        (["evaluate", "{model}", "{csv}", "-t", "nope"], "no column 'nope'"),
         (
             ["sample", "{model}", "--class", "rose", "-o", "{tmp}/s.csv"],
             "--class rose: not a class",
@@ -296,6 +299,7 @@ def test_errors_are_one_line_with_exit_code_2(iris, iris_model, bad_files, tmp_p
         "dir": iris["dir"],
         "csv": iris["csv"],
         "parquet": iris["parquet"],
+        "npz": iris["npz"],
         "model": iris_model,
         "tmp": tmp_path,
         **bad_files,

@@ -59,18 +59,21 @@ def read_idx(path: str | os.PathLike[str]) -> NDArray[np.uint8]:
 def find_mnist(path: str | os.PathLike[str] | None = None) -> Path | None:
     """The first directory holding the four MNIST files, or None.
 
-    Looks at ``path``, then ``$BAYESRULE_DATA`` (itself or its ``mnist``
+    A ``path`` given is the only place looked at (itself or its ``mnist``
+    subfolder): a wrong path is never silently replaced by another copy.
+    Without one, looks at ``$BAYESRULE_DATA`` (itself or its ``mnist``
     subfolder), then ``../shared/datasets/mnist`` from the working directory
     and from the source checkout.
     """
     candidates: list[Path] = []
     if path is not None:
-        candidates.append(Path(path))
-    env = os.environ.get("BAYESRULE_DATA")
-    if env:
-        candidates += [Path(env), Path(env) / "mnist"]
-    candidates.append(Path.cwd().parent / "shared" / "datasets" / "mnist")
-    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "datasets" / "mnist")
+        candidates += [Path(path), Path(path) / "mnist"]
+    else:
+        env = os.environ.get("BAYESRULE_DATA")
+        if env:
+            candidates += [Path(env), Path(env) / "mnist"]
+        candidates.append(Path.cwd().parent / "shared" / "datasets" / "mnist")
+        candidates.append(Path(__file__).resolve().parents[3] / "shared" / "datasets" / "mnist")
     for c in candidates:
         if all(_locate(c, name) is not None for name in _MNIST_FILES.values()):
             return c
@@ -92,13 +95,22 @@ def load_mnist(
     Parameters
     ----------
     path : directory, optional
-        Where the IDX files are (see :func:`find_mnist`).
+        Where the IDX files are (itself or its ``mnist`` subfolder); when
+        given, nowhere else is looked at. Default: see :func:`find_mnist`.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the directory when the four files are not there.
     scale : bool, default=True
         Pixels as float64 in [0, 1]; otherwise the raw uint8 values.
     """
     folder = find_mnist(path)
     if folder is None:
-        where = path or os.environ.get("BAYESRULE_DATA") or "../shared/datasets/mnist"
+        if path is not None:
+            where = str(path) if Path(path).is_dir() else f"{path} (no such directory)"
+        else:
+            where = os.environ.get("BAYESRULE_DATA") or "../shared/datasets/mnist"
         raise FileNotFoundError(
             f"MNIST not found in {where}: expected the four IDX files "
             f"({', '.join(v + '[.gz]' for v in _MNIST_FILES.values())}). Give the directory "

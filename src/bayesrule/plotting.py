@@ -14,7 +14,11 @@ display is drawn, and an install hint is given when it is missing.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import textwrap
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -124,12 +128,13 @@ def density_level(log_density: ArrayLike, mass: float) -> float:
 class DecisionRegionsDisplay:
     """Decision regions of a classifier in a plane, with each class's own density.
 
-    Build it with :meth:`from_estimator`. For two features the model itself is
-    drawn. For more, the data are projected on the model's first two Fisher
-    discriminants (its own ``transform`` for LDA, otherwise those of an LDA
-    fitted to the same data) and a copy of the model, with the same parameters,
-    is refitted there; if that is impossible (two classes give a single
-    discriminant) the first two features are used. ``note`` says which.
+    Build it with :meth:`from_estimator`. The model is drawn as it is, never
+    refitted. For two features the plane is its whole space. For more, the
+    plane is a slice of the feature space: LDA's own Fisher plane (the first
+    two discriminants of its ``transform``), or two chosen features with the
+    others held at their training means; the regions are the model's
+    predictions on the slice and the contours its class densities there.
+    ``note`` says which.
 
     Each class density drawn is the model's own, read through the estimator's
     public ``class_model(label)`` and ``class_log_density(X)``: for a Gaussian
@@ -193,94 +198,180 @@ class DecisionRegionsDisplay:
         y: ArrayLike,
         *,
         projection: str = "auto",
+        features: tuple[Any, Any] | None = None,
         feature_names: list[str] | None = None,
         grid_resolution: int = 200,
         ax: Any = None,
         **plot_kwargs: Any,
     ) -> DecisionRegionsDisplay:
-        """Compute and draw the decision regions of a fitted estimator.
+        """Compute and draw the decision regions of a fitted estimator, as it is.
 
         Parameters
         ----------
         estimator : fitted bayesrule estimator
-        X : array-like of shape (n_samples, n_features)
+            Drawn as it is: never refitted.
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points drawn, with the model's features (a DataFrame with
+            text or category columns for a table model such as MixedNB).
         y : array-like of shape (n_samples,)
-            True labels, used to colour the points and, for more than two
-            features, to refit the model in the plane.
+            True labels, used to colour the points.
         projection : {"auto", "fisher", "features"}
-            For more than two features: the Fisher plane ("auto" falls back
-            to the first two features when it is not available) or the first
-            two features.
+            For more than two features, the plane drawn. "fisher": the first
+            two Fisher discriminants, the model's own ``transform`` for LDA
+            (whose decision in that plane is its own), otherwise those of an
+            LDA fitted to ``X`` for the directions only. "features": two
+            features (``features``, default the first two), the others held
+            at their training means. "auto": the model's own Fisher plane
+            when it has one, else "features".
+        features : pair of column names or indices, optional
+            The two features of the "features" plane.
         feature_names : list of str, optional
-            Axis labels for two-feature data; default ``feature_names_in_``.
+            Axis labels; default ``feature_names_in_``.
         grid_resolution : int
             Grid points along each axis.
         ax : matplotlib Axes, optional
         **plot_kwargs
             Passed to :meth:`plot` (``n_std``, ``alpha``).
-        """
-        from sklearn.base import clone
 
-        Xa = np.asarray(X, dtype=float)
+        Notes
+        -----
+        With more than two features the plane is an affine slice of the
+        feature space, ``x = x0 + A @ (u, v)``: the regions are the model's
+        predictions and the contours its ``class_log_density`` at the points
+        of that slice. For LDA's Fisher plane, ``x0`` is ``xbar_`` and ``A`` is
+        chosen so that ``transform(x0 + A @ c)[:2] == c``; the slice then holds
+        the class densities' projections exactly (their precision in the
+        plane is ``A.T Σ⁻¹ A = (S.T Σ S)⁻¹`` for the Fisher directions ``S``).
+        """
         ya = np.asarray(y)
-        if Xa.ndim != 2 or Xa.shape[0] != ya.shape[0]:
-            raise ValueError(
-                f"X must be 2-D with one row per label; got shapes {Xa.shape} and {ya.shape}."
-            )
+        n_rows = int(np.shape(X)[0]) if hasattr(X, "shape") else len(X)  # type: ignore[arg-type]
+        if n_rows != ya.shape[0]:
+            raise ValueError(f"X has {n_rows} rows, but y has {ya.shape[0]} labels.")
         if projection not in ("auto", "fisher", "features"):
             raise ValueError(
                 f"projection must be 'auto', 'fisher' or 'features'; got {projection!r}."
             )
+        frame = _as_frame(X, estimator, feature_names)
+        names = [str(c) for c in frame.columns]
+        p = len(names)
+        if p < 2:
+            raise ValueError(f"decision regions need at least 2 features; X has {p}.")
         name = type(estimator).__name__
-        names = feature_names or [str(n) for n in getattr(estimator, "feature_names_in_", [])]
-        if len(names) != Xa.shape[1]:
-            names = [f"feature {j + 1}" for j in range(Xa.shape[1])]
-        if Xa.shape[1] < 2:
-            raise ValueError(f"decision regions need at least 2 features; X has {Xa.shape[1]}.")
+        own_fisher = _fisher_directions(estimator)
+        if projection == "auto":
+            projection = "fisher" if (p > 2 and own_fisher is not None) else "features"
+        if features is not None and projection == "fisher":
+            raise ValueError("features=(x, y) chooses the 'features' plane, not the Fisher one.")
+        if p == 2 and features is None:
+            projection = "features"
+
         note: str | None = None
-        model: Any = estimator
-        Z: NDArray[Any] = Xa
-        xlabel, ylabel = names[0], names[1]
-        if Xa.shape[1] > 2:
-            model = None
-            if projection in ("auto", "fisher"):
-                try:
-                    Z = _fisher_plane(estimator, Xa, ya)
-                    model = clone(estimator).fit(Z, ya)
-                    xlabel, ylabel = "first Fisher discriminant", "second Fisher discriminant"
-                    note = f"{name} refitted in the 2-D Fisher (LDA) projection of {Xa.shape[1]} features"
-                except ValueError as exc:
-                    if projection == "fisher":
-                        raise ValueError(f"no 2-D Fisher projection: {exc}") from None
-                    model = None
-            if model is None:
-                Z = Xa[:, :2]
-                model = clone(estimator).fit(Z, ya)
-                xlabel, ylabel = names[0], names[1]
-                note = f"{name} refitted on the first two of {Xa.shape[1]} features only"
-        lo, hi = Z.min(axis=0), Z.max(axis=0)
+        if projection == "fisher":
+            numeric = _numeric(frame, "the Fisher plane")
+            if own_fisher is not None:
+                x0, S, cov = own_fisher
+                source = f"{name}'s own"
+            else:
+                from .estimators import LinearDiscriminantAnalysis
+
+                lda = LinearDiscriminantAnalysis().fit(numeric, ya)
+                found = _fisher_directions(lda)
+                if found is None:
+                    raise ValueError(
+                        "no 2-D Fisher projection: the Fisher space of "
+                        f"{np.unique(ya).size} classes has fewer than 2 dimensions; "
+                        "choose two features instead."
+                    )
+                x0, S, cov = found
+                source = "an LDA's (directions only)"
+            S2 = S[:, :2]
+            # x0 + A c maps to c in the first two discriminants; A spans the conditional mean
+            A = cov @ S2 @ np.linalg.inv(S2.T @ cov @ S2)
+            Z = (numeric - x0) @ S2
+            xlabel, ylabel = "first Fisher discriminant", "second Fisher discriminant"
+            rest = S.shape[1] - 2
+            held = (
+                ""
+                if rest == 0
+                else f", the other {rest} discriminant{'s' if rest > 1 else ''} at the centre"
+            )
+            note = (
+                f"{source} Fisher plane of {p} features{held}; regions and densities of the "
+                "saved model on that plane"
+            )
+
+            def points(c: NDArray[Any]) -> Any:
+                return _frame_like(x0 + c @ A.T, frame)
+
+        else:
+            if features is None:
+                numeric_cols = [j for j, c in enumerate(names) if _is_number(frame[c])]
+                if len(numeric_cols) < 2:
+                    raise ValueError(
+                        "decision regions need two numeric features to draw; the model has "
+                        f"{len(numeric_cols)}."
+                    )
+                i, j = numeric_cols[:2]
+            else:
+                i, j = (_column_index(f, names) for f in features)
+                if i == j:
+                    raise ValueError(f"choose two different features; got {names[i]!r} twice.")
+            for k in (i, j):
+                if not _is_number(frame[names[k]]):
+                    raise ValueError(
+                        f"the feature {names[k]!r} is not numeric; choose numeric features "
+                        "for the axes."
+                    )
+            Z = np.column_stack(
+                [frame[names[i]].to_numpy(dtype=float), frame[names[j]].to_numpy(dtype=float)]
+            )
+            xlabel, ylabel = names[i], names[j]
+            reference, where = _reference(estimator, frame)
+            if p > 2:
+                others = "the other feature" if p == 3 else f"the other {p - 2} features"
+                note = (
+                    f"{names[i]} and {names[j]}; {others} held at their {where}: the "
+                    "model's regions and class densities on that slice"
+                )
+            else:
+                note = None
+            if p > 2 and features is None and projection == "features" and own_fisher is None:
+                note = f"the first two of {p} features, " + note  # type: ignore[operator]
+
+            def points(c: NDArray[Any]) -> Any:
+                grid = reference.iloc[np.zeros(c.shape[0], dtype=np.intp)].reset_index(drop=True)
+                grid[names[i]] = c[:, 0]
+                grid[names[j]] = c[:, 1]
+                return grid if hasattr(estimator, "feature_names_in_") else grid.to_numpy()
+
+        Z = np.asarray(Z, dtype=float)
+        ok = np.all(np.isfinite(Z), axis=1)
+        if not ok.any():
+            raise ValueError("no point has finite values in the plane drawn.")
+        lo, hi = Z[ok].min(axis=0), Z[ok].max(axis=0)
         pad = 0.08 * np.where(hi > lo, hi - lo, 1.0)
         # non-negative data stay so: count models have no density below zero
         start = np.where(lo >= 0, np.maximum(lo - pad, 0.0), lo - pad)
         gx = np.linspace(start[0], hi[0] + pad[0], grid_resolution)
         gy = np.linspace(start[1], hi[1] + pad[1], grid_resolution)
         xx, yy = np.meshgrid(gx, gy)
-        grid: Any = np.column_stack([xx.ravel(), yy.ravel()])
-        if hasattr(model, "feature_names_in_"):
-            import pandas as pd
-
-            grid = pd.DataFrame(grid, columns=model.feature_names_in_)
-        classes = model.classes_
-        pred = model.predict(grid)
+        grid = points(np.column_stack([xx.ravel(), yy.ravel()]))
+        classes = estimator.classes_
+        with _quiet_names():
+            pred = estimator.predict(grid)
+            log_density = np.asarray(estimator.class_log_density(grid), dtype=float)
         regions = np.searchsorted(classes, pred).reshape(xx.shape)
-        log_density = np.asarray(model.class_log_density(grid), dtype=float)
         log_density = log_density.T.reshape(classes.size, *xx.shape)
         means = np.full((classes.size, 2), np.nan)
         covariances = np.full((classes.size, 2, 2), np.nan)
-        for k in np.flatnonzero(np.asarray(model.class_count_) > 0):
-            moments = _gaussian_moments(model.class_model(classes[k]))
-            if moments is not None:
-                means[k], covariances[k] = moments
+        if p == 2 and projection == "features":
+            # the plane is the model's whole space: its Gaussians are drawn exactly
+            order = [i, j]
+            for c in np.flatnonzero(np.asarray(estimator.class_count_) > 0):
+                moments = _gaussian_moments(estimator.class_model(classes[c]))
+                if moments is not None:
+                    means[c] = moments[0][order]
+                    covariances[c] = moments[1][np.ix_(order, order)]
         disp = cls(
             xx=xx,
             yy=yy,
@@ -390,29 +481,114 @@ class DecisionRegionsDisplay:
         ax.set_ylabel(self.ylabel)
         ax.set_xlim(self.xx.min(), self.xx.max())
         ax.set_ylim(self.yy.min(), self.yy.max())
-        ax.set_title(
-            self.title if self.note is None else f"{self.title}\n({self.note})", fontsize="medium"
-        )
+        title = self.title
+        if self.note is not None:  # wrapped, so that a long note is never cut at the edges
+            title += "\n" + textwrap.fill(f"({self.note})", width=80)
+        ax.set_title(title, fontsize="medium")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
 
-def _fisher_plane(estimator: Any, X: NDArray[Any], y: NDArray[Any]) -> NDArray[Any]:
-    """The first two Fisher discriminants of ``X``: the model's own, or a fresh LDA's."""
-    if hasattr(estimator, "transform") and hasattr(estimator, "scalings_"):
-        import warnings
+def _as_frame(X: Any, estimator: Any, feature_names: list[str] | None) -> Any:
+    """``X`` as a DataFrame named by the model's features (kept as it is when it is one)."""
+    import pandas as pd
 
-        with warnings.catch_warnings():
-            # a model fitted on a DataFrame warns about the bare array; the columns match
-            warnings.filterwarnings("ignore", message="X does not have valid feature names")
-            Z = estimator.transform(X)
-    else:
-        from .estimators import LinearDiscriminantAnalysis
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        return X.reset_index(drop=True)
+    Xa = np.asarray(X, dtype=float)
+    if Xa.ndim != 2:
+        raise ValueError(f"X must be 2-D; got shape {Xa.shape}.")
+    names = feature_names or [str(n) for n in getattr(estimator, "feature_names_in_", [])]
+    if len(names) != Xa.shape[1]:
+        names = [f"feature {j + 1}" for j in range(Xa.shape[1])]
+    return pd.DataFrame(Xa, columns=names)
 
-        Z = LinearDiscriminantAnalysis().fit(X, y).transform(X)
-    if Z.shape[1] < 2:
-        raise ValueError(f"the Fisher space has {Z.shape[1]} dimension (at least 3 classes give 2)")
-    return np.asarray(Z[:, :2])
+
+def _is_number(series: Any) -> bool:
+    return bool(series.dtype.kind in "biuf")
+
+
+def _numeric(frame: Any, what: str) -> NDArray[Any]:
+    bad = [str(c) for c in frame.columns if not _is_number(frame[c])]
+    if bad:
+        raise ValueError(
+            f"{what} needs numeric features; {', '.join(repr(c) for c in bad[:5])} are not: "
+            "choose two features instead."
+        )
+    return np.asarray(frame.to_numpy(dtype=float))
+
+
+def _frame_like(values: NDArray[Any], frame: Any) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(values, columns=frame.columns)
+
+
+def _column_index(key: Any, names: list[str]) -> int:
+    if isinstance(key, str) and key in names:
+        return names.index(key)
+    if isinstance(key, (int, np.integer)) and -len(names) <= int(key) < len(names):
+        return int(key) % len(names)
+    raise ValueError(f"no feature {str(key)!r}; the model's features are {', '.join(names[:20])}.")
+
+
+def _fisher_directions(
+    estimator: Any,
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]] | None:
+    """``(xbar_, scalings_, covariance_)`` of a model with at least 2 Fisher directions."""
+    S = getattr(estimator, "scalings_", None)
+    xbar = getattr(estimator, "xbar_", None)
+    cov = getattr(estimator, "covariance_", None)
+    if S is None or xbar is None or cov is None or not hasattr(estimator, "transform"):
+        return None
+    S = np.asarray(S, dtype=float)
+    if S.ndim != 2 or S.shape[1] < 2:
+        return None
+    return np.asarray(xbar, dtype=float), S, np.asarray(cov, dtype=float)
+
+
+def _reference(estimator: Any, frame: Any) -> tuple[Any, str]:
+    """The point the other features are held at: the training means, and how they were found.
+
+    The class means of the model's Gaussian class models weighted by the
+    training class weights, when it has them; else the means (numbers) and
+    most frequent values (other columns) of the data drawn.
+    """
+    counts = np.asarray(getattr(estimator, "class_count_", []), dtype=float)
+    means: list[NDArray[Any]] = []
+    for k in np.flatnonzero(counts > 0):
+        mean = getattr(estimator.class_model(estimator.classes_[k]), "mean", None)
+        if mean is None:
+            means = []
+            break
+        means.append(np.asarray(mean, dtype=float).reshape(-1))
+    row = frame.iloc[:1].copy().reset_index(drop=True)
+    if means and all(m.size == frame.shape[1] for m in means):
+        w = counts[counts > 0]
+        centre = (w[:, None] * np.vstack(means)).sum(axis=0) / w.sum()
+        for j, c in enumerate(frame.columns):
+            row[c] = centre[j]
+        return row, "training means"
+    kinds = getattr(estimator, "kinds_", None)
+    if kinds is None or len(kinds) != frame.shape[1]:
+        kinds = ["gaussian" if frame[c].dtype.kind == "f" else "other" for c in frame.columns]
+    for c, kind in zip(frame.columns, kinds, strict=True):
+        col = frame[c]
+        if kind in ("gaussian", "kernel"):
+            row[c] = float(np.nanmean(col.to_numpy(dtype=float)))
+        else:  # counts, categories, booleans: a value the column can take
+            mode = col.mode(dropna=True)
+            row[c] = mode.iloc[0] if len(mode) else col.iloc[0]
+    return row, "means in the data drawn (most frequent values for counts and categories)"
+
+
+@contextlib.contextmanager
+def _quiet_names() -> Iterator[None]:
+    """The grid is built with the model's column names; quiet the check of bare arrays."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        warnings.filterwarnings("ignore", message="X has feature names")
+        yield
 
 
 # --------------------------------------------------------------------- confusion matrix
@@ -476,11 +652,20 @@ class ConfusionMatrixDisplay:
     def plot(
         self, ax: Any = None, *, cmap: str = "Blues", annotate: bool | None = None
     ) -> ConfusionMatrixDisplay:
-        """Draw the heatmap with a colour bar; cells are annotated up to 20 classes."""
+        """Draw the heatmap with a colour bar; cells are annotated up to 20 classes.
+
+        Each cell shows the share of the true class and, up to 10 classes, the
+        count in parentheses.
+        """
         ax = _axes(ax, (6.4, 5.6))
         K = self.labels.size
         im = ax.imshow(self.matrix, cmap=cmap, vmin=0.0, vmax=1.0)
-        cbar = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        if ax.figure.get_layout_engine() is not None:
+            # a layout engine places the bar itself; fraction/pad would push the
+            # y-label out of the figure
+            cbar = ax.figure.colorbar(im, ax=ax, shrink=0.85)
+        else:
+            cbar = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
         cbar.set_label("share of the true class")
         if annotate is None:
             annotate = K <= 20
@@ -488,11 +673,11 @@ class ConfusionMatrixDisplay:
             size = "small" if K <= 10 else "x-small"
             for i in range(K):
                 for j in range(K):
-                    v = self.matrix[i, j]
+                    v, n = self.matrix[i, j], int(self.counts[i, j])
                     ax.text(
                         j,
                         i,
-                        f"{v:.2f}" if v else "0",
+                        (f"{v:.2f}\n({n:,})" if K <= 10 else f"{v:.2f}") if n else "0",
                         ha="center",
                         va="center",
                         fontsize=size,

@@ -17,8 +17,23 @@ from rich.table import Table
 
 from .._registry import available, get_estimator, short_name
 from ..io import ModelFileError, load, read_metadata, save
-from ._data import Content, Dataset, UsageError, read_data, table_writer, write_files, write_table
-from ._errors import BoundaryGroup, clean, state
+from ._data import (
+    STDIN,
+    Columns,
+    Content,
+    Dataset,
+    UsageError,
+    is_table,
+    match_columns,
+    non_finite,
+    read_data,
+    split_names,
+    table_writer,
+    write_files,
+    write_table,
+)
+from ._errors import BoundaryGroup, clean, notes, state
+from ._feedback import busy
 
 app = typer.Typer(
     name="bayesrule",
@@ -70,7 +85,7 @@ def _options(
     ] = False,
 ) -> None:
     """Fit, apply and inspect bayesrule models from the command line."""
-    state["quiet"] = quiet
+    state["quiet"] = state["quiet"] or quiet  # -q after the command is read by BoundaryGroup
     if debug:  # BoundaryGroup.main has already read it; this option is here for --help
         state["debug"] = True
 
@@ -120,16 +135,54 @@ def _load_model(path: Path) -> Any:
     return load(path)
 
 
+def _is_table_model(est: Any) -> bool:
+    """Whether the estimator takes a table as it is (MixedNB: text, categories, booleans)."""
+    return "columns" in est.get_params(deep=False)
+
+
+def _model_features(est: Any) -> list[str] | None:
+    names = getattr(est, "feature_names_in_", None)
+    return None if names is None else [str(n) for n in names]
+
+
+def _stored_target(model_path: Path) -> str | None:
+    """The label column the model was fitted with, as `bayesrule fit` keeps it in the file."""
+    target = read_metadata(model_path).get("extra", {}).get("target")
+    return target if isinstance(target, str) and target else None
+
+
+def _source_name(data: Path) -> str:
+    return "standard input" if data == STDIN else data.name
+
+
+def _read(data: Path, target: str | None, **kwargs: Any) -> Dataset:
+    """Read the data with a spinner on a terminal, and say what the reader decided."""
+    with busy(f"reading {_source_name(data)}"):
+        ds = read_data(data, target, **kwargs)
+    notes.extend(ds.notes)  # said once the command has succeeded
+    return ds
+
+
 def _features_for(
-    model: Any, data: Path, target: str | None, split: str, need_target: bool
+    model: Any,
+    data: Path,
+    target: str | None,
+    split: str,
+    need_target: bool,
+    sep: str | None = None,
+    missing_target: str = "drop",
 ) -> Dataset:
-    names = getattr(model, "feature_names_in_", None)
-    ds = read_data(
+    """The model's features (by name, in the model's order) and, if asked, labels of the data."""
+    names = _model_features(model)
+    columns = Columns(model=names, numeric=not _is_table_model(model))
+    ds = _read(
         data,
         target,
         split=split,
         need_target=need_target,
-        features=None if names is None else [str(n) for n in names],
+        columns=columns,
+        sep=sep,
+        missing_target=missing_target,
     )
     if ds.n_features != model.n_features_in_:
         raise UsageError(
@@ -137,6 +190,15 @@ def _features_for(
             f"with {model.n_features_in_}."
         )
     return ds
+
+
+def _display_name(source: str) -> str:
+    return source if source == "standard input" else Path(source).name
+
+
+def _names_list(names: list[str], n: int = 12) -> str:
+    shown = ", ".join(names[:n])
+    return shown + (f", ... ({len(names) - n} more)" if len(names) > n else "")
 
 
 def _figure(figsize: tuple[float, float]) -> Any:
@@ -153,7 +215,14 @@ def _figure_bytes(fig: Any, path: Path) -> bytes:
     """The picture in the format of ``path``'s suffix, rendered in memory (written on success)."""
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format=path.suffix.lower().lstrip(".") or "png", dpi=110)
+        # a tight box keeps every label inside the picture, whatever their length
+        fig.savefig(
+            buffer,
+            format=path.suffix.lower().lstrip(".") or "png",
+            dpi=110,
+            bbox_inches="tight",
+            pad_inches=0.15,
+        )
     except ValueError as exc:  # an image format matplotlib does not know
         raise UsageError(f"{path}: {clean(str(exc))}") from None
     return buffer.getvalue()
@@ -169,35 +238,107 @@ def _image_shape(model_path: Path, n_features: int) -> tuple[int, int] | None:
 
 
 def _fit_with_progress(est: Any, ds: Dataset) -> Any:
-    """Fit at once, with a progress bar (pulsing, with the time elapsed) on big data.
+    """Fit at once, with a spinner and the time elapsed on a terminal.
 
     The fit is one call to ``fit``, not a loop of ``partial_fit``: the model is
     then exactly the one the Python API gives, and each ``partial_fit`` would
     derive the parameters again (an eigendecomposition), which costs more than
     the pass over the data.
     """
-    if ds.n_rows * ds.n_features <= _BIG_FIT_VALUES or state["quiet"]:
+    with busy(f"fitting {type(est).__name__} on {ds.n_rows:,} rows"), _named_values(ds):
         return est.fit(ds.X, ds.y)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(
-        TextColumn(f"fitting {type(est).__name__} on {ds.n_rows:,} rows"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        bar.add_task("fit", total=None)
-        return est.fit(ds.X, ds.y)
+
+@contextlib.contextmanager
+def _named_values(ds: Dataset) -> Iterator[None]:
+    """A model's refusal of NaN or infinite cells, said with the columns' names."""
+    try:
+        yield
+    except ValueError as exc:
+        about_values = any(w in str(exc) for w in ("NaN", "nan", "finite", "infinit"))
+        message = non_finite(ds) if about_values else None
+        if message is None:
+            raise
+        raise UsageError(message) from exc
+
+
+def _with_kinds(est: Any, kinds: list[str], features: list[str]) -> None:
+    """``--kind col=kind`` (names or globs, ``a,b=kind`` for several) added to MixedNB's ``columns``."""
+    if not kinds:
+        return
+    if not _is_table_model(est):
+        raise UsageError(
+            f"--kind sets the model of a column for --model mixed; {type(est).__name__} "
+            "models every column alike."
+        )
+    current = est.get_params(deep=False)["columns"]
+    if isinstance(current, list):
+        raise UsageError("--kind cannot be combined with --set columns=[...] (a list of kinds).")
+    spec: dict[str, Any] = dict(current or {})
+    for item in kinds:
+        name, sep, kind = item.partition("=")
+        if not sep or not name.strip() or not kind.strip():
+            raise UsageError(
+                f"--kind {item!r}: expected column=kind, e.g. --kind year=categorical."
+            )
+        for col in match_columns(split_names([name]), features, "--kind"):
+            spec[col] = kind.strip()
+    est.set_params(columns=spec)
 
 
 # ------------------------------------------------------------------ commands
 DataArg = Annotated[
     Path,
-    typer.Argument(help="CSV, Parquet, .npy, .npz, or a directory (or images file) of IDX data."),
+    typer.Argument(
+        help="A table (CSV/TSV, also .gz/.bz2/.xz/.zip; Parquet; '-' for standard input), "
+        ".npy, .npz, or a directory (or images file) of IDX data."
+    ),
 ]
 ModelArg = Annotated[Path, typer.Argument(help="A model file written by `bayesrule fit`.")]
 SplitOpt = Annotated[str, typer.Option(help="For an IDX directory: 'train' or 'test' files.")]
+
+
+ColumnsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--features",
+        "-f",
+        help="Feature columns: names or globs, comma-separated or repeated (default: all).",
+    ),
+]
+DropOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--drop", help="Columns to leave out: names or globs, comma-separated or repeated."
+    ),
+]
+SepOpt = Annotated[
+    str | None,
+    typer.Option("--sep", help="CSV field separator (default: sniffed; ',' ';' tab '|')."),
+]
+MissingOpt = Annotated[
+    str,
+    typer.Option(
+        "--missing-target",
+        help="Rows whose label is missing: 'drop' (with a note) or 'error'.",
+    ),
+]
+
+
+def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise UsageError(f"{option} {value}: expected one of {', '.join(choices)}.")
+    return value
+
+
+def _parse_sep(sep: str | None) -> str | None:
+    if sep is None:
+        return None
+    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|", "space": " "}
+    sep = named.get(sep.lower(), sep)
+    if len(sep) != 1:
+        raise UsageError(f"--sep {sep!r}: expected one character (or tab, comma, semicolon).")
+    return sep
 
 
 @app.command()
@@ -214,19 +355,52 @@ def fit(
     settings: Annotated[
         list[str] | None, typer.Option("--set", help="A parameter, name=value (repeatable).")
     ] = None,
+    features: ColumnsOpt = None,
+    drop: DropOpt = None,
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kind",
+            help="For --model mixed: a column's model, column=kind (gaussian, kernel, "
+            "bernoulli, categorical, poisson); repeatable.",
+        ),
+    ] = None,
+    sep: SepOpt = None,
+    missing_target: MissingOpt = "drop",
     split: SplitOpt = "train",
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
+    _check_choice("--missing-target", missing_target, ("drop", "error"))
     est = _build_estimator(model, settings or [])
-    ds = read_data(data, target, split=split, need_target=True)
+    if kinds and not _is_table_model(est):
+        _with_kinds(est, kinds, [])  # the error, before the data are read
+    if output.is_dir():
+        raise UsageError(f"{output}: is a directory; give the model file to write.")
+    columns = Columns(
+        features=split_names(features) or None,
+        drop=split_names(drop) or None,
+        numeric=not _is_table_model(est),
+    )
+    ds = _read(
+        data,
+        target,
+        split=split,
+        need_target=True,
+        columns=columns,
+        sep=_parse_sep(sep),
+        missing_target=missing_target,
+    )
+    _with_kinds(est, kinds or [], ds.feature_names or [])
     t0 = time.perf_counter()
     est = _fit_with_progress(est, ds)
     elapsed = time.perf_counter() - t0
-    extra: dict[str, Any] = {"source": Path(ds.source).name, "target": target}
+    extra: dict[str, Any] = {
+        "source": _source_name(data),
+        "target": ds.target if ds.target is not None else target,
+        "n_rows": ds.n_rows,
+    }
     if ds.image_shape is not None:
         extra["image_shape"] = list(ds.image_shape)
-    if output.is_dir():
-        raise UsageError(f"{output}: is a directory; give the model file to write.")
     try:
         save(est, output, metadata=extra)  # written in full, then renamed into place
     except ModelFileError as exc:
@@ -239,6 +413,13 @@ def fit(
         f"{type(est).__name__} ({short_name(type(est))}) fitted on {ds.n_rows:,} rows x "
         f"{ds.n_features} features, {est.classes_.size} classes in {elapsed:.2f} s -> {output}"
     )
+    if ds.feature_names is not None:
+        kinds_ = getattr(est, "kinds_", None)
+        if kinds_ is not None and len(kinds_) == len(ds.feature_names):
+            described = [f"{c} ({k})" for c, k in zip(ds.feature_names, kinds_, strict=True)]
+        else:
+            described = list(ds.feature_names)
+        _say(f"features: {_names_list(described)}")
 
 
 @app.command()
@@ -246,135 +427,259 @@ def predict(
     model: ModelArg,
     data: DataArg,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="CSV or Parquet file, by its suffix.")
-    ],
+        Path,
+        typer.Option(
+            "--output", "-o", help="CSV, Parquet or JSON lines (.jsonl) by suffix; '-': stdout."
+        ),
+    ] = STDIN,
     proba: Annotated[
         bool, typer.Option("--proba", help="Add a probability column per class.")
     ] = False,
-    target: Annotated[
-        str | None, typer.Option("--target", "-t", help="A label column to leave out.")
+    keep: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--keep",
+            "-k",
+            help="Columns of the data to copy to the output (an id, the true label): "
+            "names or globs, comma-separated or repeated.",
+        ),
     ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", "-t", help="A label column to leave out (.npy: its index)."),
+    ] = None,
+    sep: SepOpt = None,
     split: SplitOpt = "test",
 ) -> None:
     """Predict the class of every row: one output row per input row."""
     import pandas as pd
 
     est = _load_model(model)
-    ds = _features_for(est, data, target, split, need_target=False)
-    table = pd.DataFrame({"prediction": est.predict(ds.X)})
-    if proba:
-        P = est.predict_proba(ds.X)
-        for k, c in enumerate(est.classes_):
-            table[f"proba_{c}"] = P[:, k]
+    kept = split_names(keep)
+    if kept and not is_table(data):
+        raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {data} has none.")
+    # a model with column names takes its own columns; the label is not needed
+    label = target if _model_features(est) is None else None
+    ds = _features_for(est, data, label, split, need_target=False, sep=_parse_sep(sep))
+    table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))
+    if kept:
+        for col in match_columns(kept, [str(c) for c in ds.frame.columns], "--keep"):
+            table[col] = ds.frame[col].to_numpy()
+    clash = [c for c in ("prediction",) if c in table.columns]
+    if clash:
+        raise UsageError("--keep prediction: the output has its own 'prediction' column.")
+    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
+        table["prediction"] = est.predict(ds.X)
+        if proba:
+            P = est.predict_proba(ds.X)
+            for k, c in enumerate(est.classes_):
+                table[f"proba_{c}"] = P[:, k]
     write_table(table, output)
-    _say(f"{ds.n_rows:,} predictions -> {output}")
+    if output != STDIN:
+        _say(f"{ds.n_rows:,} predictions -> {output}")
+
+
+TargetOpt = Annotated[
+    str | None,
+    typer.Option("--target", "-t", help="Label column (default: the one the model was fitted on)."),
+]
+
+
+def _target_for(model: Path, target: str | None, data: Path) -> str | None:
+    """``--target``, else the label column stored in the model file (tables only)."""
+    if target is not None or not is_table(data):
+        return target
+    stored = _stored_target(model)
+    if stored is None:
+        raise UsageError(
+            f"{model}: the model file does not name its label column; give it with --target."
+        )
+    return stored
 
 
 @app.command()
 def evaluate(
     model: ModelArg,
     data: DataArg,
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Label column.")] = None,
+    target: TargetOpt = None,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Report folder: metrics.json, CSV and PNG."),
     ] = None,
+    sep: SepOpt = None,
+    missing_target: MissingOpt = "drop",
     split: SplitOpt = "test",
 ) -> None:
-    """Accuracy, per-class precision and recall, and the confusion matrix."""
+    """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
+    _check_choice("--missing-target", missing_target, ("drop", "error"))
+    est = _load_model(model)
+    target = _target_for(model, target, data)
+    ds = _features_for(
+        est,
+        data,
+        target,
+        split,
+        need_target=True,
+        sep=_parse_sep(sep),
+        missing_target=missing_target,
+    )
+    assert ds.y is not None
+    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
+        log_proba = est.predict_log_proba(ds.X)
+    report = _metrics(est, ds.y, log_proba, data)
+    _print_report(est, ds, report)
+    if output is not None:
+        _write_report(output, model, est, ds, report)
+        _say(
+            f"report -> {output}/ (metrics.json, per_class.csv, confusion_matrix.csv, "
+            "confusion_counts.csv, confusion_matrix.png)"
+        )
+
+
+def _metrics(est: Any, y: Any, log_proba: Any, data: Path) -> dict[str, Any]:
+    """Every figure of ``evaluate``, from the true labels and the model's log-probabilities."""
+    import warnings
+
     from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-    est = _load_model(model)
-    ds = _features_for(est, data, target, split, need_target=True)
-    assert ds.y is not None
-    pred = est.predict(ds.X)
+    classes = est.classes_
+    pred = classes[np.argmax(log_proba, axis=1)]
     try:
-        labels = np.union1d(est.classes_, ds.y)
+        labels = np.union1d(classes, y)
     except TypeError:
         raise UsageError(
-            f"{data}: the labels {np.unique(ds.y)[:5].tolist()} are not of the same kind as the "
-            f"model's classes {est.classes_[:5].tolist()}."
+            f"{data}: the labels {np.unique(y.astype(str))[:5].tolist()} are not of the same "
+            f"kind as the model's classes {[str(c) for c in classes[:5]]}."
         ) from None
-    counts = confusion_matrix(ds.y, pred, labels=labels)
-    precision, recall, _, support = precision_recall_fscore_support(
-        ds.y, pred, labels=labels, zero_division=0
+    unseen = np.setdiff1d(np.unique(y), classes)
+    seen = np.isin(y, classes)
+    if unseen.size:
+        warnings.warn(
+            f"the data hold label(s) the model has never seen: "
+            f"{', '.join(str(c) for c in unseen[:10])} ({int((~seen).sum()):,} rows); they "
+            "count as errors, and the log-loss is over the other rows.",
+            UserWarning,
+            stacklevel=2,
+        )
+    counts = confusion_matrix(y, pred, labels=labels)
+    precision, recall, f1, support = precision_recall_fscore_support(
+        y, pred, labels=labels, zero_division=0
     )
-    accuracy = float(np.mean(pred == ds.y))
     rows = counts.sum(axis=1, keepdims=True)
     normalised = counts / np.where(rows > 0, rows, 1)
+    if seen.any():
+        idx = np.searchsorted(classes, y[seen])
+        log_loss: float | None = float(-np.mean(log_proba[np.flatnonzero(seen), idx]))
+    else:
+        log_loss = None
+    weights = support / max(int(support.sum()), 1)
+    return {
+        "labels": labels,
+        "counts": counts,
+        "normalised": normalised,
+        "accuracy": float(np.mean(pred == y)),
+        "log_loss": log_loss,
+        "log_loss_rows": int(seen.sum()),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "support": support,
+        "macro": [float(np.mean(v)) for v in (precision, recall, f1)],
+        "weighted": [float(np.sum(weights * v)) for v in (precision, recall, f1)],
+        "unseen": [_plain(c) for c in unseen],
+    }
 
-    summary = Table(
-        title=f"{type(est).__name__} on {Path(ds.source).name}: accuracy {accuracy:.2%} ({ds.n_rows:,} rows)"
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value (for JSON and messages)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _print_report(est: Any, ds: Dataset, m: dict[str, Any]) -> None:
+    labels = m["labels"]
+    loss = "n/a" if m["log_loss"] is None else f"{m['log_loss']:.4f}"
+    out.print(
+        f"{type(est).__name__} on {_display_name(ds.source)}: accuracy {m['accuracy']:.2%}, "
+        f"log-loss {loss} ({ds.n_rows:,} rows)",
+        soft_wrap=True,
     )
-    for col in ("class", "precision", "recall", "support"):
+    summary = Table(title="Per class")
+    for col in ("class", "precision", "recall", "F1", "support"):
         summary.add_column(col, justify="right")
     for k, c in enumerate(labels):
-        summary.add_row(str(c), f"{precision[k]:.3f}", f"{recall[k]:.3f}", f"{int(support[k]):,}")
+        summary.add_row(
+            str(c),
+            f"{m['precision'][k]:.3f}",
+            f"{m['recall'][k]:.3f}",
+            f"{m['f1'][k]:.3f}",
+            f"{int(m['support'][k]):,}",
+        )
+    total = f"{int(m['support'].sum()):,}"
+    summary.add_section()
+    summary.add_row("macro avg", *(f"{v:.3f}" for v in m["macro"]), total)
+    summary.add_row("weighted avg", *(f"{v:.3f}" for v in m["weighted"]), total)
     out.print(summary)
-    cm = Table(title="Confusion matrix (rows: true class, normalised; columns: predicted)")
+    cm = Table(title="Confusion matrix: count (share of the true class)")
     cm.add_column("true \\ pred", justify="right")
     for c in labels:
         cm.add_column(str(c), justify="right")
     for i, c in enumerate(labels):
         cells = []
         for j in range(labels.size):
-            v = normalised[i, j]
-            text = f"{v:.2f}" if v else "."
+            n, v = int(m["counts"][i, j]), m["normalised"][i, j]
+            text = f"{n:,} ({v:.2f})" if n else "."
             cells.append(f"[bold]{text}[/bold]" if i == j else text)
         cm.add_row(str(c), *cells)
     out.print(cm)
 
-    if output is not None:
-        _write_report(
-            output, model, est, ds, labels, counts, normalised, accuracy, precision, recall, support
-        )
-        _say(f"report -> {output}/ (metrics.json, confusion_matrix.csv, confusion_matrix.png)")
 
-
-def _write_report(
-    output: Path,
-    model: Path,
-    est: Any,
-    ds: Dataset,
-    labels: Any,
-    counts: Any,
-    normalised: Any,
-    accuracy: float,
-    precision: Any,
-    recall: Any,
-    support: Any,
-) -> None:
-    """``evaluate -o DIR``: the three files, all rendered before any is written."""
+def _write_report(output: Path, model: Path, est: Any, ds: Dataset, m: dict[str, Any]) -> None:
+    """``evaluate -o DIR``: the files, all rendered before any is written."""
     import pandas as pd
 
     from ..plotting import ConfusionMatrixDisplay
 
     if output.exists() and not output.is_dir():
         raise UsageError(f"{output}: exists and is not a directory; -o takes a report folder.")
+    labels = m["labels"]
+    per_class = [
+        {
+            "class": _plain(c),
+            "precision": float(m["precision"][k]),
+            "recall": float(m["recall"][k]),
+            "f1": float(m["f1"][k]),
+            "support": int(m["support"][k]),
+        }
+        for k, c in enumerate(labels)
+    ]
     metrics = {
         "model": str(model),
         "estimator": type(est).__name__,
         "data": ds.source,
+        "target": ds.target,
         "n_samples": ds.n_rows,
-        "accuracy": accuracy,
-        "per_class": [
-            {
-                "class": c.item() if hasattr(c, "item") else c,
-                "precision": float(precision[k]),
-                "recall": float(recall[k]),
-                "support": int(support[k]),
-            }
-            for k, c in enumerate(labels)
-        ],
+        "accuracy": m["accuracy"],
+        "log_loss": m["log_loss"],
+        "log_loss_rows": m["log_loss_rows"],
+        "macro_avg": dict(zip(("precision", "recall", "f1"), m["macro"], strict=True)),
+        "weighted_avg": dict(zip(("precision", "recall", "f1"), m["weighted"], strict=True)),
+        "per_class": per_class,
+        "labels_not_in_model": m["unseen"],
+        "confusion_matrix": {
+            "labels": [_plain(c) for c in labels],
+            "counts": m["counts"].tolist(),
+            "normalised": m["normalised"].tolist(),
+        },
     }
-    table = (
-        pd.DataFrame(normalised, index=[str(c) for c in labels], columns=[str(c) for c in labels])
-        .rename_axis("true \\ predicted")
-        .to_csv()
-    )
+    names = [str(c) for c in labels]
+
+    def square(values: Any) -> bytes:
+        frame = pd.DataFrame(values, index=names, columns=names)
+        return frame.rename_axis("true \\ predicted").to_csv().encode()
+
     fig = _figure((6.4, 5.6))
     disp = ConfusionMatrixDisplay(
-        counts=counts, labels=labels, title=f"Confusion matrix of {type(est).__name__}"
+        counts=m["counts"], labels=labels, title=f"Confusion matrix of {type(est).__name__}"
     )
     disp.plot(ax=fig.subplots())
     picture = _figure_bytes(fig, output / "confusion_matrix.png")
@@ -382,7 +687,9 @@ def _write_report(
         write_files(
             {
                 output / "metrics.json": (json.dumps(metrics, indent=2) + "\n").encode(),
-                output / "confusion_matrix.csv": table.encode(),
+                output / "per_class.csv": pd.DataFrame(per_class).to_csv(index=False).encode(),
+                output / "confusion_matrix.csv": square(m["normalised"]),
+                output / "confusion_counts.csv": square(m["counts"]),
                 output / "confusion_matrix.png": picture,
             }
         )
@@ -400,6 +707,114 @@ def _new_folder(path: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 p.rmdir()
         raise
+
+
+@app.command()
+def info(
+    model: ModelArg,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON instead of a table.")
+    ] = False,
+) -> None:
+    """What a model file holds: estimator, parameters, classes, features, training data."""
+    est = _load_model(model)
+    summary = _summary(model, est)
+    if as_json:
+        out.print_json(json.dumps(summary), highlight=False)
+        return
+    table = Table(
+        show_header=False, box=None, pad_edge=False, title=f"{model}", title_justify="left"
+    )
+    table.add_column(style="bold", justify="right")
+    table.add_column(overflow="fold")
+    table.add_row("estimator", f"{summary['estimator']} ({summary['short_name']})")
+    params = summary["params"]
+    table.add_row(
+        "parameters", ", ".join(f"{k}={json.dumps(v)}" for k, v in params.items()) or "none"
+    )
+    if summary["chosen"]:
+        table.add_row(
+            "chosen", ", ".join(f"{k}={json.dumps(v)}" for k, v in summary["chosen"].items())
+        )
+    table.add_row("target", str(summary["target"] or "not recorded"))
+    table.add_row(
+        "classes",
+        ", ".join(f"{c['class']} ({c['weight']:g})" for c in summary["classes"]),
+    )
+    rows = summary["training_rows"]
+    table.add_row(
+        "training",
+        (f"{rows:,} rows" if rows is not None else "rows not recorded")
+        + f", total weight {summary['training_weight']:g}"
+        + (f", from {summary['source']}" if summary["source"] else ""),
+    )
+    feats = summary["features"]
+    kinds = summary["kinds"]
+    if kinds is not None:
+        described = [f"{f} ({k})" for f, k in zip(feats, kinds, strict=True)]
+    else:
+        described = list(feats)
+    table.add_row("features", f"{summary['n_features']}: {_names_list(described, 40)}")
+    table.add_row(
+        "file",
+        f"format version {summary['format_version']}, written by bayesrule "
+        f"{summary['bayesrule_version']}",
+    )
+    out.print(table)
+
+
+def _summary(path: Path, est: Any) -> dict[str, Any]:
+    """The facts ``info`` shows, as plain JSON values."""
+    meta = read_metadata(path)
+    extra = meta.get("extra", {})
+    names = _model_features(est)
+    kinds = getattr(est, "kinds_", None)
+    params = {k: _jsonable(v) for k, v in est.get_params(deep=False).items()}
+    counts = np.asarray(est.class_count_, dtype=float)
+    n_rows = extra.get("n_rows")
+    return {
+        "file": str(path),
+        "estimator": type(est).__name__,
+        "short_name": short_name(type(est)),
+        "params": params,
+        "chosen": {
+            k: _jsonable(getattr(est, k))
+            for k in _CHOSEN
+            if isinstance(getattr(est, k, None), (int, float, np.number, str))
+        },
+        "target": extra.get("target") if isinstance(extra.get("target"), str) else None,
+        "classes": [
+            {"class": _plain(c), "weight": float(w)}
+            for c, w in zip(est.classes_, counts, strict=True)
+        ],
+        "training_rows": int(n_rows) if isinstance(n_rows, int) else None,
+        "training_weight": float(counts.sum()),
+        "source": extra.get("source"),
+        "n_features": int(est.n_features_in_),
+        "features": names if names is not None else [f"x{j}" for j in range(est.n_features_in_)],
+        "kinds": None if kinds is None else [str(k) for k in kinds],
+        "format_version": meta.get("format_version"),
+        "bayesrule_version": meta.get("bayesrule_version"),
+    }
+
+
+#: fitted attributes that are a choice made by the fit (cross-validation, shrinkage)
+_CHOSEN = ("alpha_", "gamma_", "reg_param_", "shrinkage_", "bandwidth_")
+
+
+def _jsonable(value: Any) -> Any:
+    """A parameter value as JSON: arrays as lists, NumPy scalars as numbers, others as text."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
 
 
 @app.command()
@@ -475,30 +890,73 @@ def plot(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Picture to write (.png, .svg, .pdf).")
     ],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Label column.")] = None,
+    target: TargetOpt = None,
+    x: Annotated[
+        str | None, typer.Option("--x", help="Feature on the horizontal axis (with --y).")
+    ] = None,
+    y: Annotated[str | None, typer.Option("--y", help="Feature on the vertical axis.")] = None,
     projection: Annotated[
-        str, typer.Option(help="For more than 2 features: 'auto', 'fisher' or 'features'.")
+        str,
+        typer.Option(
+            help="For more than 2 features: 'auto' (LDA: its Fisher plane; others: two "
+            "features), 'fisher' or 'features'."
+        ),
     ] = "auto",
+    sep: SepOpt = None,
+    missing_target: MissingOpt = "drop",
     split: SplitOpt = "test",
 ) -> None:
-    """Decision regions and each class's own density (ellipse or contour) in a plane."""
+    """Decision regions and each class's density of the saved model, in a plane."""
     from ..plotting import DecisionRegionsDisplay
 
+    _check_choice("--projection", projection, ("auto", "fisher", "features"))
+    _check_choice("--missing-target", missing_target, ("drop", "error"))
+    if (x is None) != (y is None):
+        raise UsageError("--x and --y go together: give both features of the plane.")
     est = _load_model(model)
-    ds = _features_for(est, data, target, split, need_target=True)
-    assert ds.y is not None  # need_target=True
-    fig = _figure((7.0, 5.8))
-    X = np.asarray(ds.X, dtype=float)
-    DecisionRegionsDisplay.from_estimator(
+    target = _target_for(model, target, data)
+    ds = _features_for(
         est,
-        X if X.shape[1] > 2 else ds.X,
-        ds.y,
-        projection=projection,
-        feature_names=ds.feature_names,
-        ax=fig.subplots(),
+        data,
+        target,
+        split,
+        need_target=True,
+        sep=_parse_sep(sep),
+        missing_target=missing_target,
     )
+    assert ds.y is not None  # need_target=True
+    names = ds.feature_names or [f"x{j}" for j in range(ds.n_features)]
+    pair = None
+    if x is not None and y is not None:
+        pair = tuple(_feature_key(v, names, opt) for v, opt in ((x, "--x"), (y, "--y")))
+        if projection == "auto":
+            projection = "features"
+    fig = _figure((7.6, 6.2))
+    try:
+        DecisionRegionsDisplay.from_estimator(
+            est,
+            ds.X,
+            ds.y,
+            projection=projection,
+            features=pair,
+            feature_names=names,
+            ax=fig.subplots(),
+        )
+    except ValueError as exc:
+        raise UsageError(f"plot: {clean(str(exc))}") from None
     write_files({output: _figure_bytes(fig, output)})
     _say(f"decision regions -> {output}")
+
+
+def _feature_key(value: str, names: list[str], option: str) -> Any:
+    """A feature by name, or by index for data without column names."""
+    if value in names:
+        return value
+    if value.lstrip("-").isdigit() and names[0] == "x0":
+        return int(value)
+    raise UsageError(
+        f"{option} {value}: not a feature of the model; features are {', '.join(names[:30])}."
+    )
 
 
 @app.command()
@@ -512,7 +970,8 @@ def demo(
         ),
     ] = None,
 ) -> None:
-    """Reproduce the lecture notes' results: every model on MNIST and wine, with pictures."""
+    """Every model on MNIST and wine: accuracy, timings and pictures in a report folder."""
     from ._demo import run_demo
 
-    run_demo(output, data_dir, out, _say)
+    with busy("running every model on MNIST and wine"):
+        run_demo(output, data_dir, out, _say)

@@ -7,11 +7,18 @@ file or column; the command turns it into exit code 2.
 
 from __future__ import annotations
 
+import bz2
+import fnmatch
+import gzip
+import io
+import lzma
 import os
 import re
+import sys
 import tempfile
+import zipfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -19,8 +26,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "STDIN",
+    "Columns",
     "Content",
     "Dataset",
+    "index_column",
+    "match_columns",
+    "non_finite",
+    "read_frame",
+    "select",
+    "split_names",
     "UsageError",
     "read_data",
     "table_writer",
@@ -28,9 +43,23 @@ __all__ = [
     "write_table",
 ]
 
-TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
+#: table formats by the last suffix (a compression suffix before it is looked through)
+TABLE_SUFFIXES = {
+    ".csv": "CSV",
+    ".tsv": "CSV",
+    ".tab": "CSV",
+    ".txt": "CSV",
+    ".parquet": "Parquet",
+    ".pq": "Parquet",
+}
+#: formats a table can be written in, by suffix
+OUTPUT_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet", ".jsonl": "JSON lines"}
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
 ARRAY_SUFFIXES = {".npy", ".npz"}
 _IDX_IMAGES = re.compile(r"^(?P<prefix>.*)-images[-.]idx3-ubyte(\.gz)?$")
+#: names pandas and pyarrow give a column written from a DataFrame's index
+_INDEX_NAMES = ("", "Unnamed: 0", "__index_level_0__")
+STDIN = Path("-")
 
 
 class UsageError(Exception):
@@ -41,8 +70,11 @@ class UsageError(Exception):
 class Dataset:
     """Features, optional labels, and what is known about their layout.
 
-    ``X`` is a pandas DataFrame for CSV and Parquet (so that column names reach
-    the model) and a float array otherwise.
+    ``X`` is a pandas DataFrame for CSV and Parquet (so that column names, and
+    for a table model the dtypes, reach the model) and a float array otherwise.
+    ``frame`` is the whole table (rows aligned with ``X``) for pass-through
+    columns; ``notes`` are what the reader decided for the user (an index
+    column left out, rows dropped), to be said once.
     """
 
     X: Any
@@ -50,6 +82,9 @@ class Dataset:
     feature_names: list[str] | None
     image_shape: tuple[int, int] | None
     source: str
+    frame: Any = None
+    notes: list[str] = field(default_factory=list)
+    target: str | None = None
 
     @property
     def n_rows(self) -> int:
@@ -64,9 +99,57 @@ class Dataset:
         return self.X.iloc[sl] if hasattr(self.X, "iloc") else self.X[sl]
 
 
+@dataclass
+class Columns:
+    """How the feature columns of a table are chosen.
+
+    ``features`` and ``drop`` are column names or shell-style globs
+    (``bill_*``); ``model`` is the ordered list of a fitted model's features
+    (then ``features``/``drop`` do not apply and other columns are ignored);
+    ``numeric`` says whether the model needs numbers (every model but the
+    table models, such as MixedNB, which take the columns as they are).
+    """
+
+    features: list[str] | None = None
+    drop: list[str] | None = None
+    model: list[str] | None = None
+    numeric: bool = True
+
+
+def split_names(values: list[str] | None) -> list[str]:
+    """``["a,b", "c"]`` -> ``["a", "b", "c"]``: options that are comma-separated and repeatable."""
+    out: list[str] = []
+    for v in values or []:
+        out += [p.strip() for p in v.split(",") if p.strip()]
+    return out
+
+
+def match_columns(patterns: list[str], columns: list[str], option: str) -> list[str]:
+    """The columns matched by names or globs, in the order asked; an unmatched one is an error."""
+    chosen: list[str] = []
+    for p in patterns:
+        if p in columns:
+            hits = [p]
+        elif any(ch in p for ch in "*?["):
+            hits = [c for c in columns if fnmatch.fnmatchcase(c, p)]
+        else:
+            hits = []
+        if not hits:
+            raise UsageError(f"{option} {p}: no such column; columns are: {_some(columns)}.")
+        chosen += [h for h in hits if h not in chosen]
+    return chosen
+
+
+def _some(names: list[str], n: int = 30) -> str:
+    shown = ", ".join(names[:n])
+    return shown + (f", ... ({len(names) - n} more)" if len(names) > n else "")
+
+
 def _labels(values: Any, what: str) -> NDArray[Any]:
     """Labels as a plain NumPy array: strings as unicode, never ``object``."""
     y = np.asarray(values)
+    if y.dtype.kind == "b":
+        return y
     if y.dtype.kind == "O":
         items = y.tolist()
         if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in items):
@@ -84,6 +167,18 @@ def _labels(values: Any, what: str) -> NDArray[Any]:
     return y
 
 
+def is_table(path: Path) -> bool:
+    """Whether ``path`` is read as a table (CSV or Parquet, compressed or not, or stdin)."""
+    return path == STDIN or _table_kind(path) is not None
+
+
+def _table_kind(path: Path) -> str | None:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in COMPRESSIONS:
+        suffixes = suffixes[:-1]
+    return TABLE_SUFFIXES.get(suffixes[-1]) if suffixes else None
+
+
 def read_data(
     path: Path,
     target: str | None = None,
@@ -91,84 +186,352 @@ def read_data(
     split: str = "train",
     need_target: bool = False,
     features: list[str] | None = None,
+    columns: Columns | None = None,
+    sep: str | None = None,
+    missing_target: str = "drop",
 ) -> Dataset:
-    """Read CSV, Parquet, .npy, .npz, or MNIST-style IDX files.
+    """Read a table (CSV, TSV, compressed, Parquet, stdin), .npy, .npz, or MNIST-style IDX files.
 
     Parameters
     ----------
     path : Path
-        A file, or a directory of IDX files (``<split>-images-idx3-ubyte[.gz]``
-        and the matching labels; ``split`` "test" reads the ``t10k`` files).
+        A file, ``-`` for standard input, or a directory of IDX files
+        (``<split>-images-idx3-ubyte[.gz]`` and the matching labels; ``split``
+        "test" reads the ``t10k`` files).
     target : str, optional
-        The label column (CSV/Parquet), column index (.npy) or array name (.npz).
+        The label column (tables), column index (.npy) or array name (.npz).
         Ignored for IDX data, whose labels come from the labels file.
     need_target : bool
         Whether labels are required.
     features : list of str, optional
-        Column names the model was fitted with; they are selected in that order.
+        Column names the model was fitted with; they are selected in that order
+        (a shorthand for ``columns=Columns(model=features)``).
+    columns : Columns, optional
+        How to choose the feature columns of a table.
+    sep : str, optional
+        The CSV field separator; sniffed from the first lines by default.
+    missing_target : {"drop", "error"}
+        What to do with rows whose label is missing: leave them out (with a
+        note) or refuse the file.
     """
-    if not path.exists():
+    columns = columns or Columns()
+    if features is not None:
+        columns.model = list(features)
+    if path != STDIN and not path.exists():
         raise UsageError(f"{path}: no such file or directory.")
-    if path.is_dir() or _IDX_IMAGES.match(path.name):
+    if path != STDIN and (path.is_dir() or _IDX_IMAGES.match(path.name)):
+        _no_column_options(path, columns)
         return _read_idx(path, split, need_target)
+    if is_table(path):
+        df = read_frame(path, sep=sep)
+        return select(df, str(path), target, need_target, columns, missing_target=missing_target)
     suffix = path.suffix.lower()
-    if suffix in TABLE_SUFFIXES:
-        return _read_table(path, suffix, target, need_target, features)
     if suffix in ARRAY_SUFFIXES:
+        _no_column_options(path, columns)
         return _read_array(path, suffix, target, need_target)
     raise UsageError(
-        f"{path}: unsupported data format {suffix or '(no suffix)'!r}; expected .csv, .parquet, "
-        ".npy, .npz or a directory of IDX files."
+        f"{path}: unsupported data format {suffix or '(no suffix)'!r}; expected .csv (or .tsv, "
+        "compressed as .gz, .bz2, .xz, .zip), .parquet, .npy, .npz, '-' for standard input, or "
+        "a directory of IDX files."
     )
 
 
-def _read_table(
-    path: Path, suffix: str, target: str | None, need_target: bool, features: list[str] | None
-) -> Dataset:
+def _no_column_options(path: Path, columns: Columns) -> None:
+    if columns.features or columns.drop:
+        raise UsageError(
+            f"{path}: --features and --drop choose columns of a table (CSV or Parquet); "
+            "this file has no column names."
+        )
+
+
+# ------------------------------------------------------------------ reading a table
+def read_frame(path: Path, *, sep: str | None = None) -> Any:
+    """The whole table in ``path`` (or standard input for ``-``) as a DataFrame.
+
+    CSV-like files may be compressed (by suffix, or by content on stdin);
+    their separator is sniffed from the first lines unless given. Column
+    names become strings. This is the one place a table is read: a
+    streaming reader would read the same formats block by block and hand
+    each block to :func:`select` with the columns fixed by the first.
+    """
     import pandas as pd
 
-    kind = TABLE_SUFFIXES[suffix]
-    try:
-        if kind == "CSV":
-            df = pd.read_csv(path)
+    if path == STDIN:
+        data = sys.stdin.buffer.read()
+        if not data:
+            raise UsageError("-: standard input is empty.")
+        if data[:4] == b"PAR1":
+            kind, source, compression = "Parquet", io.BytesIO(data), None
         else:
-            df = pd.read_parquet(path)
+            kind, compression = "CSV", _magic_compression(data)
+            source = io.BytesIO(data)
+        name = "standard input"
+    else:
+        kind = _table_kind(path) or "CSV"
+        suffix = path.suffixes[-1].lower() if path.suffixes else ""
+        compression = COMPRESSIONS.get(suffix)
+        source, name = path, str(path)  # type: ignore[assignment]  # a path or a buffer
+    try:
+        if kind == "Parquet":
+            df = pd.read_parquet(source)
+        else:
+            head = _head_text(source, compression)
+            if sep is None:
+                sep = _sniff_separator(head, default="\t" if _is_tsv(path) else ",")
+            decimal = "," if sep == ";" and _decimal_commas(head) else "."
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
+            df = pd.read_csv(source, sep=sep, decimal=decimal, compression=compression)
     except ImportError as exc:
         raise UsageError(f"reading {kind} needs {exc.name}: pip install 'bayesrule[cli]'") from None
+    except UsageError:
+        raise
+    except UnicodeDecodeError:
+        raise
     except Exception as exc:  # pandas and pyarrow raise many types for a foreign file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(f"{path}: not a readable {kind} file ({first}).") from None
+        raise UsageError(f"{name}: not a readable {kind} file ({first}).") from None
     df.columns = [str(c) for c in df.columns]
     if df.shape[0] == 0:
-        raise UsageError(f"{path}: the file has no rows.")
+        raise UsageError(f"{name}: the file has no rows.")
+    return df
+
+
+def _is_tsv(path: Path) -> bool:
+    return any(s.lower() in (".tsv", ".tab") for s in path.suffixes)
+
+
+def _magic_compression(data: bytes) -> str | None:
+    for magic, name in ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ", "xz")):
+        if data.startswith(magic):
+            return name
+    if data.startswith(b"PK\x03\x04"):
+        return "zip"
+    return None
+
+
+def _head_text(source: Any, compression: str | None, size: int = 65536) -> str:
+    """The first ``size`` bytes of a (possibly compressed) text table, decoded."""
+    if isinstance(source, io.BytesIO):
+        source.seek(0)
+    opener: Any
+    if compression == "gzip":
+        opener = gzip.open
+    elif compression == "bz2":
+        opener = bz2.open
+    elif compression == "xz":
+        opener = lzma.open
+    elif compression == "zip":
+        with zipfile.ZipFile(source) as zf:
+            names = [n for n in zf.namelist() if not n.endswith("/")]
+            if not names:
+                return ""
+            with zf.open(names[0]) as fh:
+                raw = fh.read(size)
+        return raw.decode("utf-8", errors="replace")
+    elif compression is None:
+        opener = open
+    else:  # zstd: let pandas read it, with the default separator
+        return ""
+    if isinstance(source, io.BytesIO):
+        fh = source if compression is None else opener(source, "rb")
+        raw = fh.read(size)
+    else:
+        with opener(source, "rb") as fh:
+            raw = fh.read(size)
+    return raw.decode("utf-8", errors="replace")
+
+
+def _sniff_separator(text: str, default: str) -> str:
+    """The separator among , ; tab | that splits the first lines into equally many fields."""
+    lines = [line for line in text.splitlines()[:30] if line.strip()]
+    if len(lines) > 1 and len(text) >= 65536:
+        lines = lines[:-1]  # the last line may be cut
+    if not lines:
+        return default
+    best, best_fields = default, 1
+    for candidate in (default, ",", ";", "\t", "|"):
+        counts = {_count_outside_quotes(line, candidate) for line in lines}
+        if len(counts) == 1:
+            n = counts.pop()
+            if n + 1 > best_fields:
+                best, best_fields = candidate, n + 1
+    return best
+
+
+def _count_outside_quotes(line: str, sep: str) -> int:
+    n, quoted = 0, False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        elif ch == sep and not quoted:
+            n += 1
+    return n
+
+
+_DECIMAL_COMMA = re.compile(r"(?:^|;)\s*-?\d+,\d+\s*(?=;|$)", re.M)
+_DECIMAL_POINT = re.compile(r"(?:^|;)\s*-?\d+\.\d+\s*(?=;|$)", re.M)
+
+
+def _decimal_commas(text: str) -> bool:
+    """Whether a semicolon-separated text writes numbers with decimal commas (``1,5``)."""
+    return bool(_DECIMAL_COMMA.search(text)) and not _DECIMAL_POINT.search(text)
+
+
+# ------------------------------------------------------------------ choosing the columns
+def index_column(df: Any) -> str | None:
+    """The first column when it is a written-out row index, else None.
+
+    An unnamed first column (pandas writes its index so, R its row names) is
+    one; so is a first column named ``index`` that counts the rows from 0 or 1
+    (``DataFrame.reset_index``).
+    """
+    import pandas as pd
+
+    first = str(df.columns[0])
+    if first in _INDEX_NAMES or re.fullmatch(r"Unnamed: 0(\.\d+)?", first):
+        return first
+    if first.lower() == "index" and pd.api.types.is_integer_dtype(df[first]):
+        values = df[first].to_numpy()
+        n = values.size
+        if np.array_equal(values, np.arange(n)) or np.array_equal(values, np.arange(1, n + 1)):
+            return first
+    return None
+
+
+def non_finite(ds: Dataset) -> str | None:
+    """A message naming the feature columns with missing or infinite values (numeric tables)."""
+    X = ds.X
+    if not hasattr(X, "columns"):
+        return None
+    parts = []
+    first_row = None
+    for col in X.columns:
+        values = X[col]
+        if values.dtype.kind not in "fiu":
+            continue
+        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        if bad.any():
+            nan = int(np.isnan(values.to_numpy(dtype=float)[bad]).sum())
+            what = "missing" if nan == bad.sum() else "missing or infinite"
+            parts.append(f"{col!r} ({int(bad.sum()):,} {what})")
+            row = int(np.flatnonzero(bad)[0])
+            label = X.index[row]
+            first = int(label) + 1 if isinstance(label, (int, np.integer)) else row + 1
+            first_row = first if first_row is None else min(first_row, first)
+    if not parts:
+        return None
+    return (
+        f"{ds.source}: column(s) {', '.join(parts[:10])} hold values this model cannot take "
+        f"(first in data row {first_row}); drop or impute them, leave the columns out with "
+        "--drop, or use a naive Bayes model (gnb, mixed), which treats NaN as missing."
+    )
+
+
+def select(
+    df: Any,
+    source: str,
+    target: str | None,
+    need_target: bool,
+    columns: Columns,
+    *,
+    missing_target: str = "drop",
+) -> Dataset:
+    """The features and labels of a table: the one place columns are chosen.
+
+    Rows whose label is missing are dropped (a note says how many) or refused
+    (``missing_target="error"``). Without a model's feature list, the
+    features are ``columns.features`` (default: every column) less the
+    target, ``columns.drop`` and a written-out index column (with a note).
+    Models that need numbers get the features as floats; a non-numeric
+    column is an error naming it.
+    """
+    import pandas as pd
+
+    notes: list[str] = []
+    names = [str(c) for c in df.columns]
+    idx = index_column(df) if columns.model is None else None  # before rows are dropped
     y = None
     if target is not None:
-        if target not in df.columns:
+        if target not in names:
             raise UsageError(
-                f"{path}: no column {target!r} for --target; columns are: {', '.join(df.columns[:30])}."
+                f"{source}: no column {target!r} for --target; columns are: {_some(names)}."
             )
-        y = _labels(df[target].to_numpy(), f"{path}: the target column {target!r}")
+        missing = df[target].isna().to_numpy()
+        if missing.any():
+            if missing_target == "error":
+                raise UsageError(
+                    f"{source}: the target column {target!r} is missing in {int(missing.sum()):,} "
+                    f"rows (first: row {int(np.flatnonzero(missing)[0]) + 1}); "
+                    "--missing-target drop leaves them out."
+                )
+            df = df.loc[~missing]  # the index keeps the rows' numbers in the file
+            k = int(missing.sum())
+            notes.append(
+                f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing "
+                f"({df.shape[0]:,} remain)."
+            )
+            if df.shape[0] == 0:
+                raise UsageError(f"{source}: every row's target {target!r} is missing.")
+        y = _labels(df[target].to_numpy(), f"{source}: the target column {target!r}")
     elif need_target:
-        raise UsageError(f"{path}: give the label column with --target.")
-    if features is not None:
-        missing = [c for c in features if c not in df.columns]
-        if missing:
+        raise UsageError(f"{source}: give the label column with --target.")
+
+    if columns.model is not None:
+        lacking = [c for c in columns.model if c not in names]
+        if lacking:
             raise UsageError(
-                f"{path}: the model needs the column(s) {', '.join(missing[:10])}, which the file lacks."
+                f"{source}: the model needs the column(s) {', '.join(lacking[:10])}, which the "
+                "data lack."
             )
-        cols = list(features)
+        cols = list(columns.model)
     else:
-        cols = [c for c in df.columns if c != target]
-    bad = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
-    if bad:
-        raise UsageError(
-            f"{path}: column(s) {', '.join(repr(c) for c in bad[:10])} are not numeric; "
-            "bayesrule models take numeric features (encode categories as integers)."
-        )
+        candidates = [c for c in names if c != target]
+        if columns.features:
+            cols = match_columns(columns.features, candidates, "--features")
+        else:
+            cols = candidates
+            if idx is not None and idx in cols:
+                cols.remove(idx)
+                notes.append(
+                    f"left out the column {idx!r}: it is a written-out row index "
+                    "(give --features to choose the columns)."
+                )
+        if columns.drop:
+            dropped = match_columns(columns.drop, names, "--drop")
+            cols = [c for c in cols if c not in dropped]
     if not cols:
-        raise UsageError(f"{path}: no feature columns besides the target {target!r}.")
-    X = df[cols].astype(float)
-    return Dataset(X=X, y=y, feature_names=cols, image_shape=None, source=str(path))
+        raise UsageError(
+            f"{source}: no feature columns left"
+            + (f" besides the target {target!r}" if target else "")
+            + "."
+        )
+    if columns.numeric:
+        bad = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
+        if bad:
+            hint = (
+                "the model was fitted on numbers"
+                if columns.model is not None
+                else f"leave them out (--drop {','.join(bad[:10])}) or use --model mixed, "
+                "which takes text, categories and booleans"
+            )
+            raise UsageError(
+                f"{source}: the column(s) {', '.join(repr(c) for c in bad[:10])} are not "
+                f"numeric; {hint}."
+            )
+        X = df[cols].astype(float)
+    else:
+        X = df[cols]
+    return Dataset(
+        X=X,
+        y=y,
+        feature_names=cols,
+        image_shape=None,
+        source=source,
+        frame=df,
+        notes=notes,
+        target=target,
+    )
 
 
 def _read_array(path: Path, suffix: str, target: str | None, need_target: bool) -> Dataset:
@@ -275,12 +638,18 @@ def _read_idx(path: Path, split: str, need_target: bool) -> Dataset:
 
 
 def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
-    """A function writing ``df`` as CSV or Parquet (by the suffix of ``path``) to a given file."""
+    """A function writing ``df`` as CSV, Parquet or JSON lines (by the suffix of ``path``)."""
     suffix = path.suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
-        raise UsageError(f"{path}: cannot write {suffix or '(no suffix)'!r}; use .csv or .parquet.")
-    if TABLE_SUFFIXES[suffix] == "CSV":
+    kind = OUTPUT_SUFFIXES.get(suffix)
+    if kind is None:
+        raise UsageError(
+            f"{path}: cannot write {suffix or '(no suffix)'!r}; use .csv, .parquet or .jsonl "
+            "(or - for CSV on standard output)."
+        )
+    if kind == "CSV":
         return lambda tmp: df.to_csv(tmp, index=False)
+    if kind == "JSON lines":
+        return lambda tmp: _write_json_lines(df, tmp)
 
     def to_parquet(tmp: Path) -> None:
         try:
@@ -293,8 +662,39 @@ def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
     return to_parquet
 
 
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None  # JSON has no NaN: a missing value is null
+    return value
+
+
+def _write_json_lines(df: Any, path: Path) -> None:
+    """One JSON object per row, numbers written in full (``repr``, round-trip exact)."""
+    import json
+
+    import pandas as pd
+
+    columns = [str(c) for c in df.columns]
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in df.itertuples(index=False, name=None):
+            record = {
+                c: (None if v is pd.NA or v is pd.NaT else _json_value(v))
+                for c, v in zip(columns, row, strict=True)
+            }
+            fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+
 def write_table(df: Any, path: Path) -> None:
-    """Write a DataFrame as CSV or Parquet, chosen by the suffix of ``path``; all or nothing."""
+    """Write a DataFrame as CSV, Parquet or JSON lines by the suffix of ``path``; all or nothing.
+
+    ``-`` writes CSV to standard output.
+    """
+    if path == STDIN:
+        df.to_csv(sys.stdout, index=False)
+        sys.stdout.flush()
+        return
     write_files({path: table_writer(df, path)})
 
 

@@ -36,10 +36,12 @@ from typer.core import TyperGroup
 
 from ._data import UsageError
 
-__all__ = ["BoundaryGroup", "debug_requested", "describe", "report", "state"]
+__all__ = ["BoundaryGroup", "debug_requested", "describe", "notes", "report", "state"]
 
 #: Per-invocation settings shared with the commands (reset by ``BoundaryGroup.main``).
 state: dict[str, bool] = {"debug": False, "quiet": False, "interrupted": False}
+#: Notes for the user (an index column left out, rows dropped), said when the command succeeds.
+notes: list[str] = []
 
 PREFIX = "bayesrule: error: "
 EXIT_ERROR = 2
@@ -67,10 +69,20 @@ def debug_requested(args: Sequence[str] = ()) -> bool:
     return "--debug" in head
 
 
+_GLOBAL_FLAGS = ("--debug", "-q", "--quiet")
+
+
 def _strip_debug(args: Sequence[str]) -> list[str]:
+    """The arguments without the global flags, which may come before or after the command."""
     args = list(args)
     end = args.index("--") if "--" in args else len(args)
-    return [a for a in args[:end] if a != "--debug"] + args[end:]
+    return [a for a in args[:end] if a not in _GLOBAL_FLAGS] + args[end:]
+
+
+def quiet_requested(args: Sequence[str]) -> bool:
+    """Whether ``-q``/``--quiet`` is among ``args`` (before ``--``), anywhere."""
+    head = list(args)[: list(args).index("--")] if "--" in args else list(args)
+    return "-q" in head or "--quiet" in head
 
 
 # ------------------------------------------------------------------ messages
@@ -184,7 +196,8 @@ class BoundaryGroup(TyperGroup):
     def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         state["debug"] = debug_requested(argv)
-        state["quiet"] = False
+        state["quiet"] = quiet_requested(argv)
+        notes.clear()
         return super().main(_strip_debug(argv), *rest, **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
@@ -207,11 +220,17 @@ class BoundaryGroup(TyperGroup):
 
     def _invoke_quietly(self, ctx: Any) -> Any:
         if state["debug"]:  # warnings as Python shows them, with their source line
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            for line in dict.fromkeys(notes):
+                print(f"note: {line}", file=sys.stderr)
+            return result
         # Warnings wait until the command succeeds, as one line each; a failing
         # command prints its error line alone.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("default")
             result = super().invoke(ctx)
+        if not state["quiet"]:
+            for line in dict.fromkeys(notes):
+                print(f"note: {line}", file=sys.stderr)
         _show_warnings(caught)
         return result
