@@ -152,7 +152,9 @@ def main() -> None:
         env["PYTHONPATH"] = str(here) + os.pathsep + env.get("PYTHONPATH", "")
         results: dict[str, dict[str, float]] = {}
         modes = ["pyarrow", "blocks", *[m for m in args.models.split(",") if m]]
-        print(f"{'':10s} {'seconds':>8s} {'rows/s':>12s} {'MB/s':>8s} {'of pyarrow':>10s} {'peak RSS':>9s}")
+        print(
+            f"{'':10s} {'seconds':>8s} {'rows/s':>12s} {'MB/s':>8s} {'of pyarrow':>10s} {'peak RSS':>9s}"
+        )
         for mode in modes:
             out = subprocess.run(
                 [sys.executable, __file__, "--child", mode, "--dir", str(directory)],

@@ -132,7 +132,10 @@ def test_union_of_classes_equals_fit_whatever_the_order(tmp_path):
     df = _gaussian(seed=5, k=4).sort_values("label", kind="stable").reset_index(drop=True)
     X, y = df[FEATURES].to_numpy(), df["label"].to_numpy()
     ref = br.QuadraticDiscriminantAnalysis().fit(X, y)
-    forward = br.fit_stream(br.QuadraticDiscriminantAnalysis(), [(X[s : s + 50], y[s : s + 50]) for s in range(0, N, 50)])
+    forward = br.fit_stream(
+        br.QuadraticDiscriminantAnalysis(),
+        [(X[s : s + 50], y[s : s + 50]) for s in range(0, N, 50)],
+    )
     backward = br.fit_stream(
         br.QuadraticDiscriminantAnalysis(),
         [(X[s : s + 50], y[s : s + 50]) for s in range(0, N, 50)][::-1],
@@ -169,7 +172,9 @@ def test_weight_column_and_feature_globs(tmp_path):
     )
     ref = br.LinearDiscriminantAnalysis().fit(df[FEATURES], df["label"], sample_weight=df["w"])
     _assert_same_model(est, ref)
-    blocks = list(br.read_blocks(tmp_path / "d.parquet", target="label", features=["f[13]"], weight="w"))
+    blocks = list(
+        br.read_blocks(tmp_path / "d.parquet", target="label", features=["f[13]"], weight="w")
+    )
     assert all(len(b) == 3 and b[0].shape[1] == 2 for b in blocks)
 
 
@@ -177,7 +182,9 @@ def test_npy_memory_mapped_with_separate_labels(tmp_path):
     df = _gaussian(seed=8)
     np.save(tmp_path / "X.npy", df[FEATURES].to_numpy())
     np.save(tmp_path / "y.npy", df["label"].to_numpy())
-    est = br.fit_stream(br.GaussianNB(), tmp_path / "X.npy", target=tmp_path / "y.npy", block_rows=77)
+    est = br.fit_stream(
+        br.GaussianNB(), tmp_path / "X.npy", target=tmp_path / "y.npy", block_rows=77
+    )
     ref = br.GaussianNB().fit(df[FEATURES].to_numpy(), df["label"])
     assert est.stats_.allclose(ref.stats_, rtol=1e-10)
     # the label as the last column of the same array
@@ -225,7 +232,10 @@ def test_failed_fit_leaves_estimator_unfitted(tmp_path):
     df = _gaussian(seed=11)
     df.loc[300, "f2"] = np.inf
     est = br.LinearDiscriminantAnalysis()
-    blocks = [(df[FEATURES].to_numpy()[s : s + 100], df["label"].to_numpy()[s : s + 100]) for s in range(0, N, 100)]
+    blocks = [
+        (df[FEATURES].to_numpy()[s : s + 100], df["label"].to_numpy()[s : s + 100])
+        for s in range(0, N, 100)
+    ]
     with pytest.raises(ValueError, match=r"block 3 .*rows 301-400.*infinity at row 301"):
         br.fit_stream(est, blocks)
     assert not hasattr(est, "stats_")
@@ -260,7 +270,9 @@ def test_files_that_disagree_on_columns(tmp_path):
     df.iloc[:200].to_parquet(tmp_path / "a.parquet")
     df.iloc[200:].drop(columns="f3").to_parquet(tmp_path / "b.parquet")
     with pytest.raises(ValueError, match=r"b\.parquet: has no column 'f3'"):
-        br.fit_stream(br.GaussianNB(), [tmp_path / "a.parquet", tmp_path / "b.parquet"], target="label")
+        br.fit_stream(
+            br.GaussianNB(), [tmp_path / "a.parquet", tmp_path / "b.parquet"], target="label"
+        )
     df.iloc[:200].to_csv(tmp_path / "a.csv", index=False)
     df.iloc[200:].drop(columns="f3").to_csv(tmp_path / "b.csv", index=False)
     with pytest.raises(ValueError, match=r"b\.csv: has no column 'f3'"):
@@ -274,7 +286,9 @@ def test_files_that_disagree_on_types(tmp_path):
     other["label"] = other["label"].map(str)
     other.to_parquet(tmp_path / "b.parquet")
     with pytest.raises(ValueError, match=r"b\.parquet: column 'label' holds string values.*first"):
-        br.fit_stream(br.GaussianNB(), [tmp_path / "a.parquet", tmp_path / "b.parquet"], target="label")
+        br.fit_stream(
+            br.GaussianNB(), [tmp_path / "a.parquet", tmp_path / "b.parquet"], target="label"
+        )
     words = df.copy()
     words["f1"] = "x"
     words.to_parquet(tmp_path / "c.parquet")
@@ -307,7 +321,10 @@ def test_block_with_another_number_of_features():
     X = np.random.default_rng(0).normal(size=(60, 3))
     y = np.arange(60) % 2
     blocks = [(X[:30], y[:30]), (X[30:, :2], y[30:])]
-    with pytest.raises(ValueError, match=r"block 1 \(rows 31-60\): the block has 2 features, but the first block had 3"):
+    with pytest.raises(
+        ValueError,
+        match=r"block 1 \(rows 31-60\): the block has 2 features, but the first block had 3",
+    ):
         br.fit_stream(br.GaussianNB(), blocks)
 
 
@@ -454,7 +471,14 @@ def test_predict_stream_writes_what_predict_gives(tmp_path, suffix):
         block_rows=100,
     )
     got = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)
-    assert list(got.columns) == ["id", "prediction", "proba_0", "proba_1", "proba_2", "score_samples"]
+    assert list(got.columns) == [
+        "id",
+        "prediction",
+        "proba_0",
+        "proba_1",
+        "proba_2",
+        "score_samples",
+    ]
     np.testing.assert_array_equal(got["id"], df["id"])
     np.testing.assert_array_equal(got["prediction"], est.predict(df[FEATURES]))
     P = got[["proba_0", "proba_1", "proba_2"]].to_numpy()
@@ -467,7 +491,9 @@ def test_iter_predict_yields_blocks_and_mixed_strings(tmp_path):
     df = _mixed()
     df.to_parquet(tmp_path / "m.parquet")
     est = br.fit_stream(br.MixedNB(), tmp_path / "m.parquet", target="label", block_rows=100)
-    blocks = list(br.iter_predict(est, tmp_path / "m.parquet", method="predict_proba", block_rows=100))
+    blocks = list(
+        br.iter_predict(est, tmp_path / "m.parquet", method="predict_proba", block_rows=100)
+    )
     assert [len(b) for b in blocks] == [100, 100, 100, 100, 80]
     P = pd.concat(blocks).to_numpy()
     np.testing.assert_allclose(P, est.predict_proba(df.drop(columns="label")), atol=1e-12)
@@ -496,6 +522,17 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(tmp_path, capsys):
     df.to_parquet(tmp_path / "d.parquet")
     br.fit_stream(br.GaussianNB(), tmp_path / "d.parquet", target="label", block_rows=100)
     assert capsys.readouterr().err == ""  # stderr is not a terminal under pytest
-    br.fit_stream(br.GaussianNB(), tmp_path / "d.parquet", target="label", block_rows=100, progress=True)
+    br.fit_stream(
+        br.GaussianNB(), tmp_path / "d.parquet", target="label", block_rows=100, progress=True
+    )
     err = capsys.readouterr().err
     assert "480 rows" in err and "MB/s" in err
+
+
+def test_rda_cv_refuses_streaming_clearly():
+    df = _gaussian(seed=23)
+    X, y = df[FEATURES].to_numpy(), df["label"].to_numpy()
+    est = br.RegularizedDiscriminantAnalysisCV()
+    with pytest.raises(ValueError, match="cross-validation scores cannot be merged"):
+        br.fit_stream(est, [(X[:240], y[:240]), (X[240:], y[240:])])
+    assert not hasattr(est, "stats_")
