@@ -536,3 +536,28 @@ def test_rda_cv_refuses_streaming_clearly():
     with pytest.raises(ValueError, match="cross-validation scores cannot be merged"):
         br.fit_stream(est, [(X[:240], y[:240]), (X[240:], y[240:])])
     assert not hasattr(est, "stats_")
+
+
+def test_nan_in_csv_named_by_file_row_and_column(tmp_path):
+    df = _gaussian(seed=24)
+    df.loc[299, "f3"] = np.nan
+    df.to_csv(tmp_path / "d.csv", index=False)
+    with pytest.raises(ValueError, match=r"d\.csv, rows 201-300: .*NaN at row 300 .*column 'f3'"):
+        br.fit_stream(br.LinearDiscriminantAnalysis(), tmp_path / "d.csv", target="label", block_rows=100)
+
+
+def test_csv_types_follow_the_first_file_unless_declared(tmp_path):
+    df = _mixed()
+    second = df.iloc[300:].copy()
+    second["visits"] = second["visits"].astype(object)
+    second.loc[400, "visits"] = 2.5
+    df.iloc[:300].to_csv(tmp_path / "a.csv", index=False)
+    second.to_csv(tmp_path / "b.csv", index=False)
+    files = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    pattern = r"b\.csv: column 'visits' at data row 101 \(line 102\) holds '2.5'.*dtypes="
+    with pytest.raises(ValueError, match=pattern):
+        br.fit_stream(br.MixedNB(), files, target="label", block_rows=100)
+    est = br.fit_stream(
+        br.MixedNB(), files, target="label", block_rows=100, dtypes={"visits": "float64"}
+    )
+    assert est.kinds_ == ["categorical", "bernoulli", "gaussian", "gaussian"]

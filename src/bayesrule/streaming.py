@@ -125,16 +125,16 @@ def _files(source: Any) -> list[_File] | None:
             continue
         path = Path(text)
         if path.is_dir():
-            inner = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and p.suffix.lower() in _PARQUET
-                and not p.name.startswith((".", "_"))
-            )
+            inner: list[_File] = []
+            for q in sorted(path.rglob("*")):
+                if q.is_file() and not q.name.startswith((".", "_")):
+                    with contextlib.suppress(ValueError):
+                        inner.append(_kind_of(q))
             if not inner:
-                raise ValueError(f"source {text!r}: the directory holds no .parquet files.")
-            out.extend(_File(p, "parquet") for p in inner)
+                raise ValueError(
+                    f"source {text!r}: the directory holds no .parquet, .csv or .npy files."
+                )
+            out.extend(inner)
         elif not path.exists():
             raise ValueError(f"source {text!r}: no such file or directory.")
         else:
@@ -544,9 +544,16 @@ def _fill_matrix(
     pa = _need_pyarrow()
     n = table.num_rows
     shape = (n, len(names))
+    batches = table.select(names).to_batches()
+    if len(batches) == 1:
+        # one batch: Arrow's own array is the block (no second copy)
+        with contextlib.suppress(pa.ArrowException, TypeError, ValueError):
+            whole = np.asarray(batches[0].to_tensor(null_to_nan=True, row_major=True))
+            if whole.dtype == dtype and whole.shape == shape and whole.flags.c_contiguous:
+                return whole
     out = ring.get(shape, dtype) if ring is not None else np.empty(shape, dtype=dtype)
     pos = 0
-    for batch in table.select(names).to_batches():
+    for batch in batches:
         m = batch.num_rows
         if not m:
             continue
@@ -1116,6 +1123,7 @@ def _schema_of(X: Any, names: list[str] | None = None) -> tuple[int, Any, Any]:
 
 
 _ROW = re.compile(r"\bat row (\d+)")
+_COLUMN = re.compile(r"\bcolumn (\d+)\b")
 
 
 def _located(exc: BaseException, chunk: _Chunk) -> ValueError:
@@ -1126,7 +1134,12 @@ def _located(exc: BaseException, chunk: _Chunk) -> ValueError:
         r = int(m.group(1))
         return f"at row {chunk.row0 + r + 1} (row {r} of the block)"
 
-    return ValueError(f"{chunk.where}: {_ROW.sub(absolute, msg)}")
+    def named(m: re.Match[str]) -> str:
+        j = int(m.group(1))
+        names = chunk.names
+        return f"column {names[j]!r}" if names is not None and j < len(names) else m.group(0)
+
+    return ValueError(f"{chunk.where}: {_COLUMN.sub(named, _ROW.sub(absolute, msg))}")
 
 
 def _kernel_steps(stats: Any, steps: NDArray[np.float64], max_values: int) -> NDArray[np.float64]:
@@ -1506,6 +1519,10 @@ def iter_predict(
         By default the columns the model was fitted on (``feature_names_in_``).
     target : str, optional
         A label column of the source, left out of the default features.
+    block_rows, dtypes
+        As for :func:`read_blocks`.
+    progress : bool or None, default=False
+        A progress bar on stderr (None: when stderr is a terminal).
 
     Yields
     ------
