@@ -543,7 +543,9 @@ def test_nan_in_csv_named_by_file_row_and_column(tmp_path):
     df.loc[299, "f3"] = np.nan
     df.to_csv(tmp_path / "d.csv", index=False)
     with pytest.raises(ValueError, match=r"d\.csv, rows 201-300: .*NaN at row 300 .*column 'f3'"):
-        br.fit_stream(br.LinearDiscriminantAnalysis(), tmp_path / "d.csv", target="label", block_rows=100)
+        br.fit_stream(
+            br.LinearDiscriminantAnalysis(), tmp_path / "d.csv", target="label", block_rows=100
+        )
 
 
 def test_csv_types_follow_the_first_file_unless_declared(tmp_path):
