@@ -20,6 +20,7 @@ from .estimators import (
 )
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
+from .streaming import fit_stream, iter_predict, predict_stream, read_blocks
 
 try:
     __version__ = version("bayesrule")
@@ -45,6 +46,10 @@ __all__ = [
     "ScatterStats",
     "__version__",
     "config_context",
+    "fit_stream",
+    "iter_predict",
+    "predict_stream",
+    "read_blocks",
     "get_config",
     "set_config",
     "load",
