@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..models.tied import TiedGaussian
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
+from ._loo import LeaveOneOutMixin, lda_rows
 
 
 def _per_class(values: _F, present: NDArray[np.bool_]) -> _F:
@@ -52,7 +53,7 @@ def _reduced_rank_model(
     return TiedGaussian(means, cov, whiten, model.centre, model.shrinkage)
 
 
-class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
+class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA):
     r"""Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     Each class ``k`` is modelled as ``N(mu_k, Sigma)`` with the pooled
@@ -251,6 +252,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.reduced_rank = reduced_rank
 
     _min_samples = 2
+    _loo_rows = staticmethod(lda_rows)
 
     def _input_dtype_names(self) -> tuple[str, ...]:
         # scikit-learn's solvers differ: 'svd' keeps float32 throughout, the
