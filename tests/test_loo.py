@@ -123,7 +123,9 @@ def refit_count(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize(("name", "weighted"), [("iris", False), ("wine", True), ("synthetic", True)])
+@pytest.mark.parametrize(
+    ("name", "weighted"), [("iris", False), ("wine", True), ("synthetic", True)]
+)
 @pytest.mark.parametrize("est", CLOSED_FORM, ids=repr)
 def test_closed_form_equals_explicit_refits(name, weighted, est, refit_count):
     X, y = DATASETS[name]()

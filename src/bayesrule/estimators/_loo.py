@@ -151,7 +151,7 @@ def qda_rows(est: Any, stats: Any, X: _F, yi: NDArray[np.intp], w: _F) -> tuple[
     a = 0.0 if est.shrinkage is None else float(est.shrinkage)
     r = float(est.reg_param)
     present = stats.weights > 0
-    Wg, cg = stats.weights[yi], stats.counts[yi]
+    cg = stats.counts[yi]
     vanish = (w > 0) & (cg == 1)
     jll = np.array(est._class_log_density(X), dtype=float)
     refit = np.zeros(n, dtype=bool)
@@ -245,9 +245,7 @@ def leave_one_out(
     return stats.classes, logp
 
 
-def _refit_row(
-    full: Any, est: Any, stats: Any, Xv: Any, y: Any, w: _F, i: int, schema: Any
-) -> _F:
+def _refit_row(full: Any, est: Any, stats: Any, Xv: Any, y: Any, w: _F, i: int, schema: Any) -> _F:
     """Log posteriors of row ``i`` from the model refitted without it (statistics downdate)."""
     row = type(stats).from_data(Xv[i : i + 1], y[i : i + 1], w[i : i + 1], classes=stats.classes)
     label = y[i : i + 1].tolist()[0]
