@@ -241,3 +241,10 @@ def test_float32_and_far_from_origin():
     np.testing.assert_allclose(est.loo_predict_proba(X + 1e6, y), ref, atol=1e-6)
     got32 = est.loo_predict_proba(X.astype(np.float32), y)
     np.testing.assert_allclose(got32, refits(est, X.astype(np.float32), y), atol=1e-8)
+
+
+def test_many_exact_refits_warn(monkeypatch):
+    monkeypatch.setattr(_loo, "_WARN_REFITS", 10)
+    X, y = _every(load_iris, 5)
+    with pytest.warns(UserWarning, match=r"30 rows are refitted one by one \(this setting"):
+        LinearDiscriminantAnalysis(solver="eigen", shrinkage="oas").loo_predict_proba(X, y)

@@ -27,6 +27,7 @@ refit that fails raises its error, naming the row and its class.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,9 @@ _LOG_2PI = float(np.log(2.0 * np.pi))
 #: correlation-scale eigenvalue ratio exceeds ``tol`` by this factor (the
 #: bound is proven; the factor covers the rounding of the eigenvalues).
 _MARGIN = 2.0
+
+#: More exact refits than this warn (each is a derivation of the model).
+_WARN_REFITS = 1000
 
 
 def _correlation_ratio(cov: _F) -> float:
@@ -240,6 +244,19 @@ def leave_one_out(
     else:
         jll, refit = result
     logp = _log_softmax(jll)
+    if refit.sum() > _WARN_REFITS:
+        why = (
+            "this setting has no closed form"
+            if result is None
+            else "their removal brings a covariance near tol"
+        )
+        warnings.warn(
+            f"leave-one-out: {int(refit.sum())} rows are refitted one by one ({why}; see "
+            f"{type(est).__name__}.loo_predict_log_proba): {int(refit.sum())} derivations "
+            "of the model. A float shrinkage or reg_param has a closed form.",
+            UserWarning,
+            stacklevel=3,
+        )
     for i in np.flatnonzero(refit).tolist():
         logp[i] = _refit_row(full, est, stats, Xv, y_arr, w, i, schema)
     return stats.classes, logp
