@@ -248,3 +248,15 @@ def test_many_exact_refits_warn(monkeypatch):
     X, y = _every(load_iris, 5)
     with pytest.warns(UserWarning, match=r"30 rows are refitted one by one \(this setting"):
         LinearDiscriminantAnalysis(solver="eigen", shrinkage="oas").loo_predict_proba(X, y)
+
+
+def test_classes_of_two_rows():
+    """LDA: a class left with one row is fine; QDA: fine when its weight stays at 2 or more."""
+    X, y = _every(load_iris, 3)
+    X, y = np.vstack([X, [[6.0, 3.0, 5.0, 2.0], [6.4, 3.1, 5.3, 2.1]]]), np.append(y, [3, 3])
+    for est in (LinearDiscriminantAnalysis(), LinearDiscriminantAnalysis(bias=True)):
+        np.testing.assert_allclose(est.loo_predict_proba(X, y), refits(est, X, y), atol=1e-8)
+    w = np.ones(y.size)
+    w[-2:] = 3.0
+    est = QuadraticDiscriminantAnalysis(reg_param=0.1)
+    np.testing.assert_allclose(est.loo_predict_proba(X, y, w), refits(est, X, y, w), atol=1e-8)
