@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..models.tied import TiedGaussian
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
+from ._loo import LeaveOneOutMixin, lda_rows
 
 
 def _per_class(values: _F, present: NDArray[np.bool_]) -> _F:
@@ -21,7 +22,38 @@ def _per_class(values: _F, present: NDArray[np.bool_]) -> _F:
     return out
 
 
-class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
+def _reduced_rank_model(
+    model: TiedGaussian, Mw: _F, Mbar: _F, Vt: _F, s: _F, d: int
+) -> TiedGaussian:
+    """The Gaussian model whose class means lie in the first ``d`` Fisher directions.
+
+    In the whitened coordinates of ``model`` (within-class covariance ``I``),
+    with ``Mw`` the class means, ``Mbar`` their prior-weighted mean and the
+    rows of ``Vt`` the Fisher directions (``s`` the between-class standard
+    deviations along them): each class mean keeps its component along the
+    first ``d`` directions and takes ``Mbar``'s along the others, and the
+    between-class variance ``s_j^2`` of a discarded direction is added to the
+    covariance there (``I + Vx' diag(s_x^2) Vx``): the maximum-likelihood
+    model of Gaussian classes with a shared covariance and class means
+    confined to a ``d``-dimensional affine subspace (Campbell 1984; Hastie
+    and Tibshirani 1996). The discarded directions are the same for every
+    class, so Bayes' rule sees only the first ``d``: MASS's
+    ``predict(lda, dimen=d)``.
+    """
+    W = model.whitening
+    Vd, Vx, sx = Vt[:d], Vt[d:], s[d:]
+    M_red = Mbar + ((Mw - Mbar) @ Vd.T) @ Vd
+    A = model.covariance @ W  # W' A = I on the range: back from whitened coordinates
+    AVx = A @ Vx.T
+    cov = model.covariance + (AVx * sx**2) @ AVx.T
+    cov = 0.5 * (cov + cov.T)
+    # a whitening of the new covariance: shrink the discarded directions by 1/sqrt(1 + s^2)
+    whiten = W - ((W @ Vx.T) * (1.0 - 1.0 / np.sqrt(1.0 + sx**2))) @ Vx
+    means = model.centre + M_red @ A.T
+    return TiedGaussian(means, cov, whiten, model.centre, model.shrinkage)
+
+
+class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA):
     r"""Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     Each class ``k`` is modelled as ``N(mu_k, Sigma)`` with the pooled
@@ -78,7 +110,8 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         non-negative; if they do not sum to 1 (within 1e-5) they are
         renormalised with a warning.
     n_components : int, default=None
-        Number of Fisher directions kept by :meth:`transform`; at most
+        Number of Fisher directions kept by :meth:`transform` (and, with
+        ``reduced_rank=True``, by the classifier); at most
         ``min(n_classes - 1, n_features)``.
     store_covariance : bool, default=False
         Accepted for compatibility: ``covariance_`` is always stored.
@@ -116,6 +149,24 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         ``statistics`` call, 'second' otherwise; a fitted model keeps the
         statistics it has. A Ledoit-Wolf ``shrinkage`` set later on a model
         without fourth moments raises a ValueError saying so.
+    reduced_rank : bool, default=False
+        False: ``n_components`` only limits :meth:`transform`. True: reduced-rank
+        LDA (Hastie, Tibshirani and Friedman, section 4.3.3): the classes are
+        told apart in the first ``d = n_components`` Fisher directions only
+        (all of them when ``n_components`` is None, which is the full model),
+        as MASS's ``predict(lda_fit, dimen=d)`` does; the posteriors are
+        MASS's. The model behind :meth:`predict_proba`,
+        :meth:`decision_function`, ``coef_``, :meth:`score_samples`,
+        :meth:`sample` and :meth:`class_model` is the Gaussian one with class
+        means confined to the ``d``-dimensional affine subspace through the
+        prior-weighted mean along those directions, and covariance the
+        within-class covariance plus the between-class covariance of the
+        discarded directions (``covariance_``); with ``bias=True`` and the
+        default priors it is the maximum-likelihood fit of that family
+        (Campbell 1984). It combines with every ``solver``, ``shrinkage``
+        and ``covariance_estimator``: the directions are those of
+        :meth:`transform`, in the metric of the covariance as estimated.
+        ``means_``, ``scalings_`` and :meth:`transform` do not change.
 
     Attributes
     ----------
@@ -125,7 +176,8 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         Sum of sample weights per class.
     means_ : ndarray of shape (n_classes, n_features)
     covariance_ : ndarray of shape (n_features, n_features)
-        The pooled covariance after shrinkage.
+        The pooled covariance after shrinkage (with ``reduced_rank``, plus the
+        between-class covariance of the discarded directions).
     shrinkage_ : ndarray of shape (n_classes,)
         The shrinkage intensity used for each class (the float ``shrinkage``
         for every class; 0 for a class without data).
@@ -154,7 +206,12 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
     ----------
     R. A. Fisher, "The use of multiple measurements in taxonomic problems",
     Annals of Eugenics 7(2), 1936. T. Hastie, R. Tibshirani and J. Friedman,
-    The Elements of Statistical Learning, 2nd ed., section 4.3.
+    The Elements of Statistical Learning, 2nd ed., section 4.3. N. A. Campbell,
+    "Canonical variate analysis - a general model formulation", Australian
+    Journal of Statistics 26(1), 1984. T. Hastie and R. Tibshirani,
+    "Discriminant analysis by Gaussian mixtures", JRSS B 58(1), 1996.
+    W. N. Venables and B. D. Ripley, Modern Applied Statistics with S, 4th
+    ed., 2002 (MASS's ``lda``).
     """
 
     _parameter_constraints: dict = {
@@ -167,6 +224,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         "covariance_estimator": [HasMethods("fit"), None],
         "bias": ["boolean"],
         "moments": _MOMENTS,
+        "reduced_rank": ["boolean"],
     }
 
     def __init__(
@@ -180,6 +238,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         covariance_estimator: Any = None,
         bias: bool = False,
         moments: str = "auto",
+        reduced_rank: bool = False,
     ) -> None:
         self.solver = solver
         self.shrinkage = shrinkage
@@ -190,8 +249,10 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         self.covariance_estimator = covariance_estimator
         self.bias = bias
         self.moments = moments
+        self.reduced_rank = reduced_rank
 
     _min_samples = 2
+    _loo_rows = staticmethod(lda_rows)
 
     def _input_dtype_names(self) -> tuple[str, ...]:
         # scikit-learn's solvers differ: 'svd' keeps float32 throughout, the
@@ -245,18 +306,6 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             )
         whiten, c = model.whitening, model.centre
         means = stats.means
-        with np.errstate(divide="ignore"):
-            log_priors = np.log(priors)
-        # scikit-learn's coef_ and intercept_ (x' Sigma^+ mu_k - mu_k' Sigma^+ mu_k / 2
-        # + log pi_k), assembled from the model's terms about the centre c:
-        # Sigma^+ mu_k = coef_c_k + Sigma^+ c and
-        # -mu_k' Sigma^+ mu_k / 2 = quad_c_k - c' coef_c_k - c' Sigma^+ c / 2.
-        # Classes without data have mean 0: coefficients 0.
-        Sc = whiten @ (whiten.T @ c)
-        coef = np.zeros((K, p))
-        coef[present] = model.coef + Sc
-        intercept = log_priors.copy()
-        intercept[present] += model.quad - model.coef @ c - 0.5 * float(c @ Sc)
         # Fisher directions: principal axes of the prior-weighted class means in
         # whitened space (the between-class scatter relative to the within),
         # about the centre, where nothing cancels.
@@ -277,8 +326,25 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
         proj = (Mw - Mbar) @ Vt.T
         flip = np.sign(np.flatnonzero(present) @ proj)
         Vt = Vt * np.where(flip == 0, 1.0, flip)[:, None]
+        fisher = whiten @ Vt.T
         n_out = max_components if self.n_components is None else self.n_components
         evr = s2 / s2.sum() if s2.sum() > 0 else s2
+        if self.reduced_rank:
+            # classify (and model the density) in the first n_components directions
+            model = _reduced_rank_model(model, Mw, Mbar, Vt, s[:q], min(n_out, q))
+        whiten = model.whitening
+        with np.errstate(divide="ignore"):
+            log_priors = np.log(priors)
+        # scikit-learn's coef_ and intercept_ (x' Sigma^+ mu_k - mu_k' Sigma^+ mu_k / 2
+        # + log pi_k), assembled from the model's terms about the centre c:
+        # Sigma^+ mu_k = coef_c_k + Sigma^+ c and
+        # -mu_k' Sigma^+ mu_k / 2 = quad_c_k - c' coef_c_k - c' Sigma^+ c / 2.
+        # Classes without data have mean 0: coefficients 0.
+        Sc = whiten @ (whiten.T @ c)
+        coef = np.zeros((K, p))
+        coef[present] = model.coef + Sc
+        intercept = log_priors.copy()
+        intercept[present] += model.quad - model.coef @ c - 0.5 * float(c @ Sc)
         if K == 2:
             coef_out = (coef[1] - coef[0])[None, :]
             intercept_out = np.array([intercept[1] - intercept[0]])
@@ -292,7 +358,7 @@ class LinearDiscriminantAnalysis(TransformerMixin, _GaussianDA):
             "rank_": model.rank,
             "coef_": coef_out,
             "intercept_": intercept_out,
-            "scalings_": whiten @ Vt.T,
+            "scalings_": fisher,
             "xbar_": c + pw @ (stats.means[present] - c),
             "explained_variance_ratio_": evr[:n_out],
             "_max_components": n_out,

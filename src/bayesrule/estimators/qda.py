@@ -10,9 +10,10 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _MOMENTS, _SHRINKAGE, _ClassGaussianDA
+from ._loo import LeaveOneOutMixin, qda_rows
 
 
-class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
+class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA):
     r"""Quadratic discriminant analysis: one Gaussian with its own covariance per class.
 
     A drop-in for ``sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis``.
@@ -90,6 +91,7 @@ class QuadraticDiscriminantAnalysis(_ClassGaussianDA):
         "covariance_estimator": [HasMethods("fit"), None],
         "moments": _MOMENTS,
     }
+    _loo_rows = staticmethod(qda_rows)
     _remedy = "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
     _input_dtype_attrs = ("means_", "covariance_")
     _svd_estimator_message = (
