@@ -18,12 +18,15 @@ from .._parallel import blas_budget
 from ._common import (
     ClassStatistic,
     as_classes,
+    block_bounds,
     block_slices,
     check_removal,
     class_matrix,
     class_totals,
+    empty_bounds,
     encode,
     one_hot_classes,
+    union_bounds,
 )
 
 _F = NDArray[np.float64]
@@ -103,15 +106,19 @@ class CountStats(ClassStatistic):
             else:
                 V = np.repeat(weights[:, None], p, axis=1)
             S = np.asarray((H @ X).todense())
-            return cls(c, counts, weights, V, S)
+            lo, hi = block_bounds(X, w)
+            return cls(c, counts, weights, V, S, lower=lo, upper=hi)
         if not np.issubdtype(X.dtype, np.floating):
             X = X.astype(np.float64)
         V = np.zeros((c.size, p))
         S = np.zeros((c.size, p))
+        bounds = empty_bounds(p)
         # on a busy machine the products run on one BLAS thread (see _parallel)
         with blas_budget(float(n) * p * c.size):
             for sl in block_slices(n, p):
                 Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
+                # the feature range of the block while it is in cache
+                bounds = union_bounds(bounds, block_bounds(Xb, wb))
                 # Optimistic: without NaN in the block (the common case) every
                 # feature is observed with the rows' whole weight, and the class
                 # sums are the answer; a NaN shows up in those sums, and only then
@@ -125,7 +132,7 @@ class CountStats(ClassStatistic):
                 observed = ~np.isnan(Xb)
                 V += np.asarray(H @ observed.astype(np.float64))
                 S += np.asarray(H @ np.where(observed, Xb, 0.0))
-        return cls(c, counts, weights, V, S)
+        return cls(c, counts, weights, V, S, lower=bounds[0], upper=bounds[1])
 
     def _merge_aligned(self, other: CountStats) -> CountStats:
         a, b = self, other

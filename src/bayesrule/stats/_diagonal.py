@@ -13,12 +13,15 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
+    block_bounds,
     block_slices,
     class_matrix,
     class_totals,
     downdate_moments,
+    empty_bounds,
     noise_floor,
     prepare,
+    union_bounds,
 )
 
 __all__ = ["DiagonalStats"]
@@ -89,11 +92,14 @@ class DiagonalStats(ClassStatistic):
         X, c, yi, w, _ = prepare(X, y, sample_weight, classes)
         n, p = X.shape
         out = cls.empty(c, p)
+        bounds = empty_bounds(p)
         # two one-hot products (sums and squares), within the thread budget
         with blas_budget(2.0 * n * p * c.size):
             for sl in block_slices(n, p):
                 out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], c.size))
-        return out
+                # the feature range of the block while it is in cache
+                bounds = union_bounds(bounds, block_bounds(X[sl], w[sl]))
+        return out._with_bounds(*bounds)
 
     def _merge_aligned(self, other: DiagonalStats) -> DiagonalStats:
         b = other

@@ -107,6 +107,30 @@ class MixedStats(ClassStatistic):
                 f"vocabularies must have one entry per column ({len(self.kinds)}); "
                 f"got {len(vocabs)}."
             )
+        super().__post_init__()
+        self._bounds_from_parts()
+
+    def _bounds_from_parts(self) -> None:
+        """Set ``lower``/``upper`` from the parts: the numeric columns' ranges, NaN elsewhere.
+
+        A categorical column's codes index a vocabulary that merging renumbers,
+        so it has no range: its part's bounds are unknown (NaN) too, and
+        merging and subtracting the parts keeps the laws.
+        """
+        p = len(self.kinds)
+        lower, upper = np.full(p, np.nan), np.full(p, np.nan)
+        parts = dict(self.parts)
+        for kind, part in parts.items():
+            if kind == "categorical":
+                if not (np.isnan(part.lower).all() and np.isnan(part.upper).all()):
+                    nan = np.full(part.n_features, np.nan)
+                    parts[kind] = dataclasses.replace(part, lower=nan, upper=nan.copy())
+                continue
+            cols = self.columns(kind)
+            lower[cols], upper[cols] = part.lower, part.upper
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
 
     # ------------------------------------------------------------ constructors
     @staticmethod

@@ -19,6 +19,7 @@ from ._common import (
     as_classes,
     class_matrix,
     downdate_moments,
+    feature_bounds,
     noise_floor,
     pilot_means,
     prepare,
@@ -201,8 +202,18 @@ class ScatterStats(ClassStatistic):
         means = np.where(weights[:, None] > 0, centres + d, 0.0)  # no weight: the empty statistic
         m3 = np.where(weights[:, None] > 0, m3, 0.0)
         m4 = np.where(weights > 0, m4, 0.0)
+        # the pass above visits rows in class order: the range is a pass of its own
+        lo, hi = feature_bounds(X, None if unit else w)
         return cls(
-            classes=c, counts=counts, weights=weights, means=means, scatter=scatter, m3=m3, m4=m4
+            classes=c,
+            counts=counts,
+            weights=weights,
+            means=means,
+            scatter=scatter,
+            m3=m3,
+            m4=m4,
+            lower=lo,
+            upper=hi,
         )
 
     # -- monoid ---------------------------------------------------------------
