@@ -297,8 +297,13 @@ class ScatterStats(ClassStatistic):
         M3_A, M4_A = _shift_higher(
             W_A, tr_Ac, SAc_d, C.m3 - M3_Bc, C.m4 - M4_Bc, d, W_A[:, None] * d
         )
-        # M4 is a sum of non-negative terms: clearly negative means B was not in C
-        scale = np.abs(C.m4) + np.abs(M4_Bc)
+        # M4 is a sum of non-negative terms: clearly negative means B was not in C.
+        # Its rounding residue is on the scale of the means' rounding, 1e-6 |m|
+        # amplified by W_C / W_A (as in downdate_moments), to the fourth power
+        # and times p (a class left with one row has M4 = 0 exactly).
+        u = 1e-6 * np.maximum(np.abs(C.means), np.abs(B.means)).max(axis=1, initial=0.0)
+        u = u * C.weights / np.where(left, W_A, 1.0)
+        scale = np.abs(C.m4) + np.abs(M4_Bc) + C.weights * C.n_features * u**4
         bad = M4_A < -NEGATIVE_MOMENT * scale
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])
