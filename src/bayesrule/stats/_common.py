@@ -512,14 +512,14 @@ def union_bounds(
 def block_bounds(
     X: Any, w: NDArray[np.float64] | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per column, the smallest and largest observed value of the rows of positive weight.
+    """Per column, the smallest and largest finite value of the rows of positive weight.
 
-    NaN entries are missing and ignored; a column with nothing observed gets
-    ``(+inf, -inf)`` (see :func:`empty_bounds`). ``X`` may be a dense array of
+    NaN entries are missing and, like infinities, ignored; a column without a
+    finite value gets ``(+inf, -inf)`` (see :func:`empty_bounds`). ``X`` may be a dense array of
     any real dtype (reduced in its own dtype, no float64 copy) or a
     scipy.sparse matrix, whose implicit zeros count as values. Two NumPy
-    reductions over a dense block; only columns whose result is NaN are
-    reduced again, ignoring NaN.
+    reductions over a dense block; only columns whose result is not finite
+    are reduced again, ignoring what is not finite.
     """
     n, p = X.shape
     if w is not None and not bool(np.all(w > 0)):
@@ -535,13 +535,14 @@ def block_bounds(
         X = X.astype(np.float64)
     lo = np.asarray(X.min(axis=0), dtype=np.float64)
     hi = np.asarray(X.max(axis=0), dtype=np.float64)
-    nan = np.isnan(lo)
-    if nan.any():
-        cols = np.flatnonzero(nan)
-        part = X[:, cols]
+    odd = ~(np.isfinite(lo) & np.isfinite(hi))
+    if odd.any():
+        cols = np.flatnonzero(odd)
+        part = np.asarray(X[:, cols], dtype=np.float64)
+        part = np.where(np.isfinite(part), part, np.nan)
         lo[cols] = np.fmin.reduce(part, axis=0)
         hi[cols] = np.fmax.reduce(part, axis=0)
-        lo[np.isnan(lo)], hi[np.isnan(hi)] = np.inf, -np.inf  # nothing observed
+        lo[np.isnan(lo)], hi[np.isnan(hi)] = np.inf, -np.inf  # nothing finite
     return lo, hi
 
 
@@ -554,6 +555,8 @@ def _sparse_bounds(X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     has = stored > 0
     if has.any():
         data = np.asarray(C.data, dtype=np.float64)
+        if not np.all(np.isfinite(data)):
+            data = np.where(np.isfinite(data), data, np.nan)
         starts = C.indptr[:-1][has]
         lo[has] = np.fmin.reduceat(data, starts)
         hi[has] = np.fmax.reduceat(data, starts)
@@ -657,13 +660,18 @@ class ClassStatistic:
                     raise StatisticsError(
                         f"the feature bounds {name} must have shape ({p},); got {a.shape}."
                     )
+            # a feature's range is finite (lower <= upper), empty (+inf, -inf)
+            # or unknown (NaN, NaN); nothing else
             with np.errstate(invalid="ignore"):
-                crossed = (lo > hi) & ~((lo == np.inf) & (hi == -np.inf))
-            if np.any(crossed):
-                j = int(np.flatnonzero(crossed)[0])
+                valid = (np.isfinite(lo) & np.isfinite(hi) & (lo <= hi)) | (
+                    (lo == np.inf) & (hi == -np.inf)
+                )
+            valid |= np.isnan(lo) & np.isnan(hi)
+            if not np.all(valid):
+                j = int(np.flatnonzero(~valid)[0])
                 raise StatisticsError(
-                    f"the lower bound of feature {j} ({lo[j]:g}) is above its upper bound "
-                    f"({hi[j]:g})."
+                    f"the range of feature {j} is [{lo[j]:g}, {hi[j]:g}]; a range must be "
+                    "finite with lower <= upper, empty [inf, -inf], or unknown [nan, nan]."
                 )
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
