@@ -18,6 +18,7 @@ from .estimators import (
     RegularizedDiscriminantAnalysis,
     RegularizedDiscriminantAnalysisCV,
 )
+from .estimators._base import OutOfRangeWarning
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 
@@ -36,6 +37,7 @@ __all__ = [
     "KernelNB",
     "MixedNB",
     "MultinomialNB",
+    "OutOfRangeWarning",
     "PoissonNB",
     "LinearDiscriminantAnalysis",
     "QuadraticDiscriminantAnalysis",
