@@ -149,17 +149,6 @@ def _with_counts(stats, counts):
     return dataclasses.replace(stats, counts=counts)
 
 
-def _with_bounds_of(stats, other):
-    """``stats`` with the feature bounds of ``other`` (a MixedStats's are its parts')."""
-    if isinstance(stats, MixedStats):
-        parts = {
-            k: dataclasses.replace(v, lower=other.parts[k].lower, upper=other.parts[k].upper)
-            for k, v in stats.parts.items()
-        }
-        return dataclasses.replace(stats, parts=parts)
-    return dataclasses.replace(stats, lower=other.lower, upper=other.upper)
-
-
 def _concat(*datasets):
     return tuple(np.concatenate(a) for a in zip(*datasets, strict=True))
 
@@ -244,7 +233,7 @@ def test_subtract_undoes_merge(spec, data):
         assert np.array_equal(rest.lower, whole.lower, equal_nan=True)
         assert np.array_equal(rest.upper, whole.upper, equal_nan=True)
         assert not np.any(rest.lower > expected.lower) and not np.any(rest.upper < expected.upper)
-        expected = _with_bounds_of(expected, whole)
+        expected = expected.with_bounds(whole.lower, whole.upper)
     assert rest.allclose(expected, rtol=_subtract_rtol(spec, whole, rest), atol=spec.atol)
     gone = ~np.isin(whole.classes, A[1][A[2] > 0])
     assert np.all(rest.weights[gone] == 0) and np.all(rest.counts[gone] == 0)
@@ -370,7 +359,7 @@ def test_value_counts_drop_used_up_values():
     rest = s.subtract(ValueCountStats.from_data([[1.0], [2.0]], ["a", "a"]))
     assert rest.values.tolist() == [2.0]
     expected = ValueCountStats.from_data([[2.0]], ["b"], classes=["a", "b"])
-    assert rest.allclose(_with_bounds_of(expected, s))  # the bounds are an envelope
+    assert rest.allclose(expected.with_bounds(s.lower, s.upper))  # the bounds are an envelope
 
 
 def test_categories_refuse_a_category_not_held():

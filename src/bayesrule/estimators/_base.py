@@ -43,8 +43,9 @@ class OutOfRangeWarning(UserWarning):
     """Data to predict lie far outside the range of the training data.
 
     Raised (as a warning) by the prediction methods when some feature has
-    more than :data:`OUT_OF_RANGE_FRACTION` of its values beyond the
-    training range by more than the range's width (see
+    more than :data:`OUT_OF_RANGE_FRACTION` (1%) of its values beyond the
+    training range by more than :data:`OUT_OF_RANGE_MARGIN` (2) times the
+    range's width (see
     :meth:`GenerativeClassifier.feature_range_`). The usual cause is data on
     another scale than the training data (pixels in 0-255 against a model
     fitted on pixels in [0, 1]). Silence it with the standard filter::
@@ -53,11 +54,14 @@ class OutOfRangeWarning(UserWarning):
     """
 
 
-#: A feature is out of range when more than this fraction of its values (of
-#: the rows of one call) lie below ``lower - width`` or above ``upper + width``
-#: (``width = upper - lower`` of the training data). A single outlier in a
-#: batch of 100 rows or more does not count; in a smaller batch it does.
+#: A feature is out of range when more than ``OUT_OF_RANGE_FRACTION`` of its
+#: values (of the rows of one call) lie below ``lower - OUT_OF_RANGE_MARGIN *
+#: width`` or above ``upper + OUT_OF_RANGE_MARGIN * width`` (``width = upper -
+#: lower`` of the training data): beyond a band five times as wide as the
+#: training range, centred on it. A single such value in a batch of 100 rows
+#: or more does not count (heavy tails produce them); in a smaller batch it does.
 OUT_OF_RANGE_FRACTION = 0.01
+OUT_OF_RANGE_MARGIN = 2.0
 
 #: features named in the warning's message
 _NAMED = 5
@@ -191,8 +195,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _warn_out_of_range(self, Xv: Any) -> None:
         """Warn (:class:`OutOfRangeWarning`) if some feature of ``Xv`` is far outside its range.
 
-        The rule (:data:`OUT_OF_RANGE_FRACTION`): more than 1% of a feature's
-        values below ``lower - width`` or above ``upper + width``. Only
+        The rule (:data:`OUT_OF_RANGE_FRACTION`, :data:`OUT_OF_RANGE_MARGIN`):
+        more than 1% of a feature's values below ``lower - 2 width`` or above
+        ``upper + 2 width``. Only
         features with a known range of positive width are judged. Two
         reductions over ``Xv`` (its per-feature minimum and maximum) decide
         which features could be out; only those are counted.
@@ -207,7 +212,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             judged = np.isfinite(width) & (width > 0)
             if not judged.any():
                 return
-            fence_lo, fence_hi = lo - width, hi + width
+            fence_lo = lo - OUT_OF_RANGE_MARGIN * width
+            fence_hi = hi + OUT_OF_RANGE_MARGIN * width
             seen_lo, seen_hi = block_bounds(Xv)
             maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
             if not maybe.any():
@@ -238,7 +244,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             f"X lies far outside the range of the training data in {far.size} of "
             f"{lo.size} features: {shown}{more}. More than "
             f"{OUT_OF_RANGE_FRACTION:.0%} of these features' values are beyond the training "
-            "range by more than its width. The likely cause is data on another scale than "
+            f"range by more than {OUT_OF_RANGE_MARGIN:g} times its width. The likely cause is data on another scale than "
             "the training data (e.g. pixels in 0-255 against a model fitted on pixels in "
             "[0, 1]): transform X as the training data were. To silence this: "
             "warnings.filterwarnings('ignore', category=bayesrule.OutOfRangeWarning).",

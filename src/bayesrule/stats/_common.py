@@ -676,8 +676,12 @@ class ClassStatistic:
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
 
-    def _with_bounds(self, lower: NDArray[np.float64], upper: NDArray[np.float64]) -> Any:
-        """The same statistic with these feature bounds."""
+    def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> Any:
+        """The same statistics with other feature bounds ``lower``, ``upper`` (shape (p,)).
+
+        E.g. to compare statistics after ``subtract`` (whose bounds are an
+        envelope) with those of the remaining rows, or to declare a range.
+        """
         return dataclasses.replace(self, lower=lower, upper=upper)  # type: ignore[type-var]
 
     @property
@@ -723,7 +727,7 @@ class ClassStatistic:
         a._check_compatible(b, "merge")
         c = union_classes(a.classes, b.classes)
         out = a._aligned(c)._merge_aligned(b._aligned(c))
-        return out._with_bounds(*union_bounds((a.lower, a.upper), (b.lower, b.upper)))
+        return out.with_bounds(*union_bounds((a.lower, a.upper), (b.lower, b.upper)))
 
     def _common_form(self, other: Any) -> tuple[Any, Any]:
         """The two values in one type before a merge; the identity here.
@@ -779,8 +783,8 @@ class ClassStatistic:
         # which rows held the extremes is not known: the bounds stay (an
         # envelope), unless no row is left at all
         if np.any(counts > 0):
-            return out._with_bounds(self.lower, self.upper)
-        return out._with_bounds(*empty_bounds(self.n_features))
+            return out.with_bounds(self.lower, self.upper)
+        return out.with_bounds(*empty_bounds(self.n_features))
 
     def _merge_aligned(self, other: Any) -> Any:
         raise NotImplementedError  # pragma: no cover

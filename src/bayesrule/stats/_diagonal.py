@@ -99,7 +99,7 @@ class DiagonalStats(ClassStatistic):
                 out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], c.size))
                 # the feature range of the block while it is in cache
                 bounds = union_bounds(bounds, block_bounds(X[sl], w[sl]))
-        return out._with_bounds(*bounds)
+        return out.with_bounds(*bounds)
 
     def _merge_aligned(self, other: DiagonalStats) -> DiagonalStats:
         b = other

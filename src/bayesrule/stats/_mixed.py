@@ -110,6 +110,22 @@ class MixedStats(ClassStatistic):
         super().__post_init__()
         self._bounds_from_parts()
 
+    def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixedStats:
+        """The same statistics with these bounds for the numeric columns (see ClassStatistic).
+
+        The bounds live in the parts; a categorical column's stay unknown.
+        """
+        lo, hi = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+        check_features(self.n_features, lo.size, "lower")
+        check_features(self.n_features, hi.size, "upper")
+        parts = {
+            kind: part
+            if kind == "categorical"
+            else part.with_bounds(lo[self.columns(kind)], hi[self.columns(kind)])
+            for kind, part in self.parts.items()
+        }
+        return dataclasses.replace(self, parts=parts)
+
     def _bounds_from_parts(self) -> None:
         """Set ``lower``/``upper`` from the parts: the numeric columns' ranges, NaN elsewhere.
 
