@@ -475,3 +475,14 @@ def test_older_model_files_load_with_unknown_ranges_and_never_warn(short, cls, t
     with warnings.catch_warnings():
         warnings.simplefilter("error", OutOfRangeWarning)
         old.predict(X * 255.0 + 40.0)
+
+
+def test_the_documented_example_runs():
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
+    (example,) = [b for b in blocks if "OutOfRangeWarning" in b]
+    with warnings.catch_warnings():  # the example installs a filter of its own
+        exec(compile(example, str(doc), "exec"), {})
