@@ -4,7 +4,10 @@ Fits (and predicts with) each model twice in alternation, once as shipped and
 once with the range bookkeeping switched off (the bound helpers the
 statistics call replaced by ones that return the empty range at no cost, the
 prediction check by a no-op), and prints the best of several runs of each and
-their ratio. Needs MNIST (``BAYESRULE_DATA`` or ../shared/datasets/mnist).
+their ratio. Times are CPU seconds of the process (``time.process_time``, all
+threads), which a busy machine disturbs less than wall time; run it with
+``OPENBLAS_NUM_THREADS=1`` for the cleanest figures. Needs MNIST
+(``BAYESRULE_DATA`` or ../shared/datasets/mnist).
 
 Run: ``PYTHONPATH=src python benchmarks/bench_feature_ranges.py [repeats]``
 """
@@ -35,8 +38,8 @@ def _nothing(X: Any, w: Any = None) -> tuple[np.ndarray, np.ndarray]:
 @contextlib.contextmanager
 def ranges_off() -> Iterator[None]:
     """The statistics record no range and predictions check none."""
-    saved = [(m, n, getattr(m, n)) for m in MODULES for n in ("block_bounds", "feature_bounds")]
-    saved = [(m, n, f) for m, n, f in saved if hasattr(m, n)]
+    names = ("block_bounds", "feature_bounds")
+    saved = [(m, n, getattr(m, n)) for m in MODULES for n in names if hasattr(m, n)]
     check = GenerativeClassifier._warn_out_of_range
     try:
         for m, n, _ in saved:
@@ -53,9 +56,9 @@ def best(fn: Callable[[], Any], off: bool, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         with ranges_off() if off else contextlib.nullcontext():
-            start = time.perf_counter()
+            start = time.process_time()
             fn()
-            times.append(time.perf_counter() - start)
+            times.append(time.process_time() - start)
     return min(times)
 
 
@@ -69,7 +72,7 @@ def main(repeats: int = 5) -> None:
         "MultinomialNB (0-255 counts)": (MultinomialNB, Xc, Xtc),
         "KernelNB": (KernelNB, X, Xt),
     }
-    print(f"MNIST 60000 x 784, best of {repeats} (alternating with/without ranges)")
+    print(f"MNIST 60000 x 784, CPU seconds, best of {repeats} (alternating with/without ranges)")
     print(f"{'model':32s} {'step':8s} {'with':>8s} {'without':>8s} {'overhead':>9s}")
     for name, (cls, Xa, Xb) in cases.items():
         model = cls().fit(Xa, y)

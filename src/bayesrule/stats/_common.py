@@ -567,6 +567,46 @@ def _sparse_bounds(X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     return lo, hi
 
 
+#: Rows of a block are visited in chunks of about this many values when a pass
+#: takes the feature range along: a chunk read for the range stays in cache for
+#: the pass's own work on it.
+CHUNK_VALUES = 1 << 17
+
+
+def chunk_rows(n_features: int) -> int:
+    """Rows per chunk of about :data:`CHUNK_VALUES` values."""
+    return max(64, CHUNK_VALUES // max(n_features, 1))
+
+
+def fold_bounds(bounds: tuple[NDArray[np.float64], NDArray[np.float64]], chunk: Any) -> None:
+    """Widen ``bounds`` in place by the column minima and maxima of a dense ``chunk``.
+
+    For passes over rows that all have positive weight: a non-finite entry
+    (NaN, infinity) leaves a non-finite bound, after which the caller takes
+    :func:`block_bounds` of the block instead (see :func:`settled_bounds`).
+    """
+    if chunk.shape[0]:
+        np.minimum(bounds[0], chunk.min(axis=0), out=bounds[0])
+        np.maximum(bounds[1], chunk.max(axis=0), out=bounds[1])
+
+
+def settled_bounds(
+    bounds: tuple[NDArray[np.float64], NDArray[np.float64]],
+    X: Any,
+    w: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``bounds`` folded from every row of ``X``, or :func:`block_bounds` where that is not exact.
+
+    Folding is exact when every row has positive weight and every bound is
+    finite; otherwise (rows of zero weight, missing or infinite entries,
+    no rows) the block is reduced again with :func:`block_bounds`.
+    """
+    exact = (w is None or bool(np.all(w > 0))) and X.shape[0] > 0
+    if exact and np.all(np.isfinite(bounds[0])) and np.all(np.isfinite(bounds[1])):
+        return bounds
+    return block_bounds(X, w)
+
+
 def feature_bounds(
     X: Any, w: NDArray[np.float64] | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

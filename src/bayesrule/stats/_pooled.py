@@ -14,16 +14,18 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
-    block_bounds,
+    chunk_rows,
     class_totals,
     downdate_moments,
     empty_bounds,
+    fold_bounds,
     noise_floor,
     one_hot_classes,
     origin_cancellation,
     pilot_means,
     prepare,
     row_ranges,
+    settled_bounds,
     syrk_add,
     union_bounds,
 )
@@ -209,16 +211,24 @@ def _pooled_products(
         s1 = np.zeros((k, p))
         bounds = empty_bounds(p)
         step = max(64, BLOCK_VALUES // max(q, 1))
+        cs = chunk_rows(p)
         buf = np.empty((min(step, hi - lo), q))
         for s in range(lo, hi, step):
             e = min(s + step, hi)
             D, yb = buf[: e - s], yi[s:e]
-            if centres is None:
-                D[:, :p] = X[s:e]
-            else:
-                np.subtract(X[s:e], centres[yb], out=D[:, :p])
-            # the feature range of the block, just read
-            bounds = union_bounds(bounds, block_bounds(X[s:e], None if unit else w[s:e]))
+            # the block is copied (or centred) chunk by chunk, each chunk's
+            # feature range taken as it is read
+            folded = empty_bounds(p)
+            for a in range(s, e, cs):
+                b = min(a + cs, e)
+                chunk = X[a:b]
+                fold_bounds(folded, chunk)
+                if centres is None:
+                    D[a - s : b - s, :p] = chunk
+                else:
+                    np.subtract(chunk, centres[yi[a:b]], out=D[a - s : b - s, :p])
+            block = settled_bounds(folded, X[s:e], None if unit else w[s:e])
+            bounds = union_bounds(bounds, block)
             if fuse:
                 D[:, p:] = 0.0
                 D[np.arange(e - s), p + yb] = 1.0
