@@ -25,8 +25,16 @@ import numpy as np
 from bayesrule import GaussianNB, KernelNB, LinearDiscriminantAnalysis, MultinomialNB
 from bayesrule.datasets import load_mnist
 from bayesrule.estimators._base import GenerativeClassifier
-from bayesrule.stats import _categories, _common, _counts, _diagonal, _fourth, _pooled, _scatter
-from bayesrule.stats import _values
+from bayesrule.stats import (
+    _categories,
+    _common,
+    _counts,
+    _diagonal,
+    _fourth,
+    _pooled,
+    _scatter,
+    _values,
+)
 
 MODULES = (_categories, _counts, _diagonal, _fourth, _pooled, _scatter, _values)
 
@@ -35,15 +43,30 @@ def _nothing(X: Any, w: Any = None) -> tuple[np.ndarray, np.ndarray]:
     return _common.empty_bounds(X.shape[1])
 
 
+def _no_fold(bounds: Any, chunk: Any) -> None:
+    return None
+
+
+def _settled(bounds: Any, X: Any, w: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    return _common.empty_bounds(X.shape[1])
+
+
+REPLACEMENTS = {
+    "block_bounds": _nothing,
+    "feature_bounds": _nothing,
+    "fold_bounds": _no_fold,
+    "settled_bounds": _settled,
+}
+
+
 @contextlib.contextmanager
 def ranges_off() -> Iterator[None]:
     """The statistics record no range and predictions check none."""
-    names = ("block_bounds", "feature_bounds")
-    saved = [(m, n, getattr(m, n)) for m in MODULES for n in names if hasattr(m, n)]
+    saved = [(m, n, getattr(m, n)) for m in MODULES for n in REPLACEMENTS if hasattr(m, n)]
     check = GenerativeClassifier._warn_out_of_range
     try:
         for m, n, _ in saved:
-            setattr(m, n, _nothing)
+            setattr(m, n, REPLACEMENTS[n])
         GenerativeClassifier._warn_out_of_range = lambda self, Xv: None  # type: ignore[method-assign]
         yield
     finally:

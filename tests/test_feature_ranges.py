@@ -452,9 +452,7 @@ def _without_bounds(path):
         del meta["members"][name]
     body = {k: v for k, v in meta.items() if k != "checksum"}
     canon = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-    members[METADATA] = json.dumps(
-        {**body, "checksum": hashlib.sha256(canon).hexdigest()}
-    ).encode()
+    members[METADATA] = json.dumps({**body, "checksum": hashlib.sha256(canon).hexdigest()}).encode()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, data in members.items():

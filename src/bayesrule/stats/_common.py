@@ -722,7 +722,9 @@ class ClassStatistic:
         E.g. to compare statistics after ``subtract`` (whose bounds are an
         envelope) with those of the remaining rows, or to declare a range.
         """
-        return dataclasses.replace(self, lower=lower, upper=upper)  # type: ignore[type-var]
+        lo = np.asarray(lower, dtype=np.float64)
+        hi = np.asarray(upper, dtype=np.float64)
+        return dataclasses.replace(self, lower=lo, upper=hi)
 
     @property
     def n_features(self) -> int:  # pragma: no cover - every subclass defines it
@@ -842,13 +844,13 @@ class ClassStatistic:
             a = np.array(getattr(self, f), copy=True)
             a[gone] = 0
             changes[f] = a
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        return dataclasses.replace(self, **changes)
 
     def _aligned(self, classes: NDArray[Any]) -> Any:
         if np.array_equal(classes, self.classes):
             return self
         changes = {f: expand(getattr(self, f), self.classes, classes) for f in self._per_class}
-        return dataclasses.replace(self, classes=classes, **changes)  # type: ignore[type-var]
+        return dataclasses.replace(self, classes=classes, **changes)
 
     def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
         """Whether ``other`` is the same statistic to rounding.
@@ -868,7 +870,7 @@ class ClassStatistic:
 
     def _close(self, other: Any, rtol: float, atol: float) -> bool:
         """Every field but ``classes`` and ``counts`` agrees to ``rtol`` on its own scale."""
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in dataclasses.fields(self):
             if f.name in ("classes", "counts", "lower", "upper"):
                 continue
             a, b = getattr(self, f.name), getattr(other, f.name)

@@ -99,8 +99,8 @@ class DiagonalStats(ClassStatistic):
         # two one-hot products (sums and squares), within the thread budget
         with blas_budget(2.0 * n * p * c.size):
             for sl in block_slices(n, p):
-                *moments, block = _block_moments(X[sl], yi[sl], w[sl], c.size)
-                out = out._merge_arrays(*moments)
+                nb, wb, vb, mb, m2b, block = _block_moments(X[sl], yi[sl], w[sl], c.size)
+                out = out._merge_arrays(nb, wb, vb, mb, m2b)
                 bounds = union_bounds(bounds, block)
         return out.with_bounds(*bounds)
 
