@@ -581,6 +581,8 @@ def non_finite_refused(probe: Probe, orig: Original) -> None:
         if arr.dtype.kind != "f" or not arr.size:
             continue
         for bad in [np.nan, np.inf] + ([-np.inf] if "cv_scores" not in where else []):
+            if np.array_equal(arr.flat[:1], [bad], equal_nan=True):
+                continue  # a feature bound that is already unknown or empty: no change
             mutated = arr.copy()
             mutated.flat[0] = bad
             probe.members(

@@ -18,6 +18,7 @@ from .estimators import (
     RegularizedDiscriminantAnalysis,
     RegularizedDiscriminantAnalysisCV,
 )
+from .estimators._base import OutOfRangeWarning
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 from .streaming import fit_stream, iter_predict, predict_stream, read_blocks
@@ -37,6 +38,7 @@ __all__ = [
     "KernelNB",
     "MixedNB",
     "MultinomialNB",
+    "OutOfRangeWarning",
     "PoissonNB",
     "LinearDiscriminantAnalysis",
     "QuadraticDiscriminantAnalysis",

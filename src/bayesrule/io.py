@@ -144,9 +144,11 @@ class ArraySpec:
     names must be equal sizes across the fields of one statistic (``"K"``
     the classes, ``"p"`` the features, ``"p+1"`` one more than ``"p"``), and
     ``"..."`` last allows any further axes; ``None`` allows any shape. Floats
-    are finite, or also ``-inf`` with ``allow_neg_inf``; ``low`` is a lower
-    bound on every value; ``csr`` says the array is a CSR ``indptr`` into the
-    field named by it.
+    are finite, or also ``-inf`` with ``allow_neg_inf``, or anything (NaN and
+    both infinities) with ``allow_nonfinite``; ``low`` is a lower bound on
+    every value; ``csr`` says the array is a CSR ``indptr`` into the field
+    named by it. An ``optional`` field may be missing from a file (one written
+    before the field existed); the class then gets its default.
     """
 
     dtype: str
@@ -154,6 +156,8 @@ class ArraySpec:
     low: float | None = None
     allow_neg_inf: bool = False
     csr: str | None = None
+    allow_nonfinite: bool = False
+    optional: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +174,17 @@ def _f8(*dims: str, low: float | None = None) -> ArraySpec:
 _LABELS = ArraySpec("labels", ("K",))
 _COUNTS = ArraySpec("int64", ("K",), low=0)
 _WEIGHTS = ArraySpec("float64", ("K",), low=0.0)
-_BASE = {"classes": _LABELS, "counts": _COUNTS, "weights": _WEIGHTS}
+#: each feature's training range (see ClassStatistic): +inf/-inf where nothing
+#: was observed, NaN where unknown; missing from files written before bayesrule
+#: recorded it (the range is then unknown)
+_BOUND = ArraySpec("float64", ("p",), allow_nonfinite=True, optional=True)
+_BASE = {
+    "classes": _LABELS,
+    "counts": _COUNTS,
+    "weights": _WEIGHTS,
+    "lower": _BOUND,
+    "upper": _BOUND,
+}
 
 #: The declared form of every field of each statistics class: dtype, shape
 #: (in the symbolic sizes of :class:`ArraySpec`) and range. A statistics class
@@ -1017,9 +1031,12 @@ class _Decoder:
             for f in dataclasses.fields(cls)
             if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         }
-        if not isinstance(fields, dict) or not (
-            set(schema) - optional <= set(fields) <= set(schema)
-        ):
+        required = {
+            n
+            for n, s in schema.items()
+            if n not in optional and not (isinstance(s, ArraySpec) and s.optional)
+        }
+        if not isinstance(fields, dict) or not required <= set(fields) <= set(schema):
             found = sorted(fields) if isinstance(fields, dict) else fields
             raise self.fail(
                 f"{where}: {cls.__name__} needs the fields {sorted(schema)}; the file has {found!r}."
@@ -1028,8 +1045,8 @@ class _Decoder:
         values: dict[str, Any] = {}
         for name, spec in schema.items():
             at = f"{where}.{name}"
-            if name not in fields:
-                continue  # its default
+            if name not in fields:  # an optional field of an older file: the default
+                continue
             if isinstance(spec, ArraySpec):
                 values[name] = self.spec_array(fields[name], at, spec, env)
             elif isinstance(spec, NestedSpec):
@@ -1083,7 +1100,7 @@ class _Decoder:
                 )
             for axis, dim in enumerate(fixed):
                 self._bind(env, dim, arr.shape[axis], where, axis)
-        if arr.dtype.kind == "f":
+        if arr.dtype.kind == "f" and not spec.allow_nonfinite:
             ok = np.isfinite(arr)
             if spec.allow_neg_inf:
                 ok |= arr == -np.inf

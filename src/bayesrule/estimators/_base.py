@@ -34,9 +34,41 @@ from .._validation import (
     explain_X_error,
 )
 from ..models._terms import combine_terms
-from ..stats._common import as_classes
+from ..stats._common import as_classes, block_bounds
 
-__all__ = ["GenerativeClassifier", "as_generator"]
+__all__ = ["GenerativeClassifier", "OutOfRangeWarning", "as_generator"]
+
+
+class OutOfRangeWarning(UserWarning):
+    """Data to predict lie far outside the range of the training data.
+
+    Raised (as a warning) by the prediction methods when some feature has
+    more than :data:`OUT_OF_RANGE_FRACTION` (1%) of its values beyond the
+    training range by more than :data:`OUT_OF_RANGE_MARGIN` (2) times the
+    range's width (see
+    :meth:`GenerativeClassifier.feature_range_`). The usual cause is data on
+    another scale than the training data (pixels in 0-255 against a model
+    fitted on pixels in [0, 1]). Silence it with the standard filter::
+
+        warnings.filterwarnings("ignore", category=bayesrule.OutOfRangeWarning)
+    """
+
+
+#: A feature is out of range when more than ``OUT_OF_RANGE_FRACTION`` of its
+#: values (of the rows of one call) lie below ``lower - OUT_OF_RANGE_MARGIN *
+#: width`` or above ``upper + OUT_OF_RANGE_MARGIN * width`` (``width = upper -
+#: lower`` of the training data): beyond a band five times as wide as the
+#: training range, centred on it. A single such value in a batch of 100 rows
+#: or more does not count (heavy tails produce them); in a smaller batch it does.
+OUT_OF_RANGE_FRACTION = 0.01
+OUT_OF_RANGE_MARGIN = 2.0
+#: A larger batch is judged on an evenly strided sample of between this many
+#: and twice as many rows (the fraction above is a rate, which the sample
+#: estimates well; the check then costs little next to the prediction).
+OUT_OF_RANGE_ROWS = 2048
+
+#: features named in the warning's message
+_NAMED = 5
 
 
 def as_generator(random_state: Any) -> np.random.Generator:
@@ -132,8 +164,98 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return Xv
 
     def _input(self, X: Any, *, reset: bool) -> Any:
-        """A block validated and prepared for the statistics or the model."""
-        return self._prepare_X(self._validate_X(X, reset=reset))
+        """A block validated and prepared for the statistics or the model.
+
+        With ``reset=False`` (data to predict), warns with
+        :class:`OutOfRangeWarning` when it lies far outside the training range.
+        """
+        Xv = self._prepare_X(self._validate_X(X, reset=reset))
+        if not reset:
+            self._warn_out_of_range(Xv)
+        return Xv
+
+    @property
+    def feature_range_(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Each feature's training range ``(lower, upper)``, two arrays of shape (n_features,).
+
+        The smallest and largest finite value of the rows of positive weight
+        the model was fitted on (as the statistics see them: after
+        BernoulliNB's binarization, as category codes for CategoricalNB),
+        read from the statistics (``stats_.lower``, ``stats_.upper``). NaN
+        where not known: a feature without a finite value, a categorical
+        column of MixedNB, or a model file written before ranges were
+        recorded. After ``forget`` the range may be wider than the data left
+        (it cannot shrink).
+        """
+        check_is_fitted(self)
+        bounds = _stats_bounds(self.stats_)
+        if bounds is None:
+            nan = np.full(self.n_features_in_, np.nan)
+            return nan, nan.copy()
+        lo, hi = bounds
+        none = ~(np.isfinite(lo) & np.isfinite(hi))
+        return np.where(none, np.nan, lo), np.where(none, np.nan, hi)
+
+    def _warn_out_of_range(self, Xv: Any) -> None:
+        """Warn (:class:`OutOfRangeWarning`) if some feature of ``Xv`` is far outside its range.
+
+        The rule (:data:`OUT_OF_RANGE_FRACTION`, :data:`OUT_OF_RANGE_MARGIN`):
+        more than 1% of a feature's values below ``lower - 2 width`` or above
+        ``upper + 2 width`` (in a batch of more than 4096 rows, 1% of an evenly
+        strided sample of 2048 to 4096 rows: :data:`OUT_OF_RANGE_ROWS`). Only
+        features with a known range of positive width are judged. Two
+        reductions over ``Xv`` (its per-feature minimum and maximum) decide
+        which features could be out; only those are counted.
+        """
+        bounds = _stats_bounds(getattr(self, "stats_", None))
+        if bounds is None or Xv.shape[0] == 0:
+            return
+        if Xv.shape[0] >= 2 * OUT_OF_RANGE_ROWS:
+            Xv = Xv[:: Xv.shape[0] // OUT_OF_RANGE_ROWS]
+        n = Xv.shape[0]
+        lo, hi = bounds
+        with np.errstate(invalid="ignore", over="ignore"):
+            width = hi - lo
+            judged = np.isfinite(width) & (width > 0)
+            if not judged.any():
+                return
+            fence_lo = lo - OUT_OF_RANGE_MARGIN * width
+            fence_hi = hi + OUT_OF_RANGE_MARGIN * width
+            seen_lo, seen_hi = block_bounds(Xv)
+            maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
+            if not maybe.any():
+                return
+            cols = np.flatnonzero(maybe)
+            part = Xv[:, cols]
+            part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+            outside = np.count_nonzero((part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0)
+        far = cols[outside > OUT_OF_RANGE_FRACTION * n]
+        if far.size == 0:
+            return
+        names = getattr(self, "feature_names_in_", None)
+
+        def label(j: int) -> str:
+            return repr(str(names[j])) if names is not None else f"{j}"
+
+        shown = "; ".join(
+            f"feature {label(int(j))}: training range [{lo[j]:.4g}, {hi[j]:.4g}], "
+            f"here [{seen_lo[j]:.4g}, {seen_hi[j]:.4g}]"
+            for j in far[:_NAMED]
+        )
+        more = f" (and {far.size - _NAMED} more features)" if far.size > _NAMED else ""
+        import warnings
+
+        warnings.warn(
+            f"X lies far outside the range of the training data in {far.size} of "
+            f"{lo.size} features: {shown}{more}. More than "
+            f"{OUT_OF_RANGE_FRACTION:.0%} of these features' values are beyond the training "
+            f"range by more than {OUT_OF_RANGE_MARGIN:g} times its width. The likely cause is data on another scale than "
+            "the training data (e.g. pixels in 0-255 against a model fitted on pixels in "
+            "[0, 1]): transform X as the training data were. To silence this: "
+            "warnings.filterwarnings('ignore', category=bayesrule.OutOfRangeWarning).",
+            OutOfRangeWarning,
+            stacklevel=_caller_level(),
+        )
 
     @staticmethod
     def _schema(X: Any, n_features: int, dtype: Any = None) -> Any:
@@ -203,7 +325,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        Xv = self._input(X, reset=reset)
+        Xv = self._prepare_X(self._validate_X(X, reset=reset))  # no range check: training data
         n = Xv.shape[0]
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
@@ -811,6 +933,33 @@ def _log_softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
     with np.errstate(invalid="ignore"):
         d = jll - np.where(np.isfinite(top), top, 0.0)
     return d - np.log(np.sum(np.exp(d), axis=1, keepdims=True))
+
+
+def _stats_bounds(stats: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """The statistics' feature bounds (RDA-CV's are those of its ``total``), or None."""
+    if stats is not None and not hasattr(stats, "lower"):
+        stats = getattr(stats, "total", None)
+    lo, hi = getattr(stats, "lower", None), getattr(stats, "upper", None)
+    if lo is None or hi is None:
+        return None
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
+#: modules whose frames a warning skips to reach the user's call (scikit-learn's
+#: ``score`` calls ``predict``)
+_INSIDE = ("bayesrule.", "sklearn.")
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside bayesrule."""
+    import sys
+
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 def _is_fitted(est: Any) -> bool:

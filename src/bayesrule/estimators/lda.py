@@ -418,6 +418,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
             )
         check_is_fitted(self)
         Xv = self._validate_X(X, reset=False)
+        self._warn_out_of_range(Xv)
         out = ((Xv - self.xbar_) @ self.scalings_)[:, : self._max_components]
         self._after(Xv, out)
         return out

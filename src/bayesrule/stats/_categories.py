@@ -16,6 +16,7 @@ from ._common import (
     check_removal,
     class_totals,
     encode,
+    feature_bounds,
 )
 from ._counts import _weights
 
@@ -134,7 +135,8 @@ class CategoryStats(ClassStatistic):
             cat = X[sl][rows, cols].astype(np.intp)
             idx = (yi[sl][rows] * p + cols) * C + cat
             flat += np.bincount(idx, weights=w[sl][rows], minlength=cells)
-        return cls(c, counts, weights, flat.reshape(c.size, p, C))
+        lo, hi = feature_bounds(X, w)
+        return cls(c, counts, weights, flat.reshape(c.size, p, C), lower=lo, upper=hi)
 
     def _merge_aligned(self, other: CategoryStats) -> CategoryStats:
         C = max(self.n_categories, other.n_categories)

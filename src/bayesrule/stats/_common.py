@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -496,6 +496,155 @@ def downdate_moments(
     return W_A, m_A, M2_A
 
 
+def empty_bounds(n_features: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The range of no value at all: ``(+inf, -inf)`` per feature, the identity of :func:`union_bounds`."""
+    return np.full(n_features, np.inf), np.full(n_features, -np.inf)
+
+
+def union_bounds(
+    a: tuple[NDArray[np.float64], NDArray[np.float64]],
+    b: tuple[NDArray[np.float64], NDArray[np.float64]],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The elementwise smallest lower and largest upper bound; NaN (unknown) stays NaN."""
+    return np.minimum(a[0], b[0]), np.maximum(a[1], b[1])
+
+
+def block_bounds(
+    X: Any, w: NDArray[np.float64] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per column, the smallest and largest finite value of the rows of positive weight.
+
+    NaN entries are missing and, like infinities, ignored; a column without a
+    finite value gets ``(+inf, -inf)`` (see :func:`empty_bounds`). ``X`` may be a dense array of
+    any real dtype (reduced in its own dtype, no float64 copy) or a
+    scipy.sparse matrix, whose implicit zeros count as values. Two NumPy
+    reductions over a dense block; only columns whose result is not finite
+    are reduced again, ignoring what is not finite.
+    """
+    n, p = X.shape
+    if w is not None and not bool(np.all(w > 0)):
+        X = X[np.asarray(w) > 0]
+        n = X.shape[0]
+    lo, hi = empty_bounds(p)
+    if n == 0 or p == 0:
+        return lo, hi
+    if hasattr(X, "tocsc"):
+        return _sparse_bounds(X)
+    X = np.asarray(X)
+    if X.dtype.kind not in "biuf":
+        X = X.astype(np.float64)
+    lo = np.asarray(X.min(axis=0), dtype=np.float64)
+    hi = np.asarray(X.max(axis=0), dtype=np.float64)
+    odd = ~(np.isfinite(lo) & np.isfinite(hi))
+    if odd.any():
+        cols = np.flatnonzero(odd)
+        part = np.asarray(X[:, cols], dtype=np.float64)
+        part = np.where(np.isfinite(part), part, np.nan)
+        lo[cols] = np.fmin.reduce(part, axis=0)
+        hi[cols] = np.fmax.reduce(part, axis=0)
+        lo[np.isnan(lo)], hi[np.isnan(hi)] = np.inf, -np.inf  # nothing finite
+    return lo, hi
+
+
+def _sparse_bounds(X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`block_bounds` of a scipy.sparse matrix: stored values and implicit zeros."""
+    C = X.tocsc()
+    n, p = C.shape
+    lo, hi = empty_bounds(p)
+    stored = np.diff(C.indptr)
+    has = stored > 0
+    if has.any():
+        data = np.asarray(C.data, dtype=np.float64)
+        if not np.all(np.isfinite(data)):
+            data = np.where(np.isfinite(data), data, np.nan)
+        starts = C.indptr[:-1][has]
+        lo[has] = np.fmin.reduceat(data, starts)
+        hi[has] = np.fmax.reduceat(data, starts)
+        lo[np.isnan(lo)], hi[np.isnan(hi)] = np.inf, -np.inf
+    implicit = stored < n  # (duplicates aside) some rows hold an implicit zero
+    lo[implicit] = np.minimum(lo[implicit], 0.0)
+    hi[implicit] = np.maximum(hi[implicit], 0.0)
+    return lo, hi
+
+
+#: Rows of a block are visited in chunks of about this many values when a pass
+#: takes the feature range along: a chunk read for the range stays in cache for
+#: the pass's own work on it.
+CHUNK_VALUES = 1 << 17
+
+
+def chunk_rows(n_features: int) -> int:
+    """Rows per chunk of about :data:`CHUNK_VALUES` values."""
+    return max(64, CHUNK_VALUES // max(n_features, 1))
+
+
+def fold_bounds(bounds: tuple[NDArray[np.float64], NDArray[np.float64]], chunk: Any) -> None:
+    """Widen ``bounds`` in place by the column minima and maxima of a dense ``chunk``.
+
+    For passes over rows that all have positive weight: a non-finite entry
+    (NaN, infinity) leaves a non-finite bound, after which the caller takes
+    :func:`block_bounds` of the block instead (see :func:`settled_bounds`).
+    """
+    if chunk.shape[0]:
+        np.minimum(bounds[0], chunk.min(axis=0), out=bounds[0])
+        np.maximum(bounds[1], chunk.max(axis=0), out=bounds[1])
+
+
+def settled_bounds(
+    bounds: tuple[NDArray[np.float64], NDArray[np.float64]],
+    X: Any,
+    w: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``bounds`` folded from every row of ``X``, or :func:`block_bounds` where that is not exact.
+
+    Folding is exact when every row has positive weight and every bound is
+    finite; otherwise (rows of zero weight, missing or infinite entries,
+    no rows) the block is reduced again with :func:`block_bounds`.
+    """
+    exact = (w is None or bool(np.all(w > 0))) and X.shape[0] > 0
+    if exact and np.all(np.isfinite(bounds[0])) and np.all(np.isfinite(bounds[1])):
+        return bounds
+    return block_bounds(X, w)
+
+
+def feature_bounds(
+    X: Any, w: NDArray[np.float64] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`block_bounds` of a whole data set, in blocks of rows run side by side.
+
+    For the statistics whose own pass cannot take the bounds along (it visits
+    the rows in class order, or sorts them); a dense ``X`` is read once more,
+    in blocks that stay small, on the threads :func:`in_parallel` grants.
+    """
+    n, p = X.shape
+    if hasattr(X, "tocsc") or n * p <= BLOCK_VALUES:
+        return block_bounds(X, w)
+
+    def part(bounds: tuple[int, int]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        lo, hi = bounds
+        out = empty_bounds(p)
+        step = max(64, (BLOCK_VALUES // 8) // max(p, 1))  # blocks that stay in cache
+        for s in range(lo, hi, step):
+            e = min(s + step, hi)
+            out = union_bounds(out, block_bounds(X[s:e], None if w is None else w[s:e]))
+        return out
+
+    work = float(n) * p
+    out = empty_bounds(p)
+    for b in _parallel.in_parallel(part, row_ranges(n, work), work):
+        out = union_bounds(out, b)
+    return out
+
+
+def bounds_close(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    """Whether two statistics' feature bounds agree (infinities and NaN equal themselves)."""
+    return bool(
+        np.all(np.isclose(a.lower, b.lower, rtol=rtol, atol=atol, equal_nan=True))
+        and np.all(np.isclose(a.upper, b.upper, rtol=rtol, atol=atol, equal_nan=True))
+    )
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class ClassStatistic:
     """What every per-class statistic shares: the monoid plumbing around its merge rule.
 
@@ -508,12 +657,74 @@ class ClassStatistic:
     different classes merge too; ``subtract`` checks what is removed and
     leaves a class without rows as the empty statistic. The laws every
     subclass obeys are those of :class:`Statistic`.
+
+    Every statistic also holds the range of each feature in its training
+    data, ``lower`` and ``upper`` (keyword-only fields, shape
+    ``(n_features,)``): the smallest and largest observed (non-NaN) value of
+    the rows of positive weight, over all classes. Predictions compare new
+    data with them (:class:`bayesrule.OutOfRangeWarning`). ``(+inf, -inf)``
+    means no value observed (the empty statistic), ``NaN`` means unknown
+    (statistics made without them, such as a model file written before
+    bounds were recorded). ``merge`` takes the elementwise ``min``/``max``
+    (exact, so the merge laws hold for them exactly; unknown stays unknown).
+    ``subtract`` cannot know which rows held the extremes, so it keeps the
+    bounds of ``self``: after ``forget`` they are an envelope of the data
+    that is left, never narrower than it (only removing every row resets
+    them to the empty range).
     """
 
     _per_class: ClassVar[tuple[str, ...]] = ()
     classes: NDArray[Any]
     counts: NDArray[np.int64]
     weights: NDArray[np.float64]
+    # None (the default) is replaced in __post_init__: the empty range for a
+    # statistic without rows, unknown (NaN) for one with rows
+    lower: NDArray[np.float64] = dataclasses.field(default=cast(Any, None), kw_only=True)
+    upper: NDArray[np.float64] = dataclasses.field(default=cast(Any, None), kw_only=True)
+
+    def __post_init__(self) -> None:
+        p = self.n_features
+        lo, hi = self.lower, self.upper
+        if lo is None and hi is None:
+            if np.any(np.asarray(self.counts) > 0):
+                lo, hi = np.full(p, np.nan), np.full(p, np.nan)
+            else:
+                lo, hi = empty_bounds(p)
+        elif lo is None or hi is None:
+            raise StatisticsError("the feature bounds lower and upper must be given together.")
+        else:
+            lo = np.asarray(lo, dtype=np.float64)
+            hi = np.asarray(hi, dtype=np.float64)
+            for name, a in (("lower", lo), ("upper", hi)):
+                if a.shape != (p,):
+                    raise StatisticsError(
+                        f"the feature bounds {name} must have shape ({p},); got {a.shape}."
+                    )
+            # a feature's range is finite (lower <= upper), empty (+inf, -inf)
+            # or unknown (NaN, NaN); nothing else
+            with np.errstate(invalid="ignore"):
+                valid = (np.isfinite(lo) & np.isfinite(hi) & (lo <= hi)) | (
+                    (lo == np.inf) & (hi == -np.inf)
+                )
+            valid |= np.isnan(lo) & np.isnan(hi)
+            if not np.all(valid):
+                j = int(np.flatnonzero(~valid)[0])
+                raise StatisticsError(
+                    f"the range of feature {j} is [{lo[j]:g}, {hi[j]:g}]; a range must be "
+                    "finite with lower <= upper, empty [inf, -inf], or unknown [nan, nan]."
+                )
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+
+    def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> Any:
+        """The same statistics with other feature bounds ``lower``, ``upper`` (shape (p,)).
+
+        E.g. to compare statistics after ``subtract`` (whose bounds are an
+        envelope) with those of the remaining rows, or to declare a range.
+        """
+        lo = np.asarray(lower, dtype=np.float64)
+        hi = np.asarray(upper, dtype=np.float64)
+        return dataclasses.replace(self, lower=lo, upper=hi)
 
     @property
     def n_features(self) -> int:  # pragma: no cover - every subclass defines it
@@ -557,7 +768,8 @@ class ClassStatistic:
         a, b = self._common_form(other)
         a._check_compatible(b, "merge")
         c = union_classes(a.classes, b.classes)
-        return a._aligned(c)._merge_aligned(b._aligned(c))
+        out = a._aligned(c)._merge_aligned(b._aligned(c))
+        return out.with_bounds(*union_bounds((a.lower, a.upper), (b.lower, b.upper)))
 
     def _common_form(self, other: Any) -> tuple[Any, Any]:
         """The two values in one type before a merge; the identity here.
@@ -609,7 +821,12 @@ class ClassStatistic:
                 "of these."
             )
         out = dataclasses.replace(self._subtract_aligned(b), counts=counts, weights=weights)
-        return out._cleared(gone)
+        out = out._cleared(gone)
+        # which rows held the extremes is not known: the bounds stay (an
+        # envelope), unless no row is left at all
+        if np.any(counts > 0):
+            return out.with_bounds(self.lower, self.upper)
+        return out.with_bounds(*empty_bounds(self.n_features))
 
     def _merge_aligned(self, other: Any) -> Any:
         raise NotImplementedError  # pragma: no cover
@@ -627,13 +844,13 @@ class ClassStatistic:
             a = np.array(getattr(self, f), copy=True)
             a[gone] = 0
             changes[f] = a
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        return dataclasses.replace(self, **changes)
 
     def _aligned(self, classes: NDArray[Any]) -> Any:
         if np.array_equal(classes, self.classes):
             return self
         changes = {f: expand(getattr(self, f), self.classes, classes) for f in self._per_class}
-        return dataclasses.replace(self, classes=classes, **changes)  # type: ignore[type-var]
+        return dataclasses.replace(self, classes=classes, **changes)
 
     def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
         """Whether ``other`` is the same statistic to rounding.
@@ -647,13 +864,14 @@ class ClassStatistic:
             type(other) is type(self)
             and np.array_equal(self.classes, other.classes)
             and np.array_equal(self.counts, other.counts)
+            and bounds_close(self, other, rtol, atol)
             and self._close(other, rtol, atol)
         )
 
     def _close(self, other: Any, rtol: float, atol: float) -> bool:
         """Every field but ``classes`` and ``counts`` agrees to ``rtol`` on its own scale."""
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if f.name in ("classes", "counts"):
+        for f in dataclasses.fields(self):
+            if f.name in ("classes", "counts", "lower", "upper"):
                 continue
             a, b = getattr(self, f.name), getattr(other, f.name)
             if not arrays_close(np.asarray(a), np.asarray(b), rtol, atol):

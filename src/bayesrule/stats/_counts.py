@@ -18,12 +18,18 @@ from .._parallel import blas_budget
 from ._common import (
     ClassStatistic,
     as_classes,
+    block_bounds,
     block_slices,
     check_removal,
+    chunk_rows,
     class_matrix,
     class_totals,
+    empty_bounds,
     encode,
+    fold_bounds,
     one_hot_classes,
+    settled_bounds,
+    union_bounds,
 )
 
 _F = NDArray[np.float64]
@@ -95,6 +101,7 @@ class CountStats(ClassStatistic):
         if sp.issparse(X):
             H = one_hot_classes(yi, w, c.size)
             X = sp.csr_matrix(X, dtype=np.float64)
+            lo, hi = block_bounds(X, w)
             nan = np.isnan(X.data)
             if nan.any():
                 missing = sp.csr_matrix((nan.astype(float), X.indices, X.indptr), shape=X.shape)
@@ -103,11 +110,12 @@ class CountStats(ClassStatistic):
             else:
                 V = np.repeat(weights[:, None], p, axis=1)
             S = np.asarray((H @ X).todense())
-            return cls(c, counts, weights, V, S)
+            return cls(c, counts, weights, V, S, lower=lo, upper=hi)
         if not np.issubdtype(X.dtype, np.floating):
             X = X.astype(np.float64)
         V = np.zeros((c.size, p))
         S = np.zeros((c.size, p))
+        bounds = empty_bounds(p)
         # on a busy machine the products run on one BLAS thread (see _parallel)
         with blas_budget(float(n) * p * c.size):
             for sl in block_slices(n, p):
@@ -117,7 +125,8 @@ class CountStats(ClassStatistic):
                 # sums are the answer; a NaN shows up in those sums, and only then
                 # are the missing entries split out.
                 H = class_matrix(yb, wb, c.size)
-                Sb = np.asarray(H @ Xb)
+                Sb, block = _sums_and_bounds(H, Xb, wb)
+                bounds = union_bounds(bounds, block)
                 if not np.isnan(Sb).any():
                     V += np.bincount(yb, weights=wb, minlength=c.size)[:, None]
                     S += Sb
@@ -125,7 +134,7 @@ class CountStats(ClassStatistic):
                 observed = ~np.isnan(Xb)
                 V += np.asarray(H @ observed.astype(np.float64))
                 S += np.asarray(H @ np.where(observed, Xb, 0.0))
-        return cls(c, counts, weights, V, S)
+        return cls(c, counts, weights, V, S, lower=bounds[0], upper=bounds[1])
 
     def _merge_aligned(self, other: CountStats) -> CountStats:
         a, b = self, other
@@ -154,3 +163,22 @@ class CountStats(ClassStatistic):
     @property
     def n_features(self) -> int:
         return int(self.sums.shape[1])
+
+
+def _sums_and_bounds(H: Any, Xb: _F, wb: _F) -> tuple[_F, tuple[_F, _F]]:
+    """``H @ Xb`` and the block's feature range, in one read of the block.
+
+    With a dense ``H`` (few classes) the product is taken chunk by chunk, each
+    chunk's range read first, so that the product finds it in cache.
+    """
+    p = Xb.shape[1]
+    if not isinstance(H, np.ndarray):
+        return np.asarray(H @ Xb), block_bounds(Xb, wb)
+    S = np.zeros((H.shape[0], p))
+    folded = empty_bounds(p)
+    step = chunk_rows(p)
+    for s in range(0, Xb.shape[0], step):
+        chunk = Xb[s : s + step]
+        fold_bounds(folded, chunk)
+        S += H[:, s : s + step] @ chunk
+    return S, settled_bounds(folded, Xb, wb)

@@ -13,12 +13,18 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
+    block_bounds,
     block_slices,
+    chunk_rows,
     class_matrix,
     class_totals,
     downdate_moments,
+    empty_bounds,
+    fold_bounds,
     noise_floor,
     prepare,
+    settled_bounds,
+    union_bounds,
 )
 
 __all__ = ["DiagonalStats"]
@@ -89,11 +95,14 @@ class DiagonalStats(ClassStatistic):
         X, c, yi, w, _ = prepare(X, y, sample_weight, classes)
         n, p = X.shape
         out = cls.empty(c, p)
+        bounds = empty_bounds(p)
         # two one-hot products (sums and squares), within the thread budget
         with blas_budget(2.0 * n * p * c.size):
             for sl in block_slices(n, p):
-                out = out._merge_arrays(*_block_moments(X[sl], yi[sl], w[sl], c.size))
-        return out
+                nb, wb, vb, mb, m2b, block = _block_moments(X[sl], yi[sl], w[sl], c.size)
+                out = out._merge_arrays(nb, wb, vb, mb, m2b)
+                bounds = union_bounds(bounds, block)
+        return out.with_bounds(*bounds)
 
     def _merge_aligned(self, other: DiagonalStats) -> DiagonalStats:
         b = other
@@ -161,13 +170,16 @@ class DiagonalStats(ClassStatistic):
 
 def _block_moments(
     X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int
-) -> tuple[NDArray[np.int64], _F, _F, _F, _F]:
+) -> tuple[NDArray[np.int64], _F, _F, _F, _F, tuple[_F, _F]]:
+    """Counts, weights, observed weights, means and M2 of a block; and its feature range."""
+    given = X
     X = np.asarray(X, dtype=np.float64)
     H = class_matrix(yi, w, k)
     counts, weights = class_totals(yi, w, k)
     sums = np.asarray(H @ X)
     if np.isnan(sums).any():
         # missing entries (NaN) in this block: split them out
+        bounds = block_bounds(given, w)
         observed = ~np.isnan(X)
         X = np.where(observed, X, 0.0)
         V = np.asarray(H @ observed.astype(np.float64))
@@ -178,9 +190,21 @@ def _block_moments(
         V = np.repeat(weights[:, None], X.shape[1], axis=1)
     safe = np.where(V > 0, V, 1.0)
     means = np.where(V > 0, sums / safe, 0.0)
-    D = X - means[yi]
     if observed is not None:
+        D = X - means[yi]
         D *= observed
+    else:
+        # residuals chunk by chunk (no block-sized gather of the means); the
+        # range is taken from each chunk as it is read, and costs little more
+        n, p = X.shape
+        D = np.empty_like(X)
+        folded = empty_bounds(p)
+        step = chunk_rows(p)
+        for s in range(0, n, step):
+            chunk = X[s : s + step]
+            fold_bounds(folded, chunk)
+            np.subtract(chunk, means[yi[s : s + step]], out=D[s : s + step])
+        bounds = settled_bounds(folded, given, w)
     np.multiply(D, D, out=D)
     m2 = np.asarray(H @ D)
-    return counts, weights, V, means, m2
+    return counts, weights, V, means, m2, bounds

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import arrays_close, pilot_means, prepare
+from ._common import arrays_close, feature_bounds, pilot_means, prepare
 from ._scatter import (
     ScatterStats,
     _add_outer,
@@ -134,6 +134,7 @@ class FourthMomentStats(ScatterStats):
             weights, np.einsum("kpp->k", scatter), _matvec(scatter, d), m3, m4, d, s1
         )
         _add_outer(scatter, -weights, d, d, out=scatter)
+        lo, hi = feature_bounds(X, None if unit else w)
         has = weights > 0
         base = ScatterStats(
             classes=c,
@@ -143,6 +144,8 @@ class FourthMomentStats(ScatterStats):
             scatter=scatter,
             m3=np.where(has[:, None], m3, 0.0),
             m4=np.where(has, m4, 0.0),
+            lower=lo,
+            upper=hi,
         )
         keep = has[:, None, None]
         return cls._extend(base, np.where(keep, t, 0.0), np.where(keep, q, 0.0))

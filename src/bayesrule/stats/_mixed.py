@@ -130,6 +130,46 @@ class MixedStats(ClassStatistic):
                 f"vocabularies must have one entry per column ({len(self.kinds)}); "
                 f"got {len(vocabs)}."
             )
+        super().__post_init__()
+        self._bounds_from_parts()
+
+    def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixedStats:
+        """The same statistics with these bounds for the numeric columns (see ClassStatistic).
+
+        The bounds live in the parts; a categorical column's stay unknown.
+        """
+        lo, hi = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+        check_features(self.n_features, lo.size, "lower")
+        check_features(self.n_features, hi.size, "upper")
+        parts = {
+            kind: part
+            if kind == "categorical"
+            else part.with_bounds(lo[self.columns(kind)], hi[self.columns(kind)])
+            for kind, part in self.parts.items()
+        }
+        return dataclasses.replace(self, parts=parts)
+
+    def _bounds_from_parts(self) -> None:
+        """Set ``lower``/``upper`` from the parts: the numeric columns' ranges, NaN elsewhere.
+
+        A categorical column's codes index a vocabulary that merging renumbers,
+        so it has no range: its part's bounds are unknown (NaN) too, and
+        merging and subtracting the parts keeps the laws.
+        """
+        p = len(self.kinds)
+        lower, upper = np.full(p, np.nan), np.full(p, np.nan)
+        parts = dict(self.parts)
+        for kind, part in parts.items():
+            if kind == "categorical":
+                if not (np.isnan(part.lower).all() and np.isnan(part.upper).all()):
+                    nan = np.full(part.n_features, np.nan)
+                    parts[kind] = dataclasses.replace(part, lower=nan, upper=nan.copy())
+                continue
+            cols = self.columns(kind)
+            lower[cols], upper[cols] = part.lower, part.upper
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
 
     # ------------------------------------------------------------ constructors
     @staticmethod

@@ -14,15 +14,20 @@ from ._common import (
     ClassStatistic,
     arrays_close,
     as_classes,
+    chunk_rows,
     class_totals,
     downdate_moments,
+    empty_bounds,
+    fold_bounds,
     noise_floor,
     one_hot_classes,
     origin_cancellation,
     pilot_means,
     prepare,
     row_ranges,
+    settled_bounds,
     syrk_add,
+    union_bounds,
 )
 
 __all__ = ["PooledScatterStats"]
@@ -200,19 +205,30 @@ def _pooled_products(
     fuse = k <= max(8, p // 8)
     q = p + k if fuse else p
 
-    def part(bounds: tuple[int, int]) -> tuple[_F, _F]:
-        lo, hi = bounds
+    def part(rows: tuple[int, int]) -> tuple[_F, _F, tuple[_F, _F]]:
+        lo, hi = rows
         acc = np.zeros((q, q))
         s1 = np.zeros((k, p))
+        bounds = empty_bounds(p)
         step = max(64, BLOCK_VALUES // max(q, 1))
+        cs = chunk_rows(p)
         buf = np.empty((min(step, hi - lo), q))
         for s in range(lo, hi, step):
             e = min(s + step, hi)
             D, yb = buf[: e - s], yi[s:e]
-            if centres is None:
-                D[:, :p] = X[s:e]
-            else:
-                np.subtract(X[s:e], centres[yb], out=D[:, :p])
+            # the block is copied (or centred) chunk by chunk, each chunk's
+            # feature range taken as it is read
+            folded = empty_bounds(p)
+            for a in range(s, e, cs):
+                b = min(a + cs, e)
+                chunk = X[a:b]
+                fold_bounds(folded, chunk)
+                if centres is None:
+                    D[a - s : b - s, :p] = chunk
+                else:
+                    np.subtract(chunk, centres[yi[a:b]], out=D[a - s : b - s, :p])
+            block = settled_bounds(folded, X[s:e], None if unit else w[s:e])
+            bounds = union_bounds(bounds, block)
             if fuse:
                 D[:, p:] = 0.0
                 D[np.arange(e - s), p + yb] = 1.0
@@ -221,12 +237,15 @@ def _pooled_products(
             if not unit:
                 D *= np.sqrt(w[s:e])[:, None]
             syrk_add(D, acc)
-        return acc, s1
+        return acc, s1, bounds
 
     work = float(n) * q * q / 2
     parts = in_parallel(part, row_ranges(n, work), work)
-    full = sum(a for a, _ in parts[1:]) + parts[0][0]
-    s1 = sum(b for _, b in parts[1:]) + parts[0][1]
+    full = sum(a for a, _, _ in parts[1:]) + parts[0][0]
+    s1 = sum(b for _, b, _ in parts[1:]) + parts[0][1]
+    bounds = empty_bounds(p)
+    for _, _, b in parts:
+        bounds = union_bounds(bounds, b)
     if fuse:
         s1 = full[p:, :p]
     about = full[:p, :p]
@@ -249,5 +268,11 @@ def _pooled_products(
         means = centres + d
     means = np.where(weights[:, None] > 0, means, 0.0)  # no weight: the empty statistic
     return PooledScatterStats(
-        classes=c, counts=counts, weights=weights, means=means, scatter=scatter
+        classes=c,
+        counts=counts,
+        weights=weights,
+        means=means,
+        scatter=scatter,
+        lower=bounds[0],
+        upper=bounds[1],
     )

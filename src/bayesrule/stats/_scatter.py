@@ -19,6 +19,7 @@ from ._common import (
     as_classes,
     class_matrix,
     downdate_moments,
+    feature_bounds,
     noise_floor,
     pilot_means,
     prepare,
@@ -201,8 +202,18 @@ class ScatterStats(ClassStatistic):
         means = np.where(weights[:, None] > 0, centres + d, 0.0)  # no weight: the empty statistic
         m3 = np.where(weights[:, None] > 0, m3, 0.0)
         m4 = np.where(weights > 0, m4, 0.0)
+        # the pass above visits rows in class order: the range is a pass of its own
+        lo, hi = feature_bounds(X, None if unit else w)
         return cls(
-            classes=c, counts=counts, weights=weights, means=means, scatter=scatter, m3=m3, m4=m4
+            classes=c,
+            counts=counts,
+            weights=weights,
+            means=means,
+            scatter=scatter,
+            m3=m3,
+            m4=m4,
+            lower=lo,
+            upper=hi,
         )
 
     # -- monoid ---------------------------------------------------------------
@@ -286,8 +297,13 @@ class ScatterStats(ClassStatistic):
         M3_A, M4_A = _shift_higher(
             W_A, tr_Ac, SAc_d, C.m3 - M3_Bc, C.m4 - M4_Bc, d, W_A[:, None] * d
         )
-        # M4 is a sum of non-negative terms: clearly negative means B was not in C
-        scale = np.abs(C.m4) + np.abs(M4_Bc)
+        # M4 is a sum of non-negative terms: clearly negative means B was not in C.
+        # Its rounding residue is on the scale of the means' rounding, 1e-6 |m|
+        # amplified by W_C / W_A (as in downdate_moments), to the fourth power
+        # and times p (a class left with one row has M4 = 0 exactly).
+        u = 1e-6 * np.maximum(np.abs(C.means), np.abs(B.means)).max(axis=1, initial=0.0)
+        u = u * C.weights / np.where(left, W_A, 1.0)
+        scale = np.abs(C.m4) + np.abs(M4_Bc) + C.weights * C.n_features * u**4
         bad = M4_A < -NEGATIVE_MOMENT * scale
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])

@@ -19,6 +19,7 @@ from ._common import (
     block_slices,
     class_totals,
     encode,
+    feature_bounds,
     label_repr,
 )
 from ._counts import _weights
@@ -219,14 +220,17 @@ class ValueCountStats(ClassStatistic):
         n, p = X.shape
         w = _weights(n, sample_weight)
         counts, weights = class_totals(yi, w, c.size)
+        lo, hi = feature_bounds(X, w)
         fast = _sorted_counts(X, yi, w, c.size)
         if fast is not None:
-            return cls(c, counts, weights, *fast)
+            return cls(c, counts, weights, *fast, lower=lo, upper=hi)
         out = cls.empty(c, p)
         for sl in block_slices(n, p):
             entries = _argsorted(np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl], c.size)
             out = out.merge(cls(c, np.zeros(c.size, np.int64), np.zeros(c.size), *entries))
-        return cls(c, counts, weights, out.indptr, out.values, out.value_weights)
+        return cls(
+            c, counts, weights, out.indptr, out.values, out.value_weights, lower=lo, upper=hi
+        )
 
     def _merge_aligned(self, other: ValueCountStats) -> ValueCountStats:
         a, b = self, other
