@@ -320,7 +320,16 @@ class ValueCountStats(ClassStatistic):
         indptr, values, Wg = _group_entries(
             self.value_features, moved, self.value_weights, self.n_features
         )
-        return ValueCountStats(self.classes, self.counts, self.weights, indptr, values, Wg)
+        out = ValueCountStats(self.classes, self.counts, self.weights, indptr, values, Wg)
+        # the range moves with the values (the floor is monotone); an empty or
+        # unknown range stays as it is
+        lower, upper = (np.asarray(b, dtype=np.float64) for b in (self.lower, self.upper))
+        with np.errstate(invalid="ignore"):
+            cell = (h > 0) & np.isfinite(lower) & np.isfinite(upper)
+            safe = np.where(cell, h, 1.0)
+            lower = np.where(cell, (np.floor(lower / safe) + 0.5) * safe, lower)
+            upper = np.where(cell, (np.floor(upper / safe) + 0.5) * safe, upper)
+        return out.with_bounds(lower, upper)
 
     @property
     def value_features(self) -> NDArray[np.intp]:
