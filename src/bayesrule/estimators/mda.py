@@ -417,9 +417,6 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             ll = np.array([r[1] for r in results])
             n_iter = it
             mean_ll = float(ll.sum()) / total_w
-            import os
-            if os.environ.get("MDA_DEBUG"):
-                print(it, mean_ll)
             if it < self.max_iter:
                 moments, reseeded = _reseed(moments, owner, starts, parts, results)
             else:

@@ -287,11 +287,25 @@ def class_moments(owner: NDArray[np.intp], W: _F, means: _F, scatter: _F, K: int
     return cW, cm, cS / safe[:, None, None]
 
 
+#: the least scale of a class, relative to the mean variance of all the data
+SCALE_FLOOR = 1e-4
+
+
 def class_scales(owner: NDArray[np.intp], W: _F, means: _F, scatter: _F, K: int) -> _F:
-    """The mean variance ``tr(Sigma_k) / d`` of each class (1 where it has none)."""
-    _, _, cov = class_moments(owner, W, means, scatter, K)
-    s = np.trace(cov, axis1=1, axis2=2) / max(means.shape[1], 1)
-    return np.where(s > 0, s, 1.0)
+    """The mean variance ``tr(Sigma_k) / d`` of each class.
+
+    At least :data:`SCALE_FLOOR` times the mean variance of all the data (a
+    class of one distinct row has a scatter of rounding noise), and 1 where
+    the data have none.
+    """
+    cW, cm, cov = class_moments(owner, W, means, scatter, K)
+    d = max(means.shape[1], 1)
+    s = np.trace(cov, axis1=1, axis2=2) / d
+    _, _, total = class_moments(np.zeros(K, dtype=np.intp), cW, cm, cov * cW[:, None, None], 1)
+    overall = float(np.trace(total[0])) / d
+    if not overall > 0:
+        return np.ones(K)
+    return np.maximum(s, SCALE_FLOOR * overall)
 
 
 def _cholesky(covs: _F, reg_covar: float) -> _F:
@@ -356,11 +370,12 @@ def component_log_prob(Z: _F, comps: Components, which: NDArray[np.intp] | None 
         for s in range(0, n, BLOCK_ROWS):
             Zb = Z[s : s + BLOCK_ROWS]
             r2 = np.einsum("nd,nd->n", Zb, Zb)[:, None] - 2.0 * (Zb @ mu.T) + mm
-            P = Zb @ flat - shift
-            P *= P
-            P *= damp
-            proj = P.reshape(-1, Cn, q).sum(axis=2)
-            out[s : s + BLOCK_ROWS] = (np.maximum(r2 - proj, 0.0)) / s2
+            if q:
+                P = Zb @ flat - shift
+                P *= P
+                P *= damp
+                r2 -= P.reshape(-1, Cn, q).sum(axis=2)
+            out[s : s + BLOCK_ROWS] = np.maximum(r2, 0.0) / s2
     np.maximum(out, 0.0, out=out)
     return const - 0.5 * out
 
