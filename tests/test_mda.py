@@ -49,7 +49,9 @@ def test_em_recovers_a_known_mixture():
         assert np.all(gaps.min(axis=0) < 0.15) and np.all(gaps.min(axis=1) < 0.15)
     np.testing.assert_allclose(np.sort(m.class_model(0).weights), [0.25, 0.75], atol=0.02)
     cov = m._model.components.covariances()
-    np.testing.assert_allclose(np.diagonal(cov, axis1=1, axis2=2), np.tile([0.25, 1.0], (4, 1)), rtol=0.25)
+    np.testing.assert_allclose(
+        np.diagonal(cov, axis1=1, axis2=2), np.tile([0.25, 1.0], (4, 1)), rtol=0.25
+    )
     assert m.converged_ and m.score(X, y) == 1.0
 
 
@@ -117,7 +119,9 @@ def test_block_moments_merge_into_those_of_the_whole():
     R = rng.dirichlet(np.ones(3), size=90)
     w = rng.uniform(0, 3, size=90)
     whole = component_moments(Z, R, w)
-    parts = merge_moments(component_moments(Z[:31], R[:31], w[:31]), component_moments(Z[31:], R[31:], w[31:]))
+    parts = merge_moments(
+        component_moments(Z[:31], R[:31], w[:31]), component_moments(Z[31:], R[31:], w[31:])
+    )
     for a, b in zip(whole, parts, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
 
@@ -139,7 +143,9 @@ def test_priors_shift_the_joint_log_likelihood(digits):
     a = MDA(n_components=2, n_dims=10).fit(X, y)
     b = MDA(n_components=2, n_dims=10, priors=priors).fit(X, y)
     diff = b.predict_joint_log_proba(X[:20]) - a.predict_joint_log_proba(X[:20])
-    np.testing.assert_allclose(diff, np.tile(np.log(priors) - np.log(a.priors_), (20, 1)), atol=1e-9)
+    np.testing.assert_allclose(
+        diff, np.tile(np.log(priors) - np.log(a.priors_), (20, 1)), atol=1e-9
+    )
 
 
 def test_model_file_round_trip_is_exact(tmp_path, digits):
@@ -174,7 +180,13 @@ def test_streaming_methods_are_refused():
 # ------------------------------------------------------------------ robustness
 def test_collapsing_components_stay_finite():
     rng = np.random.default_rng(0)
-    X = np.vstack([np.tile([[1.0, 2.0, 3.0]], (30, 1)), rng.normal(size=(5, 3)), rng.normal(3, 1, size=(35, 3))])
+    X = np.vstack(
+        [
+            np.tile([[1.0, 2.0, 3.0]], (30, 1)),
+            rng.normal(size=(5, 3)),
+            rng.normal(3, 1, size=(35, 3)),
+        ]
+    )
     y = np.repeat([0, 1], 35)
     m = MDA(n_components=5, projection=None).fit(X, y)
     P = m.predict_proba(X)
@@ -291,12 +303,28 @@ def test_cli_fits_mda_end_to_end(tmp_path):
     pd = pytest.importorskip("pandas")
     X, y = load_iris(return_X_y=True)
     csv = tmp_path / "iris.csv"
-    lines = ["a,b,c,d,species"] + [",".join(f"{v:g}" for v in row) + f",{c}" for row, c in zip(X, y, strict=True)]
+    lines = ["a,b,c,d,species"] + [
+        ",".join(f"{v:g}" for v in row) + f",{c}" for row, c in zip(X, y, strict=True)
+    ]
     csv.write_text("\n".join(lines) + "\n")
     model = tmp_path / "mda.bayesrule"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p])
-    cmd = [sys.executable, "-m", "bayesrule.cli", "fit", str(csv), "--target", "species", "--model", "mda", "--set", "n_components=2", "-o", str(model)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bayesrule.cli",
+        "fit",
+        str(csv),
+        "--target",
+        "species",
+        "--model",
+        "mda",
+        "--set",
+        "n_components=2",
+        "-o",
+        str(model),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     loaded = bayesrule.load(model)

@@ -337,7 +337,9 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
                     if C <= want[k]:
                         npar = n_parameters(self.covariance_type, C, d, rank)
                         ll = runs[C][3][k]
-                        bic[C - 1, k] = -2.0 * ll + npar * np.log(max(float(parts[k][1].sum()), 1.0))
+                        bic[C - 1, k] = -2.0 * ll + npar * np.log(
+                            max(float(parts[k][1].sum()), 1.0)
+                        )
             want = (np.argmin(bic, axis=0) + 1).astype(np.int64)
         owner, moments, n_iter, ll, converged = self._best_of(parts, want, rng, rank)
         if not converged:
@@ -351,7 +353,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         return MixtureStats(
             classes=classes,
             counts=rows,
-            weights=np.bincount(yi, weights=w, minlength=K),
+            weights=np.asarray(np.bincount(yi, weights=w, minlength=K), dtype=np.float64),
             owner=owner.astype(np.int64),
             component_weights=W,
             component_means=means,
@@ -474,13 +476,17 @@ def _block_moments(Z: _F, w: _F, R: _F) -> _Moments:
     """Moments of a class's rows in row blocks, merged (the shape of an out-of-core pass)."""
     out: _Moments | None = None
     for s in range(0, max(Z.shape[0], 1), BLOCK_ROWS):
-        part = component_moments(Z[s : s + BLOCK_ROWS], R[s : s + BLOCK_ROWS], w[s : s + BLOCK_ROWS])
+        part = component_moments(
+            Z[s : s + BLOCK_ROWS], R[s : s + BLOCK_ROWS], w[s : s + BLOCK_ROWS]
+        )
         out = part if out is None else merge_moments(out, part)
     assert out is not None
     return out
 
 
-def _e_step_moments(Z: _F, w: _F, comps: Any, which: NDArray[np.intp]) -> tuple[_Moments, float, _F]:
+def _e_step_moments(
+    Z: _F, w: _F, comps: Any, which: NDArray[np.intp]
+) -> tuple[_Moments, float, _F]:
     """One pass over a class's rows: responsibilities, their moments, the log-likelihood."""
     out: _Moments | None = None
     ll_total = 0.0

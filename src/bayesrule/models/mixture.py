@@ -272,10 +272,12 @@ def derive_components(
     return Components(owner, log_weights, means, kind, U, white, s2, log_det)
 
 
-def class_moments(owner: NDArray[np.intp], W: _F, means: _F, scatter: _F, K: int) -> tuple[_F, _F, _F]:
+def class_moments(
+    owner: NDArray[np.intp], W: _F, means: _F, scatter: _F, K: int
+) -> tuple[_F, _F, _F]:
     """Each class's weight, mean and covariance from its components' moments (Chan's merge)."""
     d = means.shape[1]
-    cW = np.bincount(owner, weights=W, minlength=K)
+    cW = np.asarray(np.bincount(owner, weights=W, minlength=K), dtype=np.float64)
     safe = np.where(cW > 0, cW, 1.0)
     cm = np.zeros((K, d))
     np.add.at(cm, owner, means * W[:, None])
@@ -305,12 +307,12 @@ def class_scales(owner: NDArray[np.intp], W: _F, means: _F, scatter: _F, K: int)
     overall = float(np.trace(total[0])) / d
     if not overall > 0:
         return np.ones(K)
-    return np.maximum(s, SCALE_FLOOR * overall)
+    return np.asarray(np.maximum(s, SCALE_FLOOR * overall), dtype=np.float64)
 
 
 def _cholesky(covs: _F, reg_covar: float) -> _F:
     try:
-        return np.linalg.cholesky(covs)
+        return np.asarray(np.linalg.cholesky(covs), dtype=np.float64)
     except np.linalg.LinAlgError:
         raise ValueError(
             "a mixture component has a singular covariance (fewer distinct rows than "
