@@ -149,7 +149,7 @@ def test_priors_shift_the_joint_log_likelihood(digits):
 
 
 def test_model_file_round_trip_is_exact(tmp_path, digits):
-    X, y = digits
+    X, y = digits[0][:600], digits[1][:600]
     for ct in ("full", "ppca"):
         m = MDA(n_components=2, covariance_type=ct, n_dims=12, rank=4).fit(X, y)
         path = tmp_path / f"mda_{ct}.bayesrule"
@@ -162,7 +162,7 @@ def test_model_file_round_trip_is_exact(tmp_path, digits):
 
 
 def test_from_stats_of_statistics_equals_fit(digits):
-    X, y = digits
+    X, y = digits[0][:600], digits[1][:600]
     est = MDA(n_components=2, n_dims=10)
     fitted = MDA(n_components=2, n_dims=10).fit(X, y)
     built = MDA.from_stats(est.statistics(X, y), **est.get_params())
@@ -228,7 +228,7 @@ def test_bic_chooses_the_true_number_of_components():
 
 
 def test_components_per_class_as_list_and_dict(digits):
-    X, y = digits
+    X, y = digits[0][:600], digits[1][:600]
     a = MDA(n_components=list(range(1, 11)), n_dims=10).fit(X, y)
     b = MDA(n_components={k: k + 1 for k in range(10)}, n_dims=10).fit(X, y)
     np.testing.assert_array_equal(a.n_components_, np.arange(1, 11))
