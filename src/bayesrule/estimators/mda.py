@@ -70,7 +70,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
 
     Parameters
     ----------
-    n_components : int, list of int, dict or 'bic', default=8
+    n_components : int, list of int, dict or 'bic', default=12
         Components per class: one number for every class, one per class (a
         list in the order of the sorted labels, or ``{label: n}``), or
         ``'bic'`` to choose for each class the number in
@@ -85,7 +85,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     rank : int, default=None
         Principal axes of each 'ppca' component; less than the number of
         dimensions. None: ``min(10, n_dims - 1)``.
-    reg_covar : float >= 0, default=0.05
+    reg_covar : float >= 0, default=0.1
         Added to the diagonal of every component covariance, in units of the
         mean variance of the class in the projected space
         (``reg_covar * tr(Sigma_k) / d``): the value does not depend on the
@@ -96,11 +96,11 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         directions of LDA (orthonormalised), None the features themselves.
         Predictions, densities and samples are in the original features.
     n_dims : int, default=None
-        Dimensions kept (at most the number of features). None: 50 for
+        Dimensions kept (at most the number of features). None: 60 for
         'pca' (all features if fewer), ``n_classes - 1`` for 'fisher'.
     max_components : int, default=8
         The largest number tried with ``n_components='bic'``.
-    tol : float, default=1e-3
+    tol : float, default=1e-2
         EM stops when the mean log-likelihood per unit of weight changes by
         less than this.
     max_iter : int, default=100
@@ -175,14 +175,14 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     def __init__(
         self,
         *,
-        n_components: Any = 8,
+        n_components: Any = 12,
         covariance_type: str = "full",
         rank: int | None = None,
-        reg_covar: float = 0.05,
+        reg_covar: float = 0.1,
         projection: str | None = "pca",
         n_dims: int | None = None,
         max_components: int = 8,
-        tol: float = 1e-3,
+        tol: float = 1e-2,
         max_iter: int = 100,
         n_init: int = 1,
         random_state: Any = 0,
@@ -252,7 +252,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             total += A.T @ A  # BLAS syrk
         total = 0.5 * (total + total.T) / W
         if self.projection == "pca":
-            d = min(self.n_dims or 50, p)
+            d = min(self.n_dims or 60, p)
             if d >= p:
                 return Projection(np.zeros(p), np.eye(p), 0.0)
             vals, vecs = eigh(total, subset_by_index=[p - d, p - 1])

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import StatisticsError, arrays_close, check_features
+from ._common import StatisticsError, arrays_close
 
 __all__ = ["MixtureStats"]
 
@@ -32,13 +32,13 @@ class MixtureStats:
     ``residual_var`` of the data outside it) is part of the statistic: it
     was fitted on the training data and every moment lives in its space.
 
-    ``merge`` adds the moments of two statistics with the same classes,
-    components and projection (Chan–Golub–LeVeque, component by component):
-    the statistics of blocks of rows, computed with the same responsibilities'
-    parameters, merge into those of their union — one EM iteration is
-    "statistics of each block, merge, derive". Statistics of two separate
-    fits have components that do not correspond, and their projections
-    differ, so they refuse to merge; ``subtract`` is refused too (a
+    Within a fit, one EM iteration is "moments of each block of rows with
+    the current model's responsibilities, merged (Chan–Golub–LeVeque,
+    component by component), then derived"
+    (:func:`~bayesrule.models.mixture.component_moments`,
+    :func:`~bayesrule.models.mixture.merge_moments`). Two fitted statistics
+    do not merge: the components of separate EM fits do not correspond, and
+    their projections differ. ``subtract`` is refused too (a
     responsibility-weighted moment of rows depends on the model that weighted
     them).
 
@@ -106,60 +106,16 @@ class MixtureStats:
         raise StatisticsError(_NEEDS_EM)
 
     def merge(self, other: Any) -> MixtureStats:
-        """The moments of both blocks' rows (same classes, components and projection).
+        """Refused: the components of two EM fits do not correspond (a ``StatisticsError``).
 
-        Raises
-        ------
-        StatisticsError
-            For another type, other features, classes, components or projection.
+        Within a fit, the moments of blocks computed with one model's
+        responsibilities do merge: that is
+        :func:`bayesrule.models.mixture.merge_moments`, which each EM
+        iteration uses.
         """
-        if type(other) is not type(self):
-            raise StatisticsError(
-                f"can only merge MixtureStats with MixtureStats, not {type(other).__name__}."
-            )
-        check_features(self.n_features, other.n_features, "merge")
-        if not np.array_equal(self.classes, other.classes) or not np.array_equal(
-            self.owner, other.owner
-        ):
-            raise StatisticsError(
-                "cannot merge MixtureStats with other classes or components: expected classes "
-                f"{self.classes.tolist()[:20]} with {self.n_components.tolist()[:20]} "
-                f"components, got {other.classes.tolist()[:20]} with "
-                f"{other.n_components.tolist()[:20]}. The components of separate EM fits do "
-                "not correspond; refit on all the data."
-            )
-        if not (
-            np.array_equal(self.centre, other.centre) and np.array_equal(self.basis, other.basis)
-        ):
-            raise StatisticsError(
-                "cannot merge MixtureStats computed in different projections; the moments of "
-                "blocks merge only when computed with the same fitted model."
-            )
-        Wa, Wb = self.component_weights, other.component_weights
-        W = Wa + Wb
-        safe = np.where(W > 0, W, 1.0)
-        delta = other.component_means - self.component_means
-        means = self.component_means + delta * (Wb / safe)[:, None]
-        f = Wa * Wb / safe
-        S = (
-            self.component_scatter
-            + other.component_scatter
-            + f[:, None, None] * delta[:, :, None] * delta[:, None, :]
-        )
-        return MixtureStats(
-            classes=self.classes,
-            counts=self.counts + other.counts,
-            weights=self.weights + other.weights,
-            owner=self.owner,
-            component_weights=W,
-            component_means=means,
-            component_scatter=S,
-            centre=self.centre,
-            basis=self.basis,
-            residual_var=self.residual_var,
-            log_likelihood=self.log_likelihood + other.log_likelihood,
-            n_iter=np.maximum(self.n_iter, other.n_iter),
-            converged=np.minimum(self.converged, other.converged),
+        raise StatisticsError(
+            "MixtureStats of two EM fits cannot be merged: their components do not "
+            "correspond (and their projections differ); refit on all the data."
         )
 
     def subtract(self, other: Any) -> MixtureStats:
