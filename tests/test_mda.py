@@ -333,3 +333,32 @@ def test_cli_fits_mda_end_to_end(tmp_path):
     X = frame.drop(columns="species")
     expected = MDA(n_components=2).fit(X, frame["species"])
     np.testing.assert_array_equal(loaded.predict_proba(X), expected.predict_proba(X))
+
+
+@pytest.mark.mnist
+def test_demo_draws_mda_samples(mnist, monkeypatch, tmp_path):
+    """``bayesrule demo`` writes mda_samples.png: one row of generated digits per class."""
+    import types
+
+    pytest.importorskip("typer")
+    pytest.importorskip("matplotlib")
+    from typer.testing import CliRunner
+
+    from bayesrule.cli._app import app
+
+    X_train, y_train, _, _ = mnist
+    lda = bayesrule.LinearDiscriminantAnalysis().fit(X_train[:3000], y_train[:3000])
+    mda = MDA(n_components=2, n_dims=20).fit(X_train[:3000], y_train[:3000])
+    module = types.ModuleType("bayesrule.demo")
+    module.run = lambda data_dir=None, report_dir=None: {
+        "models": {("mnist", "LDA"): lda, ("mnist", "MDA"): mda}
+    }
+    monkeypatch.setitem(sys.modules, "bayesrule.demo", module)
+    monkeypatch.setattr(bayesrule, "demo", module, raising=False)
+    report = tmp_path / "report"
+    result = CliRunner().invoke(app, ["demo", "-o", str(report)])
+    assert result.exit_code == 0, result.output
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(report / "mda_samples.png")
+    assert min(img.shape[:2]) >= 300 and img[..., :3].std() > 0.05
