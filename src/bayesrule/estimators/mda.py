@@ -431,6 +431,14 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
 
     def _components(self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int) -> Any:
         W, means, scatter = moments
+        M, d = means.shape
+        with blas_budget(float(M) * d**3):  # small factorisations: few threads on a busy machine
+            return self._derive_components(owner, moments, K, rank)
+
+    def _derive_components(
+        self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int
+    ) -> Any:
+        W, means, scatter = moments
         return derive_components(
             owner,
             W,

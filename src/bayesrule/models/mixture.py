@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg import eigh
 
 __all__ = [
     "COVARIANCE_TYPES",
@@ -254,15 +253,11 @@ def derive_components(
         return Components(owner, log_weights, means, kind, var, none, np.zeros(M), log_det)
     # probabilistic PCA (Tipping & Bishop): q leading axes, the rest one noise variance
     q = int(rank)
-    U = np.empty((M, d, q))
-    lam = np.empty((M, q))
-    s2 = np.empty(M)
-    for m in range(M):
-        vals, vecs = eigh(covs[m])
-        vals = np.maximum(vals[::-1], 0.0)
-        U[m] = vecs[:, ::-1][:, :q]
-        lam[m] = vals[:q]
-        s2[m] = vals[q:].mean() if q < d else 0.0
+    vals, vecs = np.linalg.eigh(covs)  # one batched call for every component
+    vals = np.maximum(vals[:, ::-1], 0.0)
+    U = np.ascontiguousarray(vecs[:, :, ::-1][:, :, :q])
+    lam = vals[:, :q].copy()
+    s2 = vals[:, q:].mean(axis=1) if q < d else np.zeros(M)
     s2 = s2 + ridge
     lam = np.maximum(lam + ridge[:, None], s2[:, None])
     s2 = _positive(s2, reg_covar)
