@@ -485,12 +485,16 @@ class MixtureFamily:
         return segment_logsumexp(lp, self._starts)
 
     def log_prob(self, X: Any) -> _F:
-        Z = self.projection.transform(X)
-        return self.projected_log_prob(Z) + self.projection.residual_log_prob(X, Z)[:, None]
+        # a row beyond float64's range gives inf or NaN here; the estimator
+        # then gives it -inf (its density underflows), never NaN
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = self.projection.transform(X)
+            return self.projected_log_prob(Z) + self.projection.residual_log_prob(X, Z)[:, None]
 
     def relative_log_prob(self, X: Any) -> _F:
         """``log p_k(x)`` less the residual term, which is the same for every class."""
-        return self.projected_log_prob(self.projection.transform(X))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.projected_log_prob(self.projection.transform(X))
 
 
 def segment_logsumexp(lp: _F, starts: NDArray[np.intp]) -> _F:
