@@ -203,7 +203,8 @@ def derive_components(
     over every component of every class), reduced to its structure, plus
     ``reg_covar * scale_k`` on the diagonal, where ``scale_k`` is the mean
     variance of class ``k``'s data in the projected space (so
-    ``reg_covar`` has no units). An empty component (no weight) gets
+    ``reg_covar`` has no units; for 'shared', the mean variance of the
+    pooled covariance, one ridge for all). An empty component (no weight) gets
     mixing weight zero and its class's covariance, so nothing is NaN.
 
     Parameters
@@ -236,6 +237,9 @@ def derive_components(
         total = float(W.sum())
         pooled = scatter.sum(axis=0) / (total if total > 0 else 1.0)
         covs = np.broadcast_to(pooled, (M, d, d)).copy()
+        # one covariance: one ridge, in units of the pooled mean variance
+        unit = float(np.trace(pooled)) / max(d, 1)
+        ridge = np.full(M, reg_covar * (unit if unit > 0 else 1.0))
     if kind in ("full", "shared"):
         covs[:, idx, idx] += ridge[:, None]
         L = _cholesky(covs, reg_covar)
