@@ -332,7 +332,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             bic = np.full((int(want.max()), K), np.inf)
             for C in range(1, int(want.max()) + 1):
                 counts = np.minimum(np.full(K, C), want)
-                runs[C] = self._best_of(parts, counts, rng, rank, quiet=True)
+                runs[C] = self._best_of(parts, counts, rng, rank)
                 for k in range(K):
                     if C <= want[k]:
                         npar = n_parameters(self.covariance_type, C, d, rank)
@@ -372,8 +372,8 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         counts: NDArray[np.int64],
         rng: np.random.Generator,
         rank: int,
-        quiet: bool = False,
     ) -> tuple[NDArray[np.intp], _Moments, int, _F, bool]:
+        """The run of ``n_init`` with the highest log-likelihood."""
         best = None
         for _ in range(int(self.n_init)):
             run = self._run_em(parts, counts, rng, rank)
