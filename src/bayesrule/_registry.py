@@ -20,6 +20,7 @@ SHORT_NAMES: dict[str, str] = {
     "qda": "QuadraticDiscriminantAnalysis",
     "rda": "RegularizedDiscriminantAnalysis",
     "rdacv": "RegularizedDiscriminantAnalysisCV",
+    "mda": "MixtureDiscriminantAnalysis",
     "gnb": "GaussianNB",
     "dlda": "DiagonalLDA",
     "bnb": "BernoulliNB",

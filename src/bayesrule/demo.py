@@ -66,6 +66,7 @@ def default_models(dataset: str) -> dict[str, Callable[[], Any]]:
         models["RDA(alpha=1, gamma=0.2)"] = _factory(
             bayesrule.RegularizedDiscriminantAnalysis, {"alpha": 1.0, "gamma": 0.2}
         )
+        models["MDA"] = bayesrule.MixtureDiscriminantAnalysis
     else:
         models["QDA"] = bayesrule.QuadraticDiscriminantAnalysis
         models["RDA-CV"] = bayesrule.RegularizedDiscriminantAnalysisCV

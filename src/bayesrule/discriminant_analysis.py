@@ -7,6 +7,7 @@ them so that ``from bayesrule.discriminant_analysis import ...`` mirrors
 
 from .estimators import (
     LinearDiscriminantAnalysis,
+    MixtureDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
     RegularizedDiscriminantAnalysis,
     RegularizedDiscriminantAnalysisCV,
@@ -14,6 +15,7 @@ from .estimators import (
 
 __all__ = [
     "LinearDiscriminantAnalysis",
+    "MixtureDiscriminantAnalysis",
     "QuadraticDiscriminantAnalysis",
     "RegularizedDiscriminantAnalysis",
     "RegularizedDiscriminantAnalysisCV",

@@ -220,6 +220,19 @@ STATS_SCHEMA: dict[str, dict[str, ArraySpec | NestedSpec | str]] = {
         "value_weights": _f8("K", "V", low=0.0),
     },
     "MixedStats": {**_BASE, "kinds": "kinds", "vocabularies": "vocabularies", "parts": "parts"},
+    "MixtureStats": {
+        **_BASE,
+        "owner": ArraySpec("index", ("M",), low=0),
+        "component_weights": _f8("M", low=0.0),
+        "component_means": _f8("M", "d"),
+        "component_scatter": _f8("M", "d", "d"),
+        "centre": _f8("p"),
+        "basis": _f8("p", "d"),
+        "residual_var": _f8("1", low=0.0),
+        "log_likelihood": _f8("K"),
+        "n_iter": ArraySpec("int64", ("1",), low=0),
+        "converged": ArraySpec("int64", ("1",), low=0),
+    },
     "CrossValidatedStats": {
         "total": NestedSpec("ScatterStats"),
         # -inf marks a grid point where a class covariance was singular
@@ -938,7 +951,14 @@ class _HashingReader:
 
 
 # --------------------------------------------------------------------------- load: the nodes
-_DIM_NAMES = {"K": "classes", "p": "features", "C": "categories", "V": "distinct values"}
+_DIM_NAMES = {
+    "K": "classes",
+    "p": "features",
+    "C": "categories",
+    "V": "distinct values",
+    "M": "mixture components",
+    "d": "projected dimensions",
+}
 _DTYPES = {
     "labels": ("biufU", "class labels (bool, integer, float or unicode)"),
     "int64": ("i", "int64"),

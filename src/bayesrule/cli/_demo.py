@@ -145,6 +145,16 @@ def _run_into(folder: Path, run: Callable[..., Any], data_dir: Path | None, cons
         fig = Figure(figsize=(9.0, 8.6), layout="constrained")
         SampleGridDisplay.from_estimator(lda, n_per_class=10, random_state=0, ax=fig.subplots())
         save(fig, "lda_samples.png")
+        mda = models.get(("mnist", "MDA")) if isinstance(models, Mapping) else None
+        if mda is not None:
+            fig = Figure(figsize=(9.0, 8.6), layout="constrained")
+            SampleGridDisplay.from_estimator(
+                mda,
+                n_per_class=10,
+                random_state=0,
+                ax=fig.subplots(),
+            )
+            save(fig, "mda_samples.png")
     else:
         notes.lines.append(
             "MNIST not found (give --data-dir or set BAYESRULE_DATA); "

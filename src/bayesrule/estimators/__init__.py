@@ -14,6 +14,7 @@ from .diagonal_lda import DiagonalLDA
 from .gaussian_nb import GaussianNB
 from .kernel_nb import KernelNB
 from .lda import LinearDiscriminantAnalysis
+from .mda import MixtureDiscriminantAnalysis
 from .mixed_nb import MixedNB
 from .multinomial_nb import MultinomialNB
 from .poisson_nb import PoissonNB
@@ -31,6 +32,7 @@ __all__ = [
     "KernelNB",
     "LinearDiscriminantAnalysis",
     "MixedNB",
+    "MixtureDiscriminantAnalysis",
     "MultinomialNB",
     "PoissonNB",
     "QuadraticDiscriminantAnalysis",

@@ -1,0 +1,161 @@
+"""The statistic of mixture discriminant analysis: weighted moments of sub-classes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._common import StatisticsError, arrays_close
+
+__all__ = ["MixtureStats"]
+
+_F = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MixtureStats:
+    r"""Responsibility-weighted moments of the sub-classes (mixture components) of each class.
+
+    After an EM fit, component ``c`` of class ``k`` holds, over the rows
+    ``x_i`` of class ``k`` with sample weights ``w_i`` and responsibilities
+    ``r_ic`` (the last E-step's), the weight ``W_c = sum w_i r_ic``, the mean
+    ``m_c`` and the centred scatter ``S_c = sum w_i r_ic (z_i - m_c)(z_i - m_c)'``
+    of the projected rows ``z_i = B'(x_i - c)``. These are exactly what the
+    M-step needs: the mixture's parameters are derived from them
+    (:meth:`bayesrule.MixtureDiscriminantAnalysis.from_stats`), with the
+    covariance structure and regularisation applied at derivation only.
+
+    The projection (``centre``, orthonormal ``basis``, and the variance
+    ``residual_var`` of the data outside it) is part of the statistic: it
+    was fitted on the training data and every moment lives in its space.
+
+    Within a fit, one EM iteration is "moments of each block of rows with
+    the current model's responsibilities, merged (Chan–Golub–LeVeque,
+    component by component), then derived"
+    (:func:`~bayesrule.models.mixture.component_moments`,
+    :func:`~bayesrule.models.mixture.merge_moments`). Two fitted statistics
+    do not merge: the components of separate EM fits do not correspond, and
+    their projections differ. ``subtract`` is refused too (a
+    responsibility-weighted moment of rows depends on the model that weighted
+    them).
+
+    Attributes
+    ----------
+    classes : (K,) sorted labels
+    counts : (K,) int64 rows with positive weight
+    weights : (K,) sum of sample weights
+    owner : (M,) int64 class index of each component (contiguous per class)
+    component_weights : (M,)
+    component_means : (M, d)
+    component_scatter : (M, d, d)
+    centre : (p,)
+    basis : (p, d)
+    residual_var : (1,)
+    log_likelihood : (K,)
+        ``sum_i w_i log p_k(z_i)`` of each class at the last E-step.
+    n_iter : (1,) int64
+        EM iterations of the fit (each one pass over the data).
+    converged : (1,) int64
+        1 if EM met ``tol`` before ``max_iter``.
+    """
+
+    classes: NDArray[Any]
+    counts: NDArray[np.int64]
+    weights: _F
+    owner: NDArray[np.int64]
+    component_weights: _F
+    component_means: _F
+    component_scatter: _F
+    centre: _F
+    basis: _F
+    residual_var: _F
+    log_likelihood: _F
+    n_iter: NDArray[np.int64]
+    converged: NDArray[np.int64]
+
+    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "log_likelihood")
+
+    @property
+    def n_features(self) -> int:
+        return int(self.centre.size)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size)
+
+    @property
+    def n_dims(self) -> int:
+        return int(self.basis.shape[1])
+
+    @property
+    def n_components(self) -> NDArray[np.int64]:
+        """Components of each class, (K,)."""
+        return np.bincount(self.owner, minlength=self.n_classes).astype(np.int64)
+
+    @classmethod
+    def empty(cls, classes: ArrayLike, n_features: int) -> MixtureStats:
+        raise StatisticsError(_NEEDS_EM)
+
+    @classmethod
+    def from_data(
+        cls, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None
+    ) -> MixtureStats:
+        raise StatisticsError(_NEEDS_EM)
+
+    def merge(self, other: Any) -> MixtureStats:
+        """Refused: the components of two EM fits do not correspond (a ``StatisticsError``).
+
+        Within a fit, the moments of blocks computed with one model's
+        responsibilities do merge: that is
+        :func:`bayesrule.models.mixture.merge_moments`, which each EM
+        iteration uses.
+        """
+        raise StatisticsError(
+            "MixtureStats of two EM fits cannot be merged: their components do not "
+            "correspond (and their projections differ); refit on all the data."
+        )
+
+    def subtract(self, other: Any) -> MixtureStats:
+        raise StatisticsError(
+            "MixtureStats cannot be subtracted: the responsibilities that weighted the rows "
+            "depend on the whole fit; refit without the rows instead."
+        )
+
+    def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        if type(other) is not type(self):
+            return False
+        if not (
+            np.array_equal(self.classes, other.classes)
+            and np.array_equal(self.counts, other.counts)
+            and np.array_equal(self.owner, other.owner)
+        ):
+            return False
+        for name in (
+            "weights",
+            "component_weights",
+            "component_means",
+            "component_scatter",
+            "centre",
+            "basis",
+            "residual_var",
+            "log_likelihood",
+        ):
+            if not arrays_close(getattr(self, name), getattr(other, name), rtol, atol):
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        return (
+            f"MixtureStats(n_classes={self.n_classes}, n_features={self.n_features}, "
+            f"n_dims={self.n_dims}, n_components={self.n_components.tolist()}, "
+            f"rows={int(self.counts.sum())})"
+        )
+
+
+_NEEDS_EM = (
+    "MixtureStats come from an EM fit, which needs the estimator's settings; use "
+    "MixtureDiscriminantAnalysis(...).statistics(X, y)."
+)
