@@ -18,9 +18,10 @@ Dask arrays with one block per row block of the input.
 
 Threads: a task runs with the worker's share of the cores
 (:func:`task_threads`): one thread when the worker runs several tasks at once,
-the library's ``'auto'`` policy when it runs one. A BLAS limit set inside a
-task is the library's own scoped one (see :mod:`bayesrule._parallel`), undone
-when the task's products end.
+the library's ``'auto'`` policy when it runs one. Tasks that run beside
+others in one process never change the BLAS's process-wide thread count; a
+fit holds one single-threaded BLAS limit from the calling thread while its
+tasks run, and restores it (see :func:`_task_settings`).
 
 Nothing here is imported unless a Dask collection is passed, ``sample`` is
 asked for Dask arrays, or :func:`client_for` is called; Dask itself is an
@@ -122,6 +123,21 @@ def _worker() -> Any:
         return None
 
 
+def _task_share() -> tuple[int | str, bool]:
+    """The ``n_threads`` of a task, and whether other tasks run beside it in this process."""
+    worker = _worker()
+    if worker is not None:
+        state = getattr(worker, "state", None)
+        n = int(getattr(state, "nthreads", None) or getattr(worker, "nthreads", 1) or 1)
+        return (1, True) if n > 1 else ("auto", False)
+    if threading.current_thread() is threading.main_thread():
+        return "auto", False  # the synchronous scheduler: the task is the only work
+    import dask
+
+    pool = int(dask.config.get("num_workers", None) or available_cores())
+    return max(1, available_cores() // pool), pool > 1
+
+
 def task_threads() -> int | str:
     """The cores one task may use: the ``n_threads`` setting a Dask task runs under.
 
@@ -132,27 +148,47 @@ def task_threads() -> int | str:
     thread of Dask's local threaded scheduler, the cores divided among its
     threads; in the calling thread (the synchronous scheduler), ``'auto'``.
     """
-    worker = _worker()
-    if worker is not None:
-        state = getattr(worker, "state", None)
-        n = int(getattr(state, "nthreads", None) or getattr(worker, "nthreads", 1) or 1)
-        return 1 if n > 1 else "auto"
-    if threading.current_thread() is threading.main_thread():
-        return "auto"
-    import dask
-
-    pool = dask.config.get("num_workers", None) or available_cores()
-    return max(1, available_cores() // int(pool))
+    return _task_share()[0]
 
 
 @contextlib.contextmanager
 def _task_settings(client: dict[str, Any]) -> Iterator[None]:
-    """The settings of a task: the worker's share of threads within the client's settings."""
-    n = task_threads()
+    """The settings of a task: the worker's share of threads within the client's settings.
+
+    A task that runs beside others in one process never changes the BLAS's
+    process-wide thread count (``limit_blas=False``): OpenBLAS does not take
+    a count set and reset by different threads reliably (a count lowered by
+    one thread and restored by another can stay lowered). The fit holds one
+    limit for all its tasks from the calling thread instead
+    (:func:`_blas_for_tasks`).
+    """
+    n, beside_others = _task_share()
     if isinstance(client["n_threads"], int):
         n = client["n_threads"] if n == "auto" else min(int(n), client["n_threads"])
-    with config_context(n_threads=n, limit_blas=client["limit_blas"]):
+    limit = False if beside_others else client["limit_blas"]
+    with config_context(n_threads=n, limit_blas=limit):
         yield
+
+
+def _blas_for_tasks() -> Any:
+    """A one-thread BLAS limit held by the calling thread while tasks run in threads.
+
+    Set and restored by the one thread that waits for the result, under the
+    library's rules (``limit_blas``; see :mod:`bayesrule._parallel`). Tasks
+    that run in threads of this process then use single-threaded BLAS
+    products and never change the limit themselves; in worker processes
+    (whose nanny makes the BLAS single-threaded) it changes nothing there,
+    and the client only waits meanwhile. Nothing is held for the
+    synchronous scheduler, whose one task may use every core.
+    """
+    import dask
+    import dask.local
+
+    from ._parallel import _blas_cap
+
+    if dask.base.get_scheduler() is dask.local.get_sync:
+        return contextlib.nullcontext()
+    return _blas_cap(1)
 
 
 # ---------------------------------------------------------------------------------
@@ -374,13 +410,14 @@ def collection_statistics(
         # one pass over y alone; every block then declares the same classes
         from .stats._common import as_classes
 
-        found = dask.compute(*[dask.delayed(_labels, pure=True)(yb) for yb in ys])
+        found = dask.compute(*[dask.delayed(_labels, pure=True)(yb) for yb in ys])  # no BLAS
         classes = as_classes(np.concatenate([np.asarray(f) for f in found]))
     light = dask.delayed(clone(est), pure=True)  # parameters only: no fitted state travels
     settings = get_config()
     task = dask.delayed(_block_statistics, pure=True)
     parts = [task(light, xb, yb, wb, classes, settings) for xb, yb, wb in zip(xs, ys, ws, strict=True)]
-    (total,) = dask.compute(_tree(parts))
+    with _blas_for_tasks():
+        (total,) = dask.compute(_tree(parts))
     if total is None:
         raise ValueError("X has 0 samples; at least one is required.")
     schema = est._schema(X, int(X.shape[1]), _input_dtype(X))
