@@ -21,7 +21,6 @@ import time
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 
 import bayesrule
 from bayesrule._registry import available
@@ -130,7 +129,9 @@ def test_partial_fit_and_forget_on_dask_equal_in_memory(short, cls):
     ref = _est(short).partial_fit(X[first], y[first], classes=["a", "b", "c"])
     ref.partial_fit(X[second], y[second], sample_weight=w[second])
     got = _est(short).partial_fit(
-        da.from_array(X[first], chunks=50), da.from_array(y[first], chunks=50), classes=["a", "b", "c"]
+        da.from_array(X[first], chunks=50),
+        da.from_array(y[first], chunks=50),
+        classes=["a", "b", "c"],
     )
     got.partial_fit(
         da.from_array(X[second], chunks=40),
@@ -187,7 +188,9 @@ def _mixed_frame(n: int = 400, seed: int = 0) -> pd.DataFrame:
     y = rng.integers(0, 2, n)
     colour = np.array(["red", "green", "blue", "teal"])[(rng.integers(0, 3, n) + y) % 4]
     # a string column whose early rows see only some of its values
-    town = np.where(np.arange(n) < n // 2, "oslo", np.array(["rome", "lima", "oslo"])[rng.integers(0, 3, n)])
+    town = np.where(
+        np.arange(n) < n // 2, "oslo", np.array(["rome", "lima", "oslo"])[rng.integers(0, 3, n)]
+    )
     return pd.DataFrame(
         {
             "x": rng.normal(size=n) + y,
@@ -270,6 +273,21 @@ def test_dask_only_api_says_how_to_install(monkeypatch):
         est.sample(10, chunks=5)
 
 
+def test_the_docs_first_example_runs():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "scale-out.md").read_text()
+    code = re.findall(r"```python\n(.*?)```", text.split("## Dask", 1)[1], flags=re.S)[0]
+    namespace: dict = {}
+    with dask.config.set(scheduler="threads"):
+        exec(compile(code, "scale-out.md", "exec"), namespace)
+        X, y = dask.compute(namespace["X"], namespace["y"])
+    lda, proba = namespace["lda"], namespace["proba"]
+    assert isinstance(proba, da.Array) and proba.chunks[0] == (50_000,) * 4
+    _assert_same_model(bayesrule.LinearDiscriminantAnalysis().fit(X, y), lda)
+
+
 def test_no_dask_import_for_in_memory_work():
     """A fit and a prediction on arrays never import Dask."""
     import subprocess
@@ -280,7 +298,9 @@ def test_no_dask_import_for_in_memory_work():
         "est = bayesrule.LinearDiscriminantAnalysis().fit(X, y); est.predict(X); est.sample(3)\n"
         "print('dask' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
@@ -293,7 +313,9 @@ def test_refusals_are_clear():
     from sklearn.covariance import LedoitWolf
 
     with pytest.raises(TypeError, match="covariance_estimator"):
-        bayesrule.LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=LedoitWolf()).fit(Xd, yd)
+        bayesrule.LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=LedoitWolf()).fit(
+            Xd, yd
+        )
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         bayesrule.GaussianNB().fit(Xd, da.from_array(y[:100], chunks=40))
     with pytest.raises(ValueError, match="2-dimensional"):
@@ -316,7 +338,9 @@ def test_refusals_are_clear():
 def _random_blocks(seed: int) -> tuple[da.Array, da.Array]:
     """4 blocks of 3000 x 200 (6e7 multiply-adds each: over the threshold), made where computed."""
     g = da.random.default_rng(seed)
-    return g.standard_normal((12_000, 200), chunks=(3000, 200)), g.integers(0, 3, 12_000, chunks=3000)
+    return g.standard_normal((12_000, 200), chunks=(3000, 200)), g.integers(
+        0, 3, 12_000, chunks=3000
+    )
 
 
 def _record_caps(monkeypatch) -> list:
@@ -348,7 +372,12 @@ def test_threads_inside_local_threaded_tasks(monkeypatch):
 
     def spy(self, *args, **kwargs):
         seen.append(
-            (task_threads(), _parallel.thread_count(1e12), bayesrule.get_config(), _parallel.blas_threads())
+            (
+                task_threads(),
+                _parallel.thread_count(1e12),
+                bayesrule.get_config(),
+                _parallel.blas_threads(),
+            )
         )
         return original(self, *args, **kwargs)
 
@@ -426,9 +455,12 @@ def cluster():
     # the workers cannot import this test module: ship its functions by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
-        with distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as lc, distributed.Client(lc) as client:
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as lc,
+            distributed.Client(lc) as client,
+        ):
             # what a fit loads (scikit-learn, SciPy and their BLAS), loaded once up front
             client.run(importlib.import_module, "bayesrule")
             yield lc, client

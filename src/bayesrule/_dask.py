@@ -87,11 +87,15 @@ def client_for(address: str | None, *, timeout: float = 10.0) -> Iterator[Any]:
         yield None
         return
     if not isinstance(address, str) or not address.strip():
-        raise ValueError(f"address must be a scheduler address such as 'tcp://host:8786'; got {address!r}.")
+        raise ValueError(
+            f"address must be a scheduler address such as 'tcp://host:8786'; got {address!r}."
+        )
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:
-        raise ImportError(f"a Dask scheduler needs distributed, which is not installed: {_HINT}") from exc
+        raise ImportError(
+            f"a Dask scheduler needs distributed, which is not installed: {_HINT}"
+        ) from exc
     with contextlib.ExitStack() as stack:
         if address.strip() == "local":
             cluster = stack.enter_context(LocalCluster(processes=True))
@@ -415,7 +419,9 @@ def collection_statistics(
     light = dask.delayed(clone(est), pure=True)  # parameters only: no fitted state travels
     settings = get_config()
     task = dask.delayed(_block_statistics, pure=True)
-    parts = [task(light, xb, yb, wb, classes, settings) for xb, yb, wb in zip(xs, ys, ws, strict=True)]
+    parts = [
+        task(light, xb, yb, wb, classes, settings) for xb, yb, wb in zip(xs, ys, ws, strict=True)
+    ]
     with _blas_for_tasks():
         (total,) = dask.compute(_tree(parts))
     if total is None:
@@ -556,7 +562,11 @@ def sample(est: Any, n_samples: Any, *, y: Any, random_state: Any, chunks: Any) 
         pieces: list[Any] = list(y.to_delayed().ravel())
         sizes: list[float] = list(y.chunks[0])
     elif y is None or np.ndim(y) == 0:
-        if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 0:
+        if (
+            not isinstance(n_samples, (int, np.integer))
+            or isinstance(n_samples, bool)
+            or n_samples < 0
+        ):
             raise ValueError(f"n_samples must be a non-negative int; got {n_samples!r}.")
         est.sample(1, y=y, random_state=0)  # the label, and that its class has data
         sizes = list(_row_chunks("auto" if chunks is None else chunks, int(n_samples)))
