@@ -578,3 +578,28 @@ def test_a_worker_killed_during_the_fit_changes_nothing(cluster, tmp_path):
     client.wait_for_workers(2, timeout=30)
     assert set(client.scheduler_info()["workers"]) != before  # the nanny restarted it
     _assert_same_model(bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.1).fit(X, y), got)
+
+
+def test_client_for_an_address(cluster):
+    from bayesrule._dask import client_for
+
+    lc, _ = cluster
+    X, y = _data("gnb", n=480, seed=11)
+    with client_for(lc.scheduler_address) as client:
+        assert distributed.default_client() is client
+        got = bayesrule.GaussianNB().fit(_remote_X("gnb"), da.from_array(y, chunks=60))
+    _assert_same_model(bayesrule.GaussianNB().fit(X, y), got)
+    with client_for(None) as none:
+        assert none is None
+
+
+def test_client_for_an_unreachable_address_names_it():
+    from bayesrule._dask import client_for
+
+    with (
+        pytest.raises(OSError, match="tcp://127.0.0.1:9"),
+        client_for("tcp://127.0.0.1:9", timeout=1),
+    ):
+        pass
+    with pytest.raises(ValueError, match="address"), client_for(""):
+        pass
