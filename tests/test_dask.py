@@ -284,7 +284,7 @@ def test_the_docs_first_example_runs():
         exec(compile(code, "scale-out.md", "exec"), namespace)
         X, y = dask.compute(namespace["X"], namespace["y"])
     lda, proba = namespace["lda"], namespace["proba"]
-    assert isinstance(proba, da.Array) and proba.chunks[0] == (50_000,) * 4
+    assert isinstance(proba, da.Array) and proba.chunks[0] == (25_000,) * 4
     _assert_same_model(bayesrule.LinearDiscriminantAnalysis().fit(X, y), lda)
 
 
@@ -468,10 +468,21 @@ def cluster():
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
-def _chunk(i: int, short: str, rows: int, client_pid: int, sleep: float = 0.0, marker: str = ""):
+def _chunk(
+    i: int,
+    short: str,
+    rows: int,
+    client_pid: int,
+    sleep: float = 0.0,
+    marker: str = "",
+    runs: str = "",
+):
     """Block ``i`` of a data set, made on a worker; refuses to run in the client process."""
     if os.getpid() == client_pid:
         raise RuntimeError("a block of X was computed in the client process")
+    if runs:  # one line per run of the block, wherever it runs
+        with open(runs, "a") as f:
+            f.write(f"{i} {os.getpid()}\n")
     if marker and not os.path.exists(marker):
         open(marker, "w").close()
         os._exit(1)  # the worker dies while the fit runs
@@ -566,7 +577,7 @@ def test_a_worker_killed_during_the_fit_changes_nothing(cluster, tmp_path):
     X, y = _data("qda", n=480, seed=11)
     parts = []
     for i in range(8):  # block 5 kills its worker the first time it runs
-        kw = {"sleep": 0.2, "marker": marker if i == 5 else ""}
+        kw = {"sleep": 0.2, "marker": marker if i == 5 else "", "runs": str(tmp_path / "runs")}
         parts.append(
             da.from_delayed(
                 dask.delayed(_chunk, pure=True)(i, "qda", 60, os.getpid(), **kw), (60, 4), float
@@ -575,6 +586,9 @@ def test_a_worker_killed_during_the_fit_changes_nothing(cluster, tmp_path):
     est = bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.1)
     got = est.fit(da.concatenate(parts), da.from_array(y, chunks=60))
     assert os.path.exists(marker)  # a worker did die
+    runs = [line.split() for line in (tmp_path / "runs").read_text().splitlines()]
+    fives = [pid for block, pid in runs if block == "5"]
+    assert len(set(fives)) >= 2  # block 5 ran again, in another process
     client.wait_for_workers(2, timeout=30)
     assert set(client.scheduler_info()["workers"]) != before  # the nanny restarted it
     _assert_same_model(bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.1).fit(X, y), got)
