@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 import bayesrule
 from bayesrule._registry import available
@@ -141,6 +142,20 @@ def test_partial_fit_and_forget_on_dask_equal_in_memory(short, cls):
     _assert_same_model(ref, got, rtol=1e-9)
     ref.forget(X[:60], y[:60])
     got.forget(da.from_array(X[:60], chunks=25), y[:60])  # an in-memory y cut to X's blocks
+    _assert_same_model(ref, got, rtol=1e-9)
+
+
+def test_later_blocks_are_summarised_as_the_first_ones():
+    """moments='auto': the statistic chosen at the first block is kept, as in memory."""
+    X, y = _data("lda", n=200)
+    Xd, yd = da.from_array(X, chunks=50), da.from_array(y, chunks=50)
+    ref = bayesrule.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto")
+    got = clone(ref)
+    ref.partial_fit(X[:100], y[:100], classes=["a", "b", "c"])
+    got.partial_fit(Xd[:100], yd[:100], classes=["a", "b", "c"])
+    ref.set_params(shrinkage=None).partial_fit(X[100:], y[100:])
+    got.set_params(shrinkage=None).partial_fit(Xd[100:], yd[100:])
+    assert type(got.stats_) is type(ref.stats_) is bayesrule.stats.FourthMomentStats
     _assert_same_model(ref, got, rtol=1e-9)
 
 

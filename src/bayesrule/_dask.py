@@ -416,7 +416,15 @@ def collection_statistics(
 
         found = dask.compute(*[dask.delayed(_labels, pure=True)(yb) for yb in ys])  # no BLAS
         classes = as_classes(np.concatenate([np.asarray(f) for f in found]))
-    light = dask.delayed(clone(est), pure=True)  # parameters only: no fitted state travels
+    light = clone(est)  # parameters only: no fitted state travels
+    if not reset and getattr(est, "moments", None) == "auto":
+        # later blocks are summarised as the first ones were, as partial_fit does in memory
+        from .stats import FourthMomentStats
+
+        light.set_params(
+            moments="fourth" if isinstance(est.stats_, FourthMomentStats) else "second"
+        )
+    light = dask.delayed(light, pure=True)
     settings = get_config()
     task = dask.delayed(_block_statistics, pure=True)
     parts = [
