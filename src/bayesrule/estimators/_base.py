@@ -12,7 +12,10 @@ by forgetting rows, priors, Bayes' rule, posteriors, densities and sampling.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -100,6 +103,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     but not seen) have probability zero.
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _lazy_on_dask(cls)
+
     _stats_type: Any = None
     #: whether NaN in X means "missing" (naive Bayes) or is an error
     _allow_nan: bool = False
@@ -138,6 +145,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             "dtype": [np.float64, np.float32],
             "ensure_all_finite": False,
         }
+        _refuse_dask(self, X)
         check_table(X)
         try:
             if reset:
@@ -325,6 +333,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
+        _refuse_dask(self, X, y, sample_weight)
         Xv = self._prepare_X(self._validate_X(X, reset=reset))  # no range check: training data
         n = Xv.shape[0]
         y_arr = np.asarray(y)
@@ -381,7 +390,21 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             subtractable value (see :class:`bayesrule.stats.Statistic`).
         """
         self._validate_params()
-        return self._block(X, y, sample_weight, classes, reset=not _is_fitted(self))[0]
+        return self._stats_of(X, y, sample_weight, classes, reset=not _is_fitted(self))[0]
+
+    def _stats_of(
+        self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
+    ) -> tuple[Any, Any]:
+        """:meth:`_block`, or for Dask collections the merged statistics of their blocks.
+
+        The Dask reduction (:mod:`bayesrule._dask`) calls :meth:`statistics`
+        on each block where the block lives; only statistics travel.
+        """
+        if _is_dask(X, y, sample_weight):
+            from .._dask import collection_statistics
+
+            return collection_statistics(self, X, y, sample_weight, classes, reset=reset)
+        return self._block(X, y, sample_weight, classes, reset=reset)
 
     def _block(
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
@@ -410,7 +433,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        stats, schema = self._block(X, y, sample_weight, None, reset=True)
+        stats, schema = self._stats_of(X, y, sample_weight, None, reset=True)
         n = int(stats.counts.sum())
         if 0 < n < self._min_samples:  # no weight at all: _install says so
             raise ValueError(
@@ -462,7 +485,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                     f"classes must list at least {self._min_classes} labels; "
                     f"got {declared.tolist()}."
                 )
-            stats, schema = self._block(X, y, sample_weight, classes, reset=True)
+            stats, schema = self._stats_of(X, y, sample_weight, classes, reset=True)
             self._install(stats, schema=schema)
             return self
         if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
@@ -471,7 +494,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"{self.classes_!r}. classes={as_classes(classes).tolist()} is not the same "
                 f"as the classes of the first call to partial_fit, {self.classes_.tolist()}."
             )
-        block, _ = self._block(X, y, sample_weight, self.classes_, reset=False)
+        block, _ = self._stats_of(X, y, sample_weight, self.classes_, reset=False)
         self._install(self.stats_.merge(block))
         return self
 
@@ -505,7 +528,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         with self._atomic():
-            block, _ = self._block(X, y, sample_weight, None, reset=False)
+            block, _ = self._stats_of(X, y, sample_weight, None, reset=False)
             unknown = np.setdiff1d(block.classes, self.classes_)
             if unknown.size:
                 raise ValueError(
@@ -869,8 +892,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return np.asarray(logsumexp(jll, axis=1))
 
     def sample(
-        self, n_samples: int = 1, *, y: ArrayLike | None = None, random_state: Any = None
-    ) -> tuple[NDArray[np.float64], NDArray[Any]]:
+        self,
+        n_samples: int = 1,
+        *,
+        y: ArrayLike | None = None,
+        random_state: Any = None,
+        chunks: Any = None,
+    ) -> tuple[Any, Any]:
         """Draw new data from the fitted generative model.
 
         Parameters
@@ -880,13 +908,25 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         y : label or array-like of labels, optional
             Draw from these classes; by default labels are drawn from ``priors_``.
         random_state : None, int, Generator or RandomState
+        chunks : int or tuple of int, optional
+            Return Dask arrays drawn block by block where they are computed
+            (rows per block, as Dask's ``chunks``), for more rows than fit in
+            memory; each block draws from its own stream spawned from
+            ``random_state``, so the draw is reproducible for a given
+            ``random_state`` and ``chunks`` (it differs from the draw without
+            ``chunks``). Needs ``pip install 'bayesrule[dask]'``. A Dask
+            array ``y`` gives Dask arrays with its chunks.
 
         Returns
         -------
-        X : ndarray of shape (n_samples, n_features)
-        y : ndarray of shape (n_samples,)
+        X : ndarray (or Dask array) of shape (n_samples, n_features)
+        y : ndarray (or Dask array) of shape (n_samples,)
         """
         check_is_fitted(self)
+        if chunks is not None or _is_dask(y):
+            from .._dask import sample
+
+            return sample(self, n_samples, y=y, random_state=random_state, chunks=chunks)
         rng = as_generator(random_state)
         if y is None:
             if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
@@ -971,3 +1011,63 @@ def _names_text(names: Any) -> str:
         return "no names"
     shown = [str(n) for n in list(names)[:8]]
     return "[" + ", ".join(shown) + (", ..." if len(names) > 8 else "") + "]"
+
+
+#: methods that give lazy Dask arrays for Dask input, in every subclass that defines them
+_LAZY_METHODS = (
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "predict_joint_log_proba",
+    "decision_function",
+    "score_samples",
+    "class_log_density",
+    "transform",
+)
+
+
+def _is_dask(*objs: Any) -> bool:
+    """Whether any argument is a Dask collection; never imports Dask.
+
+    A Dask collection can only exist once ``dask`` has been imported.
+    """
+    if "dask" not in sys.modules:
+        return False
+    from dask import is_dask_collection
+
+    return any(is_dask_collection(o) for o in objs)
+
+
+def _refuse_dask(est: Any, X: Any, y: Any = None, sample_weight: Any = None) -> None:
+    """TypeError where a path would silently gather a Dask collection into memory."""
+    if _is_dask(X, y, sample_weight):
+        raise TypeError(
+            f"{type(est).__name__} cannot take Dask collections here: this operation needs "
+            "the data in memory (e.g. a covariance_estimator). Compute them first "
+            "(X.compute()), or use a model fitted from statistics."
+        )
+
+
+def _lazy_on_dask(cls: type) -> None:
+    """Make the prediction methods ``cls`` defines return lazy Dask arrays for Dask input."""
+    for name in _LAZY_METHODS:
+        method = cls.__dict__.get(name)
+        if not inspect.isfunction(method) or getattr(method, "_dask_aware", False):
+            continue
+        setattr(cls, name, _dask_aware(name, method))
+
+
+def _dask_aware(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
+        if _is_dask(X):
+            from .._dask import lazy_method
+
+            return lazy_method(self, name, X, *args, **kwargs)
+        return method(self, X, *args, **kwargs)
+
+    wrapper._dask_aware = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+_lazy_on_dask(GenerativeClassifier)
