@@ -332,6 +332,22 @@ def _block_statistics(
         return est.statistics(X, y, sample_weight=w, classes=classes)
 
 
+def _kinds_of_block(est: Any, X: Any) -> Any:
+    """The column kinds ``est`` infers from a block (None for a block without rows)."""
+    return None if _n_rows(X) == 0 else est.infer_columns(X)
+
+
+def _first_kinds(est: Any, xs: list[Any]) -> Any:
+    """The kinds inferred from the first block with rows; only the kinds travel."""
+    import dask
+
+    for xb in xs:
+        (kinds,) = dask.compute(dask.delayed(_kinds_of_block, pure=True)(est, xb))
+        if kinds is not None:
+            return kinds
+    return est.columns
+
+
 def _merge(*parts: Any) -> Any:
     """The statistics of several blocks merged (None: no block had rows)."""
     present = [p for p in parts if p is not None]
@@ -424,6 +440,10 @@ def collection_statistics(
         light.set_params(
             moments="fourth" if isinstance(est.stats_, FourthMomentStats) else "second"
         )
+    if hasattr(light, "infer_columns"):
+        # MixedNB: every block must summarise its columns as the same kinds, those
+        # of the fitted model or those inferred (on a worker) from the first rows
+        light.set_params(columns=list(est.kinds_) if not reset else _first_kinds(light, xs))
     light = dask.delayed(light, pure=True)
     settings = get_config()
     task = dask.delayed(_block_statistics, pure=True)

@@ -45,7 +45,7 @@ from ..models.mixture import (
     merge_moments,
     n_parameters,
 )
-from ..stats._common import as_classes, encode, label_repr
+from ..stats._common import as_classes, encode, feature_bounds, label_repr
 from ..stats._mixture import MixtureStats
 from ._base import GenerativeClassifier, as_generator
 from .rda_cv import _Refused
@@ -227,7 +227,8 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             self._resolve_rank(proj.n_dims)
             Z = proj.transform(Xf)
         stats = self._em(Z, yi, w, c, proj)
-        return stats, self._schema(X, Xv.shape[1], Xv.dtype)
+        lower, upper = feature_bounds(Xv, w)  # the training range, in the original features
+        return stats.with_bounds(lower, upper), self._schema(X, Xv.shape[1], Xv.dtype)
 
     def _resolve_rank(self, d: int) -> int:
         if self.rank is None:

@@ -644,8 +644,13 @@ class MixedNB(_BaseNB):
 
     # ------------------------------------------------------------- sampling
     def sample(
-        self, n_samples: int = 1, *, y: ArrayLike | None = None, random_state: Any = None
-    ) -> tuple[Any, NDArray[Any]]:
+        self,
+        n_samples: int = 1,
+        *,
+        y: ArrayLike | None = None,
+        random_state: Any = None,
+        chunks: Any = None,
+    ) -> tuple[Any, Any]:
         """Draw new data from the fitted model, in the form of the training data.
 
         Fitted on a pandas DataFrame, ``X`` is a DataFrame with its column
@@ -658,12 +663,19 @@ class MixedNB(_BaseNB):
         Parameters
         ----------
         n_samples, y, random_state : as for :meth:`GaussianNB.sample`
+        chunks : None
+            Dask chunks are not offered for this model (a ValueError otherwise).
 
         Returns
         -------
         X : DataFrame or ndarray of shape (n_samples, n_features)
         y : ndarray of shape (n_samples,)
         """
+        if chunks is not None:
+            raise ValueError(
+                "MixedNB.sample draws rows in the form of the training table, in memory: "
+                f"chunks must be None (got {chunks!r}); draw several in-memory samples instead."
+            )
         codes, labels = super().sample(n_samples, y=y, random_state=random_state)
         columns = [self._decoded(codes[:, j], j) for j in range(codes.shape[1])]
         names = self._feature_names()

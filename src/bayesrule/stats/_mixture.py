@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import StatisticsError, arrays_close
+from ._common import StatisticsError, arrays_close, bounds_close
 
 __all__ = ["MixtureStats"]
 
@@ -75,8 +76,31 @@ class MixtureStats:
     log_likelihood: _F
     n_iter: NDArray[np.int64]
     converged: NDArray[np.int64]
+    #: each feature's training range, in the original features (see
+    #: ClassStatistic); unknown (NaN) when not given
+    lower: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
+    upper: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "log_likelihood")
+
+    def __post_init__(self) -> None:
+        p = self.n_features
+        for name in ("lower", "upper"):
+            value = getattr(self, name)
+            value = np.full(p, np.nan) if value is None else np.asarray(value, dtype=np.float64)
+            if value.shape != (p,):
+                raise StatisticsError(
+                    f"{name} must hold one bound per feature ({p}); got shape {value.shape}."
+                )
+            object.__setattr__(self, name, value)
+
+    def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixtureStats:
+        """The same statistics with other feature bounds ``lower``, ``upper`` (shape (p,))."""
+        return dataclasses.replace(
+            self,
+            lower=np.asarray(lower, dtype=np.float64),
+            upper=np.asarray(upper, dtype=np.float64),
+        )
 
     @property
     def n_features(self) -> int:
@@ -145,7 +169,7 @@ class MixtureStats:
         ):
             if not arrays_close(getattr(self, name), getattr(other, name), rtol, atol):
                 return False
-        return True
+        return bounds_close(self, other, rtol, atol)
 
     def __repr__(self) -> str:
         return (
