@@ -13,6 +13,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+
+def _plain_repr(value: Any) -> str:
+    """``repr`` of a value as the user wrote it (``1.5``, not ``np.float64(1.5)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 __all__ = [
     "check_finite",
     "check_labels",
@@ -136,7 +142,7 @@ def _as_float_array(values: Any, name: str) -> NDArray[np.float64]:
         return np.asarray(arr, dtype=float)
     except (TypeError, ValueError):
         where = first_non_numeric(np.atleast_2d(arr.T).T if arr.ndim == 1 else arr)
-        detail = "" if where is None else f" {where[2]!r} at row {where[0]}"
+        detail = "" if where is None else f" {_plain_repr(where[2])} at row {where[0]}"
         raise TypeError(
             f"{name} must be an array of numbers; got{detail or ' ' + str(arr.dtype)}."
         ) from None
@@ -251,7 +257,7 @@ def check_labels(y: NDArray[Any], name: str = "y") -> None:
         for r, v in enumerate(values):
             if v is None or v is na or (isinstance(v, float) and v != v):
                 raise ValueError(
-                    f"Input {name} contains a missing label ({v!r}) at row {r}; every row "
+                    f"Input {name} contains a missing label ({_plain_repr(v)}) at row {r}; every row "
                     "needs a label (drop the unlabelled rows)."
                 )
     text = {t for t in types if issubclass(t, (str, bytes))}
@@ -259,8 +265,8 @@ def check_labels(y: NDArray[Any], name: str = "y") -> None:
         rs = next(r for r, v in enumerate(values) if type(v) in text)
         rn = next(r for r, v in enumerate(values) if type(v) not in text)
         raise ValueError(
-            f"{name} mixes labels of different types: {values[rn]!r} at row {rn} and "
-            f"{values[rs]!r} (a string) at row {rs}; labels must be all numbers or all "
+            f"{name} mixes labels of different types: {_plain_repr(values[rn])} at row {rn} and "
+            f"{_plain_repr(values[rs])} (a string) at row {rs}; labels must be all numbers or all "
             "strings."
         )
 

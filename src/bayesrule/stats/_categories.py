@@ -17,6 +17,7 @@ from ._common import (
     class_totals,
     encode,
     feature_bounds,
+    label_repr,
 )
 from ._counts import _weights
 
@@ -60,7 +61,7 @@ def check_categories(
             "column (e.g. with scikit-learn's OrdinalEncoder) or raise max_categories."
         )
     raise ValueError(
-        f"column {name!r} must hold non-negative integer category codes; got {v!r} at row {r}."
+        f"column {name!r} must hold non-negative integer category codes; got {label_repr(v)} at row {r}."
     )
 
 

@@ -18,6 +18,7 @@ from ._common import (
     check_features,
     class_totals,
     encode,
+    label_repr,
 )
 from ._counts import CountStats, _weights
 from ._diagonal import DiagonalStats
@@ -524,7 +525,7 @@ def _check_vocabularies(X: _F, kinds: tuple[str, ...], vocabularies: Any) -> tup
             r = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"column {j} must hold codes 0 .. {arr.size - 1} into its vocabulary; "
-                f"got {col[r]!r} at row {r}."
+                f"got {label_repr(col[r])} at row {r}."
             )
         out.append(arr)
     return tuple(out)

@@ -20,6 +20,7 @@ from ._common import (
     class_matrix,
     downdate_moments,
     feature_bounds,
+    label_repr,
     noise_floor,
     pilot_means,
     prepare,
@@ -308,7 +309,7 @@ class ScatterStats(ClassStatistic):
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])
             raise StatisticsError(
-                f"cannot subtract: the fourth moment of class {C.classes[k]!r} would be "
+                f"cannot subtract: the fourth moment of class {label_repr(C.classes[k])} would be "
                 f"{M4_A[k]:g} (on a scale of {scale[k]:g}); the subtracted statistics are "
                 "not part of these."
             )
@@ -336,7 +337,7 @@ class ScatterStats(ClassStatistic):
         if np.any(denom <= 0):
             k = int(np.flatnonzero(denom <= 0)[0])
             raise ValueError(
-                f"class {self.classes[k]!r} has total weight {self.weights[k]:g} "
+                f"class {label_repr(self.classes[k])} has total weight {self.weights[k]:g} "
                 f"({self.counts[k]} rows); at least {ddof + 1:g} is needed to estimate "
                 "its covariance."
             )

@@ -268,11 +268,11 @@ class ValueCountStats(ClassStatistic):
             j, x = int(f[first[u]]), float(v[first[u]])
             if src[first[u]] == 1:
                 raise StatisticsError(
-                    f"cannot remove value {x!r} of feature {j} from class {label_repr(a.classes[k])}: "
+                    f"cannot remove value {label_repr(x)} of feature {j} from class {label_repr(a.classes[k])}: "
                     "these statistics hold no such value."
                 )
             raise StatisticsError(
-                f"cannot remove weight {removed[k, u]:g} of value {x!r} of feature {j} from "
+                f"cannot remove weight {removed[k, u]:g} of value {label_repr(x)} of feature {j} from "
                 f"class {label_repr(a.classes[k])}, which holds {held[k, u]:g}."
             )
         # rounding residue of a used-up weight is exactly nothing, as in from_data
