@@ -14,6 +14,7 @@ from bayesrule import (
 ESTIMATORS = [
     LinearDiscriminantAnalysis(),
     LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto"),
+    LinearDiscriminantAnalysis(n_components=1, reduced_rank=True),
     QuadraticDiscriminantAnalysis(),
     QuadraticDiscriminantAnalysis(reg_param=0.5),
     RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.5),
@@ -22,6 +23,11 @@ ESTIMATORS = [
 
 
 def _expected_failures(estimator):
+    if getattr(estimator, "reduced_rank", False):
+        # one discriminant direction cannot separate the check's three classes
+        # (MASS's dimen=1 gives the same training accuracy): a rank-1 model is
+        # poor on them by design, every other check applies
+        return {"check_classifiers_train": "one direction for three classes scores below 0.83"}
     if isinstance(estimator, RegularizedDiscriminantAnalysisCV):
         # Repeating rows instead of weighting them changes which rows fall in
         # which cross-validation fold, so the chosen (alpha, gamma) may differ.
