@@ -9,6 +9,7 @@ import pytest
 from scipy.linalg import eigh
 from sklearn.datasets import load_digits, load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesrule
 from bayesrule import LinearDiscriminantAnalysis as LDA
@@ -209,3 +210,18 @@ def test_from_stats_refuses_a_dimension_the_statistics_cannot_have():
         MDA.from_stats(m.stats_, **{**m.get_params(), "dimension": 3})
     with pytest.raises(ValueError, match=r"covariance_type='shared'"):
         MDA.from_stats(m.stats_, **{**m.get_params(), "covariance_type": "full", "dimension": 1})
+
+
+@parametrize_with_checks(
+    [MDA(n_components=2, covariance_type="shared", dimension=2)],
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data": "k-means++ seeds drawn among "
+        "repeated rows differ from those among weighted rows",
+        "check_fit2d_1feature": "dimension=2 needs two dimensions: one feature is refused "
+        "with a ValueError naming dimension",
+    },
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)
