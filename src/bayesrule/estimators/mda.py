@@ -112,7 +112,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     priors : array-like of shape (n_classes,), default=None
         Class priors; by default the weighted class proportions.
     dimension : int, default=None
-        Reduced-rank MDA (Hastie and Tibshirani 1996, section 4; R mda's
+        Reduced-rank MDA (Hastie and Tibshirani 1996; R mda's
         ``dimension``), only with ``covariance_type='shared'``: at every
         M-step the component means of all classes are confined to the
         ``dimension``-dimensional affine subspace of the leading

@@ -228,7 +228,7 @@ def derive_components(
     scale : (K,) the mean variance of each class, see :func:`class_scales`
     dimension : int or None
         Only with ``covariance_type='shared'``: reduced-rank MDA (Hastie and
-        Tibshirani 1996, section 4). The component means are confined to a
+        Tibshirani 1996). The component means are confined to a
         ``dimension``-dimensional affine subspace and the covariance takes
         the between-component variance of the directions left out
         (:func:`reduced_rank`, applied to the regularised pooled
