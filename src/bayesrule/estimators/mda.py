@@ -111,6 +111,22 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         Seeds the k-means++ initialisation.
     priors : array-like of shape (n_classes,), default=None
         Class priors; by default the weighted class proportions.
+    dimension : int, default=None
+        Reduced-rank MDA (Hastie and Tibshirani 1996; R mda's
+        ``dimension``), only with ``covariance_type='shared'``: at every
+        M-step the component means of all classes are confined to the
+        ``dimension``-dimensional affine subspace of the leading
+        discriminant directions of the components (the generalised
+        eigenvectors of their weighted between-component scatter relative
+        to the shared covariance), and the between-component variance of
+        the directions left out joins the shared covariance, so EM fits the
+        constrained model. Between 1 and ``min(M - 1, d)``, with ``M`` the
+        total number of components of all classes and ``d`` the dimensions
+        the mixtures see (``min(M - 1, d)`` is the unconstrained model);
+        with ``n_components='bic'`` at most ``min(n_classes - 1, d)``.
+        With one component per class it is
+        ``LinearDiscriminantAnalysis(n_components=dimension, reduced_rank=True)``.
+        None: the means are free.
 
     Attributes
     ----------
@@ -118,7 +134,10 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     n_components_ : ndarray of shape (n_classes,)
         Components of each class.
     means_ : ndarray of shape (n_classes, n_features)
-        The class means (the mixtures' means) in feature space.
+        The class means (the mixtures' means) in feature space; with
+        ``dimension``, the data's class means (the mixtures' means are
+        confined to the subspace, as LDA's ``reduced_rank`` leaves its
+        ``means_`` unchanged).
     projection_mean_ : ndarray of shape (n_features,)
     projection_components_ : ndarray of shape (n_dims, n_features)
         Orthonormal rows: ``z = (x - projection_mean_) @ projection_components_.T``.
@@ -166,6 +185,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "priors": ["array-like", None],
+        "dimension": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     partial_fit = _Refused("EM needs all the data at once (refit instead)")
@@ -187,6 +207,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         n_init: int = 1,
         random_state: Any = 0,
         priors: ArrayLike | None = None,
+        dimension: int | None = None,
     ) -> None:
         self.n_components = n_components
         self.covariance_type = covariance_type
@@ -200,6 +221,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         self.n_init = n_init
         self.random_state = random_state
         self.priors = priors
+        self.dimension = dimension
 
     # ------------------------------------------------------------ statistics
     def _block(
@@ -207,6 +229,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     ) -> tuple[Any, Any]:
         """Validate like every estimator, then run EM: the fitted :class:`MixtureStats`."""
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
+        self._check_dimension()
         c = as_classes(y_arr if classes is None else classes)
         if c.size < self._min_classes:
             raise ValueError(
@@ -229,6 +252,31 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         stats = self._em(Z, yi, w, c, proj)
         lower, upper = feature_bounds(Xv, w)  # the training range, in the original features
         return stats.with_bounds(lower, upper), self._schema(X, Xv.shape[1], Xv.dtype)
+
+    def _check_dimension(
+        self, n_components: int | None = None, d: int | None = None, *, bic: bool = False
+    ) -> None:
+        """Refuse a ``dimension`` without a shared covariance or beyond what the means can span."""
+        if self.dimension is None:
+            return
+        if self.covariance_type != "shared":
+            raise ValueError(
+                "dimension (reduced-rank MDA) needs covariance_type='shared'; got "
+                f"covariance_type={self.covariance_type!r} with dimension={self.dimension}."
+            )
+        if n_components is None or d is None:
+            return
+        top = min(n_components - 1, d)
+        if self.dimension > top:
+            what = (
+                "n_classes - 1 with n_components='bic'"
+                if bic
+                else "the total number of components - 1"
+            )
+            raise ValueError(
+                f"dimension must be at most min({what}, dimensions the mixtures see) = "
+                f"min({n_components - 1}, {d}) = {top}; got dimension={self.dimension}."
+            )
 
     def _resolve_rank(self, d: int) -> int:
         if self.rank is None:
@@ -328,6 +376,9 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         d = Z.shape[1]
         rank = self._resolve_rank(d)
         want = self._requested(classes, rows)
+        # with 'bic' every candidate has at least one component per class
+        bic = self.n_components == "bic"
+        self._check_dimension(K if bic else int(want.sum()), d, bic=bic)
         if self.n_components == "bic":
             runs = {}
             bic = np.full((int(want.max()), K), np.inf)
@@ -336,7 +387,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
                 runs[C] = self._best_of(parts, counts, rng, rank)
                 for k in range(K):
                     if C <= want[k]:
-                        npar = n_parameters(self.covariance_type, C, d, rank)
+                        npar = n_parameters(self.covariance_type, C, d, rank, self.dimension)
                         ll = runs[C][3][k]
                         bic[C - 1, k] = -2.0 * ll + npar * np.log(
                             max(float(parts[k][1].sum()), 1.0)
@@ -449,6 +500,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             reg_covar=float(self.reg_covar),
             rank=rank,
             scale=class_scales(owner, W, means, scatter, K),
+            dimension=self.dimension,
         )
 
     # ------------------------------------------------------------ derivation
@@ -463,6 +515,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         ):
             raise ValueError("MixtureStats must give every class at least one component, in order.")
         rank = self._resolve_rank(stats.n_dims)
+        self._check_dimension(int(owner.size), int(stats.n_dims))
         moments = (stats.component_weights, stats.component_means, stats.component_scatter)
         comps = self._components(owner, moments, K, rank)
         proj = Projection(stats.centre, stats.basis, float(stats.residual_var[0]))

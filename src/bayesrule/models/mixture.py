@@ -16,7 +16,8 @@ The pieces here are pure functions of arrays, used by the estimator's EM
   statistics of blocks merge into those of their union;
 * :func:`derive_components` — the M-step: mixing weights, means and
   covariances (full, diagonal, spherical, shared or probabilistic PCA) with
-  ``reg_covar`` added;
+  ``reg_covar`` added; for a shared covariance optionally with the means
+  confined to a ``dimension``-dimensional subspace (:func:`reduced_rank`);
 * :func:`component_log_prob` — the E-step's log densities, by matrix
   products with Cholesky factors (Woodbury's identity for probabilistic PCA).
 """
@@ -37,6 +38,7 @@ __all__ = [
     "component_moments",
     "derive_components",
     "merge_moments",
+    "reduced_rank",
 ]
 
 _F = NDArray[np.float64]
@@ -174,13 +176,20 @@ class Components:
         return self.means[m] + low @ U.T + E * np.sqrt(self.noise[m])
 
 
-def n_parameters(covariance_type: str, n_components: int, d: int, rank: int) -> int:
-    """Free parameters of one class's mixture (a shared covariance is not counted per class)."""
+def n_parameters(
+    covariance_type: str, n_components: int, d: int, rank: int, dimension: int | None = None
+) -> int:
+    """Free parameters of one class's mixture (a shared covariance is not counted per class).
+
+    With a reduced-rank shared form (``dimension``), a component mean has
+    ``dimension`` free coordinates in the subspace, which, like the
+    covariance, is shared by every class and not counted per class.
+    """
     per = {
         "full": d + d * (d + 1) // 2,
         "diag": 2 * d,
         "spherical": d + 1,
-        "shared": d,
+        "shared": d if dimension is None else int(dimension),
         "ppca": d + d * rank - rank * (rank - 1) // 2 + 1,
     }[covariance_type]
     return n_components * per + n_components - 1
@@ -196,6 +205,7 @@ def derive_components(
     reg_covar: float,
     rank: int,
     scale: _F,
+    dimension: int | None = None,
 ) -> Components:
     r"""The M-step: component parameters from their weighted moments.
 
@@ -216,6 +226,13 @@ def derive_components(
     rank : int
         Principal axes of each 'ppca' component.
     scale : (K,) the mean variance of each class, see :func:`class_scales`
+    dimension : int or None
+        Only with ``covariance_type='shared'``: reduced-rank MDA (Hastie and
+        Tibshirani 1996). The component means are confined to a
+        ``dimension``-dimensional affine subspace and the covariance takes
+        the between-component variance of the directions left out
+        (:func:`reduced_rank`, applied to the regularised pooled
+        covariance). None: unconstrained means.
     """
     M, d = means.shape
     K = int(scale.size)
@@ -240,6 +257,11 @@ def derive_components(
         # one covariance: one ridge, in units of the pooled mean variance
         unit = float(np.trace(pooled)) / max(d, 1)
         ridge = np.full(M, reg_covar * (unit if unit > 0 else 1.0))
+        if dimension is not None:
+            sigma = pooled + ridge[0] * np.eye(d)
+            means, sigma = reduced_rank(W, means, sigma, int(dimension), reg_covar)
+            covs = np.broadcast_to(sigma, (M, d, d)).copy()
+            ridge = np.zeros(M)  # already in sigma
     if kind in ("full", "shared"):
         covs[:, idx, idx] += ridge[:, None]
         L = _cholesky(covs, reg_covar)
@@ -269,6 +291,50 @@ def derive_components(
     white = (lam - s2[:, None]) / lam  # Woodbury: Sigma^-1 = (I - U diag(white) U') / s2
     log_det = np.log(lam).sum(axis=1) + (d - q) * np.log(s2)
     return Components(owner, log_weights, means, kind, U, white, s2, log_det)
+
+
+def reduced_rank(
+    W: _F, means: _F, covariance: _F, dimension: int, reg_covar: float = 0.0
+) -> tuple[_F, _F]:
+    r"""Means confined to the leading ``dimension`` discriminant directions, and the covariance.
+
+    The maximum-likelihood Gaussian model of weighted groups (here the
+    components, of weights ``W``) with one covariance and group means in a
+    ``dimension``-dimensional affine subspace (Campbell 1984), given the
+    unconstrained means and the within-group ``covariance``: in the
+    coordinates ``u = L^-1 z`` that whiten the covariance (``L L' =
+    covariance``), the discriminant directions are the principal axes
+    ``v_j`` of the weighted scatter of the means about their weighted mean
+    ``u_bar`` (the leading generalised eigenvectors of the between-group
+    scatter relative to the within), with between-group variances ``s_j^2``.
+    Each mean keeps its part along the first ``dimension`` axes and takes
+    ``u_bar``'s along the others; the covariance gains ``s_j^2`` along every
+    axis left out: ``L (I + sum_{j > dimension} s_j^2 v_j v_j') L'``.
+
+    Parameters
+    ----------
+    W : (M,) group weights (zero for an empty component, which adds nothing)
+    means : (M, d)
+    covariance : (d, d) positive definite
+    dimension : int >= 1
+    reg_covar : float, only for the message of a singular covariance
+
+    Returns
+    -------
+    means : (M, d) the confined means
+    covariance : (d, d)
+    """
+    L = _cholesky(covariance[None], reg_covar)[0]
+    U = np.linalg.solve(L, means.T).T  # whitened means, (M, d)
+    total = float(W.sum())
+    p = W / (total if total > 0 else 1.0)
+    ubar = p @ U
+    _, s, Vt = np.linalg.svd(np.sqrt(p)[:, None] * (U - ubar), full_matrices=False)
+    keep, drop, sx = Vt[:dimension], Vt[dimension:], s[dimension:]
+    U_red = ubar + ((U - ubar) @ keep.T) @ keep
+    LV = L @ drop.T  # (d, dropped)
+    cov = covariance + (LV * sx**2) @ LV.T
+    return U_red @ L.T, 0.5 * (cov + cov.T)
 
 
 def class_moments(
