@@ -32,6 +32,7 @@ SETTINGS: list[dict] = [
     {"covariance_type": "ppca", "n_dims": 100, "rank": 20},
     {"covariance_type": "diag"},
     {"covariance_type": "shared", "n_components": 16},
+    {"covariance_type": "shared", "n_components": 16, "dimension": 9},
     {"projection": "fisher", "n_components": 4},
 ]
 QUICK = [{}, {"n_components": 4}, {"covariance_type": "ppca", "n_dims": 100, "rank": 20}]
