@@ -66,7 +66,8 @@ def test_a_killed_fit_leaves_the_existing_model_file_intact(tmp_path):
 
     # one complete run tells how long a fit takes here; kills are spread over it
     t0 = time.perf_counter()
-    done = subprocess.run(_command(data, tmp_path / "full.brm"), env=_env(), timeout=300)
+    full = tmp_path / "full.brm"
+    done = subprocess.run(_command(data, full), env=_env(), timeout=300)
     assert done.returncode == 0
     duration = time.perf_counter() - t0
     killed = 0
@@ -83,8 +84,13 @@ def test_a_killed_fit_leaves_the_existing_model_file_intact(tmp_path):
             continue
         assert proc.returncode == -signal.SIGKILL
         killed += 1
-        assert now == before  # byte for byte
-        assert bayesrule.load(out).n_features_in_ == p
+        if now != before:
+            # killed after the rename (while exiting): then the file is the new model,
+            # whole; never anything in between
+            assert bayesrule.load(out).stats_.allclose(bayesrule.load(full).stats_)
+            out.write_bytes(before)
+        else:
+            assert bayesrule.load(out).n_features_in_ == p
         # whatever temporary the killed process left is not the model
         assert sorted(f.name for f in tmp_path.iterdir() if not f.name.startswith(".")) == [
             "big.npy",
