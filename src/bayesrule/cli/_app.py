@@ -33,7 +33,8 @@ from ._data import (
     write_table,
 )
 from ._errors import BoundaryGroup, clean, notes, state
-from ._feedback import busy
+from ._feedback import busy, interactive
+from ._scale import connect, dask_select, dask_table, head_frame, plan_columns, should_stream
 
 app = typer.Typer(
     name="bayesrule",
@@ -249,6 +250,80 @@ def _fit_with_progress(est: Any, ds: Dataset) -> Any:
         return est.fit(ds.X, ds.y)
 
 
+def _no_stream_with_scheduler(stream: bool | None, block_rows: int | None) -> None:
+    if stream or block_rows is not None:
+        raise UsageError(
+            "--scheduler runs the work on a Dask cluster; --stream and --block-rows read "
+            "blocks on this machine: give one or the other."
+        )
+
+
+def _streamable_model(est: Any) -> None:
+    from ..discriminant_analysis import RegularizedDiscriminantAnalysisCV
+
+    if isinstance(est, RegularizedDiscriminantAnalysisCV):
+        raise UsageError(
+            "--model rdacv cannot be fitted block by block or on a cluster (its held-out "
+            "scores need every row of a split at once); choose alpha and gamma on a sample "
+            "and fit --model rda, or read the data at once with --no-stream."
+        )
+
+
+def _fit_streamed(
+    est: Any,
+    data: Path,
+    target: str | None,
+    columns: Columns,
+    sep: str | None,
+    kinds: list[str] | None,
+    block_rows: int | None,
+) -> Dataset:
+    """``fit --stream``: the columns chosen on the first rows, the fit by ``fit_stream``."""
+    from ..streaming import fit_stream
+
+    _streamable_model(est)
+    with busy(f"reading the head of {_source_name(data)}"):
+        plan = plan_columns(head_frame(data, _parse_sep(sep)), str(data), target, True, columns)
+    notes.extend(plan.notes)
+    cols = plan.feature_names or []
+    _with_kinds(est, kinds or [], cols)
+    fit_stream(
+        est,
+        str(data),
+        target=target,
+        features=cols,
+        block_rows=block_rows,
+        # MixedNB's kernel columns keep every value, as in memory (fit_stream refuses to bin them)
+        max_values=None if _is_table_model(est) else 2048,
+        progress=interactive(),
+    )
+    plan.X = plan.frame = None  # the rows were never all in memory
+    return plan
+
+
+def _fit_on_cluster(
+    est: Any,
+    data: Path,
+    target: str | None,
+    columns: Columns,
+    sep: str | None,
+    missing_target: str,
+    kinds: list[str] | None,
+    scheduler: str,
+) -> Dataset:
+    """``fit --scheduler``: a Dask DataFrame, the statistics summed on the cluster."""
+    _streamable_model(est)
+    with connect(scheduler):
+        df = dask_table(data, _parse_sep(sep))
+        X, y, plan = dask_select(df, str(data), target, True, columns, missing_target)
+        notes.extend(plan.notes)
+        _with_kinds(est, kinds or [], plan.feature_names or [])
+        with busy(f"fitting {type(est).__name__} on the cluster at {scheduler}"):
+            est.fit(X, y)
+    plan.X = plan.frame = None
+    return plan
+
+
 @contextlib.contextmanager
 def _named_values(ds: Dataset) -> Iterator[None]:
     """A model's refusal of NaN or infinite cells, said with the columns' names."""
@@ -316,6 +391,29 @@ SepOpt = Annotated[
     str | None,
     typer.Option("--sep", help="CSV field separator (default: sniffed; ',' ';' tab '|')."),
 ]
+StreamOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--stream/--no-stream",
+        help="Read a CSV/Parquet file block by block, in bounded memory (default: for files "
+        "over 1 GiB, or with --block-rows).",
+        show_default=False,
+    ),
+]
+BlockRowsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--block-rows", min=1, help="Rows per streamed block (implies --stream; default: ~32 MiB)."
+    ),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="Run on a Dask cluster: its scheduler's address (tcp://host:8786), or 'local' "
+        "for a cluster of processes on this machine.",
+    ),
+]
 MissingOpt = Annotated[
     str,
     typer.Option(
@@ -368,6 +466,9 @@ def fit(
     sep: SepOpt = None,
     missing_target: MissingOpt = "drop",
     split: SplitOpt = "train",
+    stream: StreamOpt = None,
+    block_rows: BlockRowsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
     _check_choice("--missing-target", missing_target, ("drop", "error"))
@@ -381,23 +482,30 @@ def fit(
         drop=split_names(drop) or None,
         numeric=not _is_table_model(est),
     )
-    ds = _read(
-        data,
-        target,
-        split=split,
-        need_target=True,
-        columns=columns,
-        sep=_parse_sep(sep),
-        missing_target=missing_target,
-    )
-    _with_kinds(est, kinds or [], ds.feature_names or [])
     t0 = time.perf_counter()
-    est = _fit_with_progress(est, ds)
+    if scheduler is not None:
+        _no_stream_with_scheduler(stream, block_rows)
+        ds = _fit_on_cluster(est, data, target, columns, sep, missing_target, kinds, scheduler)
+    elif should_stream(data, stream, block_rows):
+        ds = _fit_streamed(est, data, target, columns, sep, kinds, block_rows)
+    else:
+        ds = _read(
+            data,
+            target,
+            split=split,
+            need_target=True,
+            columns=columns,
+            sep=_parse_sep(sep),
+            missing_target=missing_target,
+        )
+        _with_kinds(est, kinds or [], ds.feature_names or [])
+        est = _fit_with_progress(est, ds)
     elapsed = time.perf_counter() - t0
+    n_rows = ds.n_rows if ds.X is not None else int(round(float(np.sum(est.class_count_))))
     extra: dict[str, Any] = {
         "source": _source_name(data),
         "target": ds.target if ds.target is not None else target,
-        "n_rows": ds.n_rows,
+        "n_rows": n_rows,
     }
     if ds.image_shape is not None:
         extra["image_shape"] = list(ds.image_shape)
@@ -410,8 +518,8 @@ def fit(
             f"{output}: cannot write the model file ({exc.strerror or exc})."
         ) from None
     _say(
-        f"{type(est).__name__} ({short_name(type(est))}) fitted on {ds.n_rows:,} rows x "
-        f"{ds.n_features} features, {est.classes_.size} classes in {elapsed:.2f} s -> {output}"
+        f"{type(est).__name__} ({short_name(type(est))}) fitted on {n_rows:,} rows x "
+        f"{est.n_features_in_} features, {est.classes_.size} classes in {elapsed:.2f} s -> {output}"
     )
     if ds.feature_names is not None:
         kinds_ = getattr(est, "kinds_", None)
