@@ -27,6 +27,7 @@ from ._data import (
     match_columns,
     non_finite,
     read_data,
+    block_writer,
     split_names,
     table_writer,
     write_files,
@@ -558,6 +559,9 @@ def predict(
     ] = None,
     sep: SepOpt = None,
     split: SplitOpt = "test",
+    stream: StreamOpt = None,
+    block_rows: BlockRowsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Predict the class of every row: one output row per input row."""
     import pandas as pd
@@ -568,6 +572,13 @@ def predict(
         raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {data} has none.")
     # a model with column names takes its own columns; the label is not needed
     label = target if _model_features(est) is None else None
+    if scheduler is not None:
+        _no_stream_with_scheduler(stream, block_rows)
+        _predict_on_cluster(est, data, output, proba, kept, label, sep, scheduler)
+        return
+    if should_stream(data, stream, block_rows):
+        _predict_streamed(est, data, output, proba, kept, label, sep, block_rows)
+        return
     ds = _features_for(est, data, label, split, need_target=False, sep=_parse_sep(sep))
     table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))
     if kept:
@@ -585,6 +596,112 @@ def predict(
     write_table(table, output)
     if output != STDIN:
         _say(f"{ds.n_rows:,} predictions -> {output}")
+
+
+def _methods(proba: bool) -> list[str]:
+    return ["predict", "predict_proba"] if proba else ["predict"]
+
+
+def _stream_plan(est: Any, data: Path, target: str | None, sep: str | None) -> tuple[Any, list[str]]:
+    """The first rows of a streamed table, and the model's feature columns in it."""
+    head = head_frame(data, _parse_sep(sep))
+    names = _model_features(est)
+    columns = Columns(model=names, numeric=not _is_table_model(est))
+    plan = plan_columns(head, str(data), target, False, columns)
+    cols = plan.feature_names or []
+    if len(cols) != est.n_features_in_:
+        raise UsageError(
+            f"{data}: the data have {len(cols)} feature columns, but the model was fitted "
+            f"with {est.n_features_in_}."
+        )
+    return head, cols
+
+
+def _predict_streamed(
+    est: Any,
+    data: Path,
+    output: Path,
+    proba: bool,
+    kept: list[str],
+    label: str | None,
+    sep: str | None,
+    block_rows: int | None,
+) -> None:
+    """``predict --stream``: blocks from ``iter_predict`` written one after the other."""
+    from ..streaming import iter_predict
+
+    head, cols = _stream_plan(est, data, label, sep)
+    keep = match_columns(kept, [str(c) for c in head.columns], "--keep") if kept else None
+    if keep and "prediction" in keep:
+        raise UsageError("--keep prediction: the output has its own 'prediction' column.")
+    blocks = iter_predict(
+        est,
+        str(data),
+        method=_methods(proba),
+        keep=keep,
+        features=cols,
+        target=label,
+        block_rows=block_rows,
+        progress=interactive(),
+    )
+    n = [0]
+
+    def counted() -> Iterator[Any]:
+        for block in blocks:
+            n[0] += len(block)
+            yield block
+
+    if output == STDIN:
+        import sys
+
+        for i, block in enumerate(counted()):
+            block.to_csv(sys.stdout, index=False, header=i == 0)
+        sys.stdout.flush()
+        return
+    write_files({output: block_writer(counted(), output)})
+    _say(f"{n[0]:,} predictions -> {output}")
+
+
+def _predict_on_cluster(
+    est: Any,
+    data: Path,
+    output: Path,
+    proba: bool,
+    kept: list[str],
+    label: str | None,
+    sep: str | None,
+    scheduler: str,
+) -> None:
+    """``predict --scheduler``: lazy predictions computed on the cluster, written here."""
+    import dask
+    import pandas as pd
+
+    names = _model_features(est)
+    columns = Columns(model=names, numeric=not _is_table_model(est))
+    with connect(scheduler):
+        df = dask_table(data, _parse_sep(sep))
+        X, _, plan = dask_select(df, str(data), label, False, columns)
+        if plan.n_features != est.n_features_in_:
+            raise UsageError(
+                f"{data}: the data have {plan.n_features} feature columns, but the model was "
+                f"fitted with {est.n_features_in_}."
+            )
+        keep = match_columns(kept, [str(c) for c in df.columns], "--keep") if kept else []
+        if "prediction" in keep:
+            raise UsageError("--keep prediction: the output has its own 'prediction' column.")
+        lazy = [est.predict(X)] + ([est.predict_proba(X)] if proba else [])
+        with busy(f"predicting on the cluster at {scheduler}"):
+            kept_frame, *results = dask.compute(df[keep], *lazy)
+    table = pd.DataFrame(index=pd.RangeIndex(len(results[0])))
+    for col in keep:
+        table[col] = kept_frame[col].to_numpy()
+    table["prediction"] = results[0]
+    if proba:
+        for k, c in enumerate(est.classes_):
+            table[f"proba_{c}"] = results[1][:, k]
+    write_table(table, output)
+    if output != STDIN:
+        _say(f"{len(table):,} predictions -> {output}")
 
 
 TargetOpt = Annotated[

@@ -44,6 +44,8 @@ STREAM_BYTES = 1 << 30
 #: rows read up front to choose the columns (and tell an index column)
 HEAD_ROWS = 1000
 _DASK_HINT = "pip install 'bayesrule[dask]'"
+#: seconds to wait for a scheduler
+CONNECT_TIMEOUT = 10.0
 
 
 def _compression(path: Path) -> str | None:
@@ -221,7 +223,7 @@ def on_cluster(address: str) -> Iterator[Any]:
     from .._dask import client_for
 
     try:
-        with client_for(address) as client:
+        with client_for(address, timeout=CONNECT_TIMEOUT) as client:
             yield client
     except ImportError as exc:
         raise UsageError(f"--scheduler: {exc}") from None
