@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import numpy as np
 import typer
+from numpy.typing import NDArray
 from rich.console import Console
 from rich.table import Table
 
@@ -734,24 +735,34 @@ def evaluate(
     sep: SepOpt = None,
     missing_target: MissingOpt = "drop",
     split: SplitOpt = "test",
+    stream: StreamOpt = None,
+    block_rows: BlockRowsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
     _check_choice("--missing-target", missing_target, ("drop", "error"))
     est = _load_model(model)
     target = _target_for(model, target, data)
-    ds = _features_for(
-        est,
-        data,
-        target,
-        split,
-        need_target=True,
-        sep=_parse_sep(sep),
-        missing_target=missing_target,
-    )
-    assert ds.y is not None
-    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
-        log_proba = est.predict_log_proba(ds.X)
-    report = _metrics(est, ds.y, log_proba, data)
+    ds: Any
+    if scheduler is not None:
+        _no_stream_with_scheduler(stream, block_rows)
+        ds, report = _evaluate_on_cluster(est, data, target, sep, missing_target, scheduler)
+    elif should_stream(data, stream, block_rows):
+        ds, report = _evaluate_streamed(est, data, target, sep, missing_target, block_rows)
+    else:
+        ds = _features_for(
+            est,
+            data,
+            target,
+            split,
+            need_target=True,
+            sep=_parse_sep(sep),
+            missing_target=missing_target,
+        )
+        assert ds.y is not None
+        with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
+            log_proba = est.predict_log_proba(ds.X)
+        report = _metrics(est, ds.y, log_proba, data)
     _print_report(est, ds, report)
     if output is not None:
         _write_report(output, model, est, ds, report)
@@ -761,58 +772,175 @@ def evaluate(
         )
 
 
+def _evaluate_streamed(
+    est: Any,
+    data: Path,
+    target: str | None,
+    sep: str | None,
+    missing_target: str,
+    block_rows: int | None,
+) -> tuple[Any, dict[str, Any]]:
+    """``evaluate --stream``: the counts and the log-loss summed block by block."""
+    from types import SimpleNamespace
+
+    from ..streaming import iter_predict
+    from ._data import _labels
+
+    assert target is not None  # tables always have one (_target_for)
+    _, cols = _stream_plan(est, data, target, sep)
+    tally = _Tally(est, data)
+    names = [f"log_proba_{c}" for c in est.classes_]
+    dropped = 0
+    blocks = iter_predict(
+        est,
+        str(data),
+        method="predict_log_proba",
+        keep=[target],
+        features=cols,
+        target=None,
+        block_rows=block_rows,
+        progress=interactive(),
+    )
+    for block in blocks:
+        missing = block[target].isna().to_numpy()
+        if missing.any():
+            if missing_target == "error":
+                raise UsageError(
+                    f"{data}: the target column {target!r} is missing in data row "
+                    f"{tally.rows + dropped + int(np.flatnonzero(missing)[0]) + 1}; "
+                    "--missing-target drop leaves such rows out."
+                )
+            dropped += int(missing.sum())
+            block = block.loc[~missing]
+        if len(block):
+            y = _labels(block[target].to_numpy(), f"{data}: the target column {target!r}")
+            tally.add(y, block[names].to_numpy())
+    if dropped:
+        notes.append(f"left out {dropped:,} rows whose target {target!r} is missing.")
+    if tally.rows == 0:
+        raise UsageError(f"{data}: no row with a label to evaluate.")
+    info = SimpleNamespace(source=str(data), n_rows=tally.rows, target=target)
+    return info, tally.metrics()
+
+
+def _evaluate_on_cluster(
+    est: Any,
+    data: Path,
+    target: str | None,
+    sep: str | None,
+    missing_target: str,
+    scheduler: str,
+) -> tuple[Any, dict[str, Any]]:
+    """``evaluate --scheduler``: log-probabilities computed on the cluster, the counts here."""
+    import dask
+
+    from ._data import _labels
+
+    columns = Columns(model=_model_features(est), numeric=not _is_table_model(est))
+    with connect(scheduler):
+        df = dask_table(data, _parse_sep(sep))
+        X, y, plan = dask_select(df, str(data), target, True, columns, missing_target)
+        notes.extend(plan.notes)
+        if plan.n_features != est.n_features_in_:
+            raise UsageError(
+                f"{data}: the data have {plan.n_features} feature columns, but the model was "
+                f"fitted with {est.n_features_in_}."
+            )
+        with busy(f"predicting on the cluster at {scheduler}"):
+            labels, log_proba = dask.compute(y, est.predict_log_proba(X))
+    from types import SimpleNamespace
+
+    y_ = _labels(np.asarray(labels), f"{data}: the target column {target!r}")
+    info = SimpleNamespace(source=str(data), n_rows=int(y_.size), target=target)
+    return info, _metrics(est, y_, log_proba, data)
+
+
+class _Tally:
+    """Confusion counts and the log-loss, accumulated over blocks of rows (memory: K x K)."""
+
+    def __init__(self, est: Any, data: Path) -> None:
+        self.classes = est.classes_
+        self.data = data
+        k = self.classes.size
+        self.counts = np.zeros((k, k), dtype=np.int64)  # true (a class) x predicted
+        self.unseen: dict[Any, NDArray[np.int64]] = {}  # a label the model never saw
+        self.loss = 0.0
+        self.seen_rows = 0
+        self.rows = 0
+
+    def add(self, y: Any, log_proba: Any) -> None:
+        classes, k = self.classes, self.classes.size
+        pred = np.argmax(log_proba, axis=1)
+        try:
+            seen = np.isin(y, classes)
+            np.union1d(classes, y[:1])
+        except TypeError:
+            raise UsageError(
+                f"{self.data}: the labels {np.unique(y.astype(str))[:5].tolist()} are not of the "
+                f"same kind as the model's classes {[str(c) for c in classes[:5]]}."
+            ) from None
+        true = np.searchsorted(classes, y[seen])
+        self.counts += np.bincount(true * k + pred[seen], minlength=k * k).reshape(k, k)
+        self.loss -= float(np.sum(log_proba[np.flatnonzero(seen), true]))
+        for label in np.unique(y[~seen]):
+            row = np.bincount(pred[~seen][y[~seen] == label], minlength=k)
+            self.unseen[label] = self.unseen.get(label, 0) + row
+        self.seen_rows += int(seen.sum())
+        self.rows += int(y.size)
+
+    def metrics(self) -> dict[str, Any]:
+        """Every figure of ``evaluate``, from the counts."""
+        import warnings
+
+        classes = self.classes
+        unseen = np.array(sorted(self.unseen, key=str)) if self.unseen else classes[:0]
+        labels = np.union1d(classes, unseen) if unseen.size else classes
+        at = np.searchsorted(labels, classes)
+        counts = np.zeros((labels.size, labels.size), dtype=np.int64)
+        counts[np.ix_(at, at)] = self.counts
+        for label, row in self.unseen.items():
+            counts[np.searchsorted(labels, label), at] = row
+        if unseen.size:
+            n = sum(int(r.sum()) for r in self.unseen.values())
+            warnings.warn(
+                f"the data hold label(s) the model has never seen: "
+                f"{', '.join(str(c) for c in unseen[:10])} ({n:,} rows); they "
+                "count as errors, and the log-loss is over the other rows.",
+                UserWarning,
+                stacklevel=3,
+            )
+        hits = np.diag(counts).astype(float)
+        support = counts.sum(axis=1)
+        predicted = counts.sum(axis=0)
+        precision = np.divide(hits, predicted, out=np.zeros_like(hits), where=predicted > 0)
+        recall = np.divide(hits, support, out=np.zeros_like(hits), where=support > 0)
+        both = precision + recall
+        f1 = np.divide(2 * precision * recall, both, out=np.zeros_like(hits), where=both > 0)
+        rows = counts.sum(axis=1, keepdims=True)
+        normalised = counts / np.where(rows > 0, rows, 1)
+        weights = support / max(int(support.sum()), 1)
+        return {
+            "labels": labels,
+            "counts": counts,
+            "normalised": normalised,
+            "accuracy": float(hits.sum() / max(self.rows, 1)),
+            "log_loss": self.loss / self.seen_rows if self.seen_rows else None,
+            "log_loss_rows": self.seen_rows,
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+            "support": support,
+            "macro": [float(np.mean(v)) for v in (precision, recall, f1)],
+            "weighted": [float(np.sum(weights * v)) for v in (precision, recall, f1)],
+            "unseen": [_plain(c) for c in unseen],
+        }
+
+
 def _metrics(est: Any, y: Any, log_proba: Any, data: Path) -> dict[str, Any]:
     """Every figure of ``evaluate``, from the true labels and the model's log-probabilities."""
-    import warnings
-
-    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
-
-    classes = est.classes_
-    pred = classes[np.argmax(log_proba, axis=1)]
-    try:
-        labels = np.union1d(classes, y)
-    except TypeError:
-        raise UsageError(
-            f"{data}: the labels {np.unique(y.astype(str))[:5].tolist()} are not of the same "
-            f"kind as the model's classes {[str(c) for c in classes[:5]]}."
-        ) from None
-    unseen = np.setdiff1d(np.unique(y), classes)
-    seen = np.isin(y, classes)
-    if unseen.size:
-        warnings.warn(
-            f"the data hold label(s) the model has never seen: "
-            f"{', '.join(str(c) for c in unseen[:10])} ({int((~seen).sum()):,} rows); they "
-            "count as errors, and the log-loss is over the other rows.",
-            UserWarning,
-            stacklevel=2,
-        )
-    counts = confusion_matrix(y, pred, labels=labels)
-    precision, recall, f1, support = precision_recall_fscore_support(
-        y, pred, labels=labels, zero_division=0
-    )
-    rows = counts.sum(axis=1, keepdims=True)
-    normalised = counts / np.where(rows > 0, rows, 1)
-    if seen.any():
-        idx = np.searchsorted(classes, y[seen])
-        log_loss: float | None = float(-np.mean(log_proba[np.flatnonzero(seen), idx]))
-    else:
-        log_loss = None
-    weights = support / max(int(support.sum()), 1)
-    return {
-        "labels": labels,
-        "counts": counts,
-        "normalised": normalised,
-        "accuracy": float(np.mean(pred == y)),
-        "log_loss": log_loss,
-        "log_loss_rows": int(seen.sum()),
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "support": support,
-        "macro": [float(np.mean(v)) for v in (precision, recall, f1)],
-        "weighted": [float(np.sum(weights * v)) for v in (precision, recall, f1)],
-        "unseen": [_plain(c) for c in unseen],
-    }
+    tally = _Tally(est, data)
+    tally.add(y, log_proba)
+    return tally.metrics()
 
 
 def _plain(value: Any) -> Any:
@@ -820,7 +948,7 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _print_report(est: Any, ds: Dataset, m: dict[str, Any]) -> None:
+def _print_report(est: Any, ds: Any, m: dict[str, Any]) -> None:
     labels = m["labels"]
     loss = "n/a" if m["log_loss"] is None else f"{m['log_loss']:.4f}"
     out.print(
@@ -858,7 +986,7 @@ def _print_report(est: Any, ds: Dataset, m: dict[str, Any]) -> None:
     out.print(cm)
 
 
-def _write_report(output: Path, model: Path, est: Any, ds: Dataset, m: dict[str, Any]) -> None:
+def _write_report(output: Path, model: Path, est: Any, ds: Any, m: dict[str, Any]) -> None:
     """``evaluate -o DIR``: the files, all rendered before any is written."""
     import pandas as pd
 
