@@ -1114,6 +1114,9 @@ def info(
         f"{summary['bayesrule_version']}",
     )
     out.print(table)
+    if summary.get("columns") is not None:  # MixedNB: what it made of each column
+        out.print()
+        out.print(est.describe(), soft_wrap=True, markup=False)
 
 
 def _summary(path: Path, est: Any) -> dict[str, Any]:
@@ -1146,6 +1149,11 @@ def _summary(path: Path, est: Any) -> dict[str, Any]:
         "n_features": int(est.n_features_in_),
         "features": names if names is not None else [f"x{j}" for j in range(est.n_features_in_)],
         "kinds": None if kinds is None else [str(k) for k in kinds],
+        "columns": (
+            [{k: _jsonable(v) for k, v in row.items()} for row in est.column_summary()]
+            if callable(getattr(est, "column_summary", None))
+            else None
+        ),
         "format_version": meta.get("format_version"),
         "bayesrule_version": meta.get("bayesrule_version"),
     }
