@@ -279,6 +279,7 @@ def _fit_streamed(
     sep: str | None,
     kinds: list[str] | None,
     block_rows: int | None,
+    missing_target: str,
 ) -> Dataset:
     """``fit --stream``: the columns chosen on the first rows, the fit by ``fit_stream``."""
     from ..streaming import fit_stream
@@ -289,18 +290,58 @@ def _fit_streamed(
     notes.extend(plan.notes)
     cols = plan.feature_names or []
     _with_kinds(est, kinds or [], cols)
-    fit_stream(
-        est,
-        str(data),
-        target=target,
-        features=cols,
-        block_rows=block_rows,
-        # MixedNB's kernel columns keep every value, as in memory (fit_stream refuses to bin them)
-        max_values=None if _is_table_model(est) else 2048,
-        progress=interactive(),
-    )
+    # MixedNB's kernel columns keep every value, as in memory (fit_stream refuses to bin them)
+    max_values = None if _is_table_model(est) else 2048
+    try:
+        fit_stream(
+            est,
+            str(data),
+            target=target,
+            features=cols,
+            block_rows=block_rows,
+            max_values=max_values,
+            progress=interactive(),
+        )
+    except ValueError as exc:
+        if missing_target != "drop" or f"target column {target!r} has a missing value" not in str(
+            exc
+        ):
+            raise
+        # rows without a label: read again, leaving them out as the in-memory path does
+        dropped = [0]
+        blocks = _labelled_blocks(data, target, cols, block_rows, columns.numeric, dropped)
+        fit_stream(est, blocks, max_values=max_values, progress=interactive())
+        k = dropped[0]
+        notes.append(
+            f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing."
+        )
     plan.X = plan.frame = None  # the rows were never all in memory
     return plan
+
+
+def _labelled_blocks(
+    data: Path,
+    target: str | None,
+    cols: list[str],
+    block_rows: int | None,
+    numeric: bool,
+    dropped: list[int],
+) -> Iterator[tuple[Any, Any]]:
+    """``(X, y)`` blocks of the rows that have a label; ``dropped[0]`` counts the others."""
+    from ..streaming import read_blocks
+    from ._data import _labels
+
+    assert target is not None
+    for block in read_blocks(
+        str(data), features=[*cols, target], block_rows=block_rows, frame=True
+    ):
+        frame = block[0]
+        missing = frame[target].isna().to_numpy()
+        dropped[0] += int(missing.sum())
+        frame = frame.loc[~missing]
+        if len(frame):
+            X = frame[cols].astype(float) if numeric else frame[cols]
+            yield X, _labels(frame[target].to_numpy(), f"{data}: the target column {target!r}")
 
 
 def _fit_on_cluster(
@@ -489,7 +530,7 @@ def fit(
         _no_stream_with_scheduler(stream, block_rows)
         ds = _fit_on_cluster(est, data, target, columns, sep, missing_target, kinds, scheduler)
     elif should_stream(data, stream, block_rows):
-        ds = _fit_streamed(est, data, target, columns, sep, kinds, block_rows)
+        ds = _fit_streamed(est, data, target, columns, sep, kinds, block_rows, missing_target)
     else:
         ds = _read(
             data,
