@@ -704,6 +704,19 @@ def _predict_streamed(
     _say(f"{n[0]:,} predictions -> {output}")
 
 
+def _compute(*collections: Any) -> tuple[Any, ...]:
+    """Dask collections computed in one pass over the data (a frame's columns with arrays)."""
+    import warnings
+
+    import dask
+
+    with warnings.catch_warnings():
+        # a DataFrame column and the arrays of predictions are different kinds of graphs;
+        # computing them together is what is wanted (one read of the file)
+        warnings.filterwarnings("ignore", message="Computing mixed collections")
+        return tuple(dask.compute(*collections))
+
+
 def _predict_on_cluster(
     est: Any,
     data: Path,
@@ -715,7 +728,6 @@ def _predict_on_cluster(
     scheduler: str,
 ) -> None:
     """``predict --scheduler``: lazy predictions computed on the cluster, written here."""
-    import dask
     import pandas as pd
 
     names = _model_features(est)
@@ -733,7 +745,7 @@ def _predict_on_cluster(
             raise UsageError("--keep prediction: the output has its own 'prediction' column.")
         lazy = [est.predict(X)] + ([est.predict_proba(X)] if proba else [])
         with busy(f"predicting on the cluster at {scheduler}"):
-            kept_frame, *results = dask.compute(df[keep], *lazy)
+            kept_frame, *results = _compute(df[keep], *lazy)
     table = pd.DataFrame(index=pd.RangeIndex(len(results[0])))
     for col in keep:
         table[col] = kept_frame[col].to_numpy()
@@ -873,8 +885,6 @@ def _evaluate_on_cluster(
     scheduler: str,
 ) -> tuple[Any, dict[str, Any]]:
     """``evaluate --scheduler``: log-probabilities computed on the cluster, the counts here."""
-    import dask
-
     from ._data import _labels
 
     columns = Columns(model=_model_features(est), numeric=not _is_table_model(est))
@@ -888,7 +898,7 @@ def _evaluate_on_cluster(
                 f"fitted with {est.n_features_in_}."
             )
         with busy(f"predicting on the cluster at {scheduler}"):
-            labels, log_proba = dask.compute(y, est.predict_log_proba(X))
+            labels, log_proba = _compute(y, est.predict_log_proba(X))
     from types import SimpleNamespace
 
     y_ = _labels(np.asarray(labels), f"{data}: the target column {target!r}")
