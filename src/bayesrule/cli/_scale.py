@@ -199,14 +199,14 @@ def dask_select(
     plan.notes = [n for n in plan.notes if not n.startswith("left out") or "index" in n]
     y = None
     if target is not None:
-        missing = int(df[target].isna().sum().compute())
+        missing = int(df[target].isnull().sum().compute())
         if missing:
             if missing_target == "error":
                 raise UsageError(
                     f"{source}: the target column {target!r} is missing in {missing:,} rows; "
                     "--missing-target drop leaves them out."
                 )
-            df = df[df[target].notna()]
+            df = df[df[target].notnull()]
             plan.notes.append(
                 f"left out {missing:,} row{'s' if missing != 1 else ''} whose target "
                 f"{target!r} is missing."
@@ -234,7 +234,16 @@ def connect(address: str) -> contextlib.ExitStack:
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(on_cluster(address))
+    except UsageError:
+        stack.close()
+        raise
     except OSError as exc:
         stack.close()
         raise UsageError(f"--scheduler {address}: {exc}") from None
+    except Exception as exc:  # something answered that is not a Dask scheduler
+        stack.close()
+        raise UsageError(
+            f"--scheduler {address}: no Dask scheduler answered there "
+            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})."
+        ) from None
     return stack
