@@ -250,7 +250,11 @@ def test_scheduler_local_end_to_end(tables, tmp_path):
     pytest.importorskip("distributed")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     memory, cluster = tmp_path / "memory.brm", tmp_path / "cluster.brm"
-    args = ["fit", str(tables["csv"]), "-t", "species", "-m", "mixed"]
+    df = pd.read_csv(tables["csv"])
+    df.loc[[5, 900], "species"] = None  # left out on the cluster as in memory
+    data = tmp_path / "gap.csv"
+    df.to_csv(data, index=False)
+    args = ["fit", str(data), "-t", "species", "-m", "mixed", "--drop", "Unnamed: 0"]
     ok(run(*args, "-o", memory))
     ok(run("predict", memory, tables["parquet"], "--proba", "-o", tmp_path / "a.csv"))
     script = (
