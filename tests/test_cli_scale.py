@@ -129,7 +129,11 @@ def _memory_and_streamed(tables, tmp_path, fmt: str, suffix: str) -> tuple[objec
 def test_streamed_predictions_equal_the_in_memory_ones(tables, tmp_path, fmt, suffix):
     a, b = _memory_and_streamed(tables, tmp_path, fmt, suffix)
     if suffix == ".parquet":
-        names = ["species", "prediction", *(f"proba_{c}" for c in ("Adelie", "Chinstrap", "Gentoo"))]
+        names = [
+            "species",
+            "prediction",
+            *(f"proba_{c}" for c in ("Adelie", "Chinstrap", "Gentoo")),
+        ]
         assert list(b.columns) == names
         pd.testing.assert_frame_equal(a, b, rtol=1e-12)
         assert len(b) == 1500
@@ -228,8 +232,16 @@ def test_unreachable_scheduler_is_a_one_line_error(tables, tmp_path, monkeypatch
     pytest.importorskip("distributed")
     monkeypatch.setattr(_scale, "CONNECT_TIMEOUT", 0.5)
     line = error_line(
-        run("fit", tables["csv"], "-t", "species", "--scheduler", "tcp://127.0.0.1:9",
-            "-o", tmp_path / "m.brm")  # fmt: skip
+        run(
+            "fit",
+            tables["csv"],
+            "-t",
+            "species",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "-o",
+            tmp_path / "m.brm",
+        )  # fmt: skip
     )
     assert "tcp://127.0.0.1:9" in line
     assert not (tmp_path / "m.brm").exists()
@@ -239,8 +251,9 @@ def test_unreachable_scheduler_is_a_one_line_error(tables, tmp_path, monkeypatch
 def test_scheduler_without_dask_says_what_to_install(tables, tmp_path, monkeypatch, missing):
     monkeypatch.setitem(sys.modules, missing, None)  # import raises ImportError
     line = error_line(
-        run("fit", tables["csv"], "-t", "species", "--scheduler", "local",
-            "-o", tmp_path / "m.brm")  # fmt: skip
+        run(
+            "fit", tables["csv"], "-t", "species", "--scheduler", "local", "-o", tmp_path / "m.brm"
+        )  # fmt: skip
     )
     assert "pip install 'bayesrule[dask]'" in line
 
@@ -295,3 +308,45 @@ def test_info_shows_mixed_columns(tables, tmp_path):
     lda = tmp_path / "lda.brm"
     ok(run("fit", tables["csv"], "-t", "species", "--drop", "island,year", "-o", lda))
     assert json.loads(ok(run("info", lda, "--json")).stdout)["columns"] is None
+
+
+def test_readme_scale_out_section_runs(tmp_path, monkeypatch):
+    """The README's "Scale out" snippets, with a cluster in this process for the scheduler."""
+    import re
+
+    distributed = pytest.importorskip("distributed")
+    import bayesrule
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Scale out", 1)[1].split("\n## ", 1)[0]
+    python = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    shell = re.findall(r"```\n(bayesrule .*?)```", section, flags=re.S)[0].strip().splitlines()
+    assert len(python) == 2 and len(shell) == 3
+    monkeypatch.chdir(tmp_path)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        address = cluster.scheduler_address
+        ns: dict = {}
+        for code in python:
+            exec(compile(code.replace("tcp://scheduler:8786", address), "README.md", "exec"), ns)
+        df = ns["df"]
+        X, y = df[["a", "b", "c", "d"]], df["label"].to_numpy()
+        memory = bayesrule.LinearDiscriminantAnalysis().fit(X, y)
+        assert ns["lda"].stats_.allclose(memory.stats_, rtol=1e-10)
+        gnb = bayesrule.GaussianNB().fit(X, y)
+        assert ns["gnb"].stats_.allclose(gnb.stats_, rtol=1e-10)
+        np.testing.assert_array_equal(ns["labels"], gnb.predict(X))
+        written = pd.read_parquet("predictions.parquet")
+        np.testing.assert_array_equal(written["prediction"], memory.predict(X))
+        for line in shell:
+            args = line.replace("tcp://scheduler:8786", address).split()[1:]
+            ok(run(*args))
+    same_model_args = (tmp_path / "lda.bayesrule", tmp_path / "gnb.bayesrule")
+    assert load(same_model_args[0]).stats_.allclose(memory.stats_, rtol=1e-10)
+    assert load(same_model_args[1]).stats_.allclose(gnb.stats_, rtol=1e-10)
+    np.testing.assert_allclose(
+        pd.read_parquet("predictions.parquet")[[f"proba_{c}" for c in range(3)]],
+        memory.predict_proba(X),
+        rtol=1e-10,
+    )

@@ -24,11 +24,11 @@ from ._data import (
     Content,
     Dataset,
     UsageError,
+    block_writer,
     is_table,
     match_columns,
     non_finite,
     read_data,
-    block_writer,
     split_names,
     table_writer,
     write_files,
@@ -644,7 +644,9 @@ def _methods(proba: bool) -> list[str]:
     return ["predict", "predict_proba"] if proba else ["predict"]
 
 
-def _stream_plan(est: Any, data: Path, target: str | None, sep: str | None) -> tuple[Any, list[str]]:
+def _stream_plan(
+    est: Any, data: Path, target: str | None, sep: str | None
+) -> tuple[Any, list[str]]:
     """The first rows of a streamed table, and the model's feature columns in it."""
     head = head_frame(data, _parse_sep(sep))
     names = _model_features(est)

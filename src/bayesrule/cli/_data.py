@@ -713,9 +713,6 @@ def _json_value(value: Any) -> Any:
 
 def _write_json_lines(df: Any, path: Path) -> None:
     """One JSON object per row, numbers written in full (``repr``, round-trip exact)."""
-    import json
-
-    import pandas as pd
 
     with open(path, "w", encoding="utf-8") as fh:
         _json_lines_to(df, fh)

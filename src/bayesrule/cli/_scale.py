@@ -154,9 +154,7 @@ def _dask_dataframe() -> Any:
 def dask_table(data: Path, sep: str | None) -> Any:
     """A CSV or Parquet file as a Dask DataFrame (column names as text)."""
     if data == STDIN or _table_kind(data) is None:
-        raise UsageError(
-            f"--scheduler: {data}: only CSV and Parquet files are read on a cluster."
-        )
+        raise UsageError(f"--scheduler: {data}: only CSV and Parquet files are read on a cluster.")
     if not data.exists():
         raise UsageError(f"{data}: no such file or directory.")
     dd = _dask_dataframe()
