@@ -350,3 +350,27 @@ def test_readme_scale_out_section_runs(tmp_path, monkeypatch):
         memory.predict_proba(X),
         rtol=1e-10,
     )
+
+
+def test_progress_bar_on_a_terminal_only_without_quiet(tables, tmp_path, monkeypatch):
+    import bayesrule.cli._feedback as feedback
+    import bayesrule.streaming as streaming
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    seen = []
+    real = streaming.iter_predict
+    monkeypatch.setattr(
+        streaming, "iter_predict", lambda *a, **k: seen.append(k["progress"]) or real(*a, **k)
+    )
+    import bayesrule.cli._app as cli_app
+
+    # CliRunner swaps sys.stderr for its own buffer: ask the real test with a terminal stream
+    monkeypatch.setattr(cli_app, "interactive", lambda: feedback.interactive(Terminal()))
+    model = tmp_path / "m.brm"
+    ok(run("fit", tables["parquet"], "-t", "species", "-m", "mixed", "-o", model))
+    ok(run("predict", model, tables["parquet"], "--stream", "-o", tmp_path / "a.csv"))
+    ok(run("-q", "predict", model, tables["parquet"], "--stream", "-o", tmp_path / "b.csv"))
+    assert seen == [True, False]
