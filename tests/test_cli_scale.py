@@ -141,6 +141,19 @@ def test_streamed_predictions_equal_the_in_memory_ones(tables, tmp_path, fmt, su
         assert a == b
 
 
+def test_streamed_predictions_to_standard_output(tables, tmp_path):
+    model = tmp_path / "m.brm"
+    ok(
+        run(
+            "fit", tables["csv"], "-t", "species", "-m", "gnb", "--drop", "island,year", "-o", model
+        )
+    )
+    args = ["predict", model, tables["gz"], "--proba", "-k", "species,year", "-o", "-"]
+    memory = ok(run(*args, "--no-stream")).stdout
+    streamed = ok(run(*args, "--block-rows", 128)).stdout
+    assert streamed == memory and len(streamed.splitlines()) == 1501
+
+
 def test_streamed_evaluate_reports_the_same_figures(tables, tmp_path):
     model = tmp_path / "m.brm"
     ok(run("fit", tables["parquet"], "-t", "species", "-m", "gnb", "--drop", "island,year",
