@@ -193,7 +193,11 @@ def dask_select(
     missing_target: str = "drop",
 ) -> tuple[Any, Any, Dataset]:
     """``(X, y, plan)``: the Dask features and labels, the columns chosen as in memory."""
-    plan = select(df.head(HEAD_ROWS, npartitions=-1), source, target, need_target, columns)
+    # the first partition alone (a head over every partition would read the whole file)
+    head = df.partitions[0].compute().iloc[:HEAD_ROWS]
+    if head.shape[0] == 0:
+        raise UsageError(f"{source}: the file has no rows.")
+    plan = select(head, source, target, need_target, columns)
     plan.notes = [n for n in plan.notes if not n.startswith("left out") or "index" in n]
     y = None
     if target is not None:
