@@ -35,6 +35,7 @@ import copy
 import functools
 import sys
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -508,7 +509,10 @@ def lazy_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> Any
         raise TypeError(
             f"{type(est).__name__}.{method} takes a Dask array or DataFrame X; got {_what(X)}."
         )
-    probe = np.asarray(getattr(est, method)(dummy, *args, **kwargs))
+    with warnings.catch_warnings():
+        # the made-up row is no data: warnings about it (out of the training range) are noise
+        warnings.simplefilter("ignore")
+        probe = np.asarray(getattr(est, method)(dummy, *args, **kwargs))
     tail, dtype = tuple(probe.shape[1:]), probe.dtype
     fn = functools.partial(
         _apply_block,

@@ -370,6 +370,8 @@ def _csv_batches(
                 convert_options=pcsv.ConvertOptions(
                     include_columns=plan.columns,
                     column_types={k: v for k, v in types.items() if k in plan.columns},
+                    # an empty cell of a text column is missing, as pandas reads it (not "")
+                    strings_can_be_null=True,
                 ),
             )
         except (pa.ArrowInvalid, OSError) as exc:

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import numpy as np
 import typer
+from numpy.typing import NDArray
 from rich.console import Console
 from rich.table import Table
 
@@ -23,6 +24,7 @@ from ._data import (
     Content,
     Dataset,
     UsageError,
+    block_writer,
     is_table,
     match_columns,
     non_finite,
@@ -33,7 +35,8 @@ from ._data import (
     write_table,
 )
 from ._errors import BoundaryGroup, clean, notes, state
-from ._feedback import busy
+from ._feedback import busy, interactive
+from ._scale import connect, dask_select, dask_table, head_frame, plan_columns, should_stream
 
 app = typer.Typer(
     name="bayesrule",
@@ -249,6 +252,121 @@ def _fit_with_progress(est: Any, ds: Dataset) -> Any:
         return est.fit(ds.X, ds.y)
 
 
+def _no_stream_with_scheduler(stream: bool | None, block_rows: int | None) -> None:
+    if stream or block_rows is not None:
+        raise UsageError(
+            "--scheduler runs the work on a Dask cluster; --stream and --block-rows read "
+            "blocks on this machine: give one or the other."
+        )
+
+
+def _streamable_model(est: Any) -> None:
+    from ..discriminant_analysis import RegularizedDiscriminantAnalysisCV
+
+    if isinstance(est, RegularizedDiscriminantAnalysisCV):
+        raise UsageError(
+            "--model rdacv cannot be fitted block by block or on a cluster (its held-out "
+            "scores need every row of a split at once); choose alpha and gamma on a sample "
+            "and fit --model rda, or read the data at once with --no-stream."
+        )
+
+
+def _fit_streamed(
+    est: Any,
+    data: Path,
+    target: str | None,
+    columns: Columns,
+    sep: str | None,
+    kinds: list[str] | None,
+    block_rows: int | None,
+    missing_target: str,
+) -> Dataset:
+    """``fit --stream``: the columns chosen on the first rows, the fit by ``fit_stream``."""
+    from ..streaming import fit_stream
+
+    _streamable_model(est)
+    with busy(f"reading the head of {_source_name(data)}"):
+        plan = plan_columns(head_frame(data, _parse_sep(sep)), str(data), target, True, columns)
+    notes.extend(plan.notes)
+    cols = plan.feature_names or []
+    _with_kinds(est, kinds or [], cols)
+    # MixedNB's kernel columns keep every value, as in memory (fit_stream refuses to bin them)
+    max_values = None if _is_table_model(est) else 2048
+    try:
+        fit_stream(
+            est,
+            str(data),
+            target=target,
+            features=cols,
+            block_rows=block_rows,
+            max_values=max_values,
+            progress=interactive(),
+        )
+    except ValueError as exc:
+        if missing_target != "drop" or f"target column {target!r} has a missing value" not in str(
+            exc
+        ):
+            raise
+        # rows without a label: read again, leaving them out as the in-memory path does
+        dropped = [0]
+        blocks = _labelled_blocks(data, target, cols, block_rows, columns.numeric, dropped)
+        fit_stream(est, blocks, max_values=max_values, progress=interactive())
+        k = dropped[0]
+        notes.append(
+            f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing."
+        )
+    plan.X = plan.frame = None  # the rows were never all in memory
+    return plan
+
+
+def _labelled_blocks(
+    data: Path,
+    target: str | None,
+    cols: list[str],
+    block_rows: int | None,
+    numeric: bool,
+    dropped: list[int],
+) -> Iterator[tuple[Any, Any]]:
+    """``(X, y)`` blocks of the rows that have a label; ``dropped[0]`` counts the others."""
+    from ..streaming import read_blocks
+    from ._data import _labels
+
+    assert target is not None
+    for block in read_blocks(
+        str(data), features=[*cols, target], block_rows=block_rows, frame=True
+    ):
+        frame = block[0]
+        missing = frame[target].isna().to_numpy()
+        dropped[0] += int(missing.sum())
+        frame = frame.loc[~missing]
+        if len(frame):
+            X = frame[cols].astype(float) if numeric else frame[cols]
+            yield X, _labels(frame[target].to_numpy(), f"{data}: the target column {target!r}")
+
+
+def _fit_on_cluster(
+    est: Any,
+    data: Path,
+    target: str | None,
+    columns: Columns,
+    sep: str | None,
+    missing_target: str,
+    kinds: list[str] | None,
+    scheduler: str,
+) -> Dataset:
+    """``fit --scheduler``: a Dask DataFrame, the statistics summed on the cluster."""
+    _streamable_model(est)
+    with connect(scheduler):
+        df = dask_table(data, _parse_sep(sep))
+        X, y, plan = dask_select(df, str(data), target, True, columns, missing_target)
+        notes.extend(plan.notes)
+        _with_kinds(est, kinds or [], plan.feature_names or [])
+        with busy(f"fitting {type(est).__name__} on the cluster at {scheduler}"):
+            est.fit(X, y)
+    plan.X = plan.frame = None
+    return plan
+
+
 @contextlib.contextmanager
 def _named_values(ds: Dataset) -> Iterator[None]:
     """A model's refusal of NaN or infinite cells, said with the columns' names."""
@@ -316,6 +434,29 @@ SepOpt = Annotated[
     str | None,
     typer.Option("--sep", help="CSV field separator (default: sniffed; ',' ';' tab '|')."),
 ]
+StreamOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--stream/--no-stream",
+        help="Read a CSV/Parquet file block by block, in bounded memory (default: for files "
+        "over 1 GiB, or with --block-rows).",
+        show_default=False,
+    ),
+]
+BlockRowsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--block-rows", min=1, help="Rows per streamed block (implies --stream; default: ~32 MiB)."
+    ),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="Run on a Dask cluster: its scheduler's address (tcp://host:8786), or 'local' "
+        "for a cluster of processes on this machine.",
+    ),
+]
 MissingOpt = Annotated[
     str,
     typer.Option(
@@ -368,6 +509,9 @@ def fit(
     sep: SepOpt = None,
     missing_target: MissingOpt = "drop",
     split: SplitOpt = "train",
+    stream: StreamOpt = None,
+    block_rows: BlockRowsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
     _check_choice("--missing-target", missing_target, ("drop", "error"))
@@ -381,23 +525,30 @@ def fit(
         drop=split_names(drop) or None,
         numeric=not _is_table_model(est),
     )
-    ds = _read(
-        data,
-        target,
-        split=split,
-        need_target=True,
-        columns=columns,
-        sep=_parse_sep(sep),
-        missing_target=missing_target,
-    )
-    _with_kinds(est, kinds or [], ds.feature_names or [])
     t0 = time.perf_counter()
-    est = _fit_with_progress(est, ds)
+    if scheduler is not None:
+        _no_stream_with_scheduler(stream, block_rows)
+        ds = _fit_on_cluster(est, data, target, columns, sep, missing_target, kinds, scheduler)
+    elif should_stream(data, stream, block_rows):
+        ds = _fit_streamed(est, data, target, columns, sep, kinds, block_rows, missing_target)
+    else:
+        ds = _read(
+            data,
+            target,
+            split=split,
+            need_target=True,
+            columns=columns,
+            sep=_parse_sep(sep),
+            missing_target=missing_target,
+        )
+        _with_kinds(est, kinds or [], ds.feature_names or [])
+        est = _fit_with_progress(est, ds)
     elapsed = time.perf_counter() - t0
+    n_rows = ds.n_rows if ds.X is not None else int(round(float(np.sum(est.class_count_))))
     extra: dict[str, Any] = {
         "source": _source_name(data),
         "target": ds.target if ds.target is not None else target,
-        "n_rows": ds.n_rows,
+        "n_rows": n_rows,
     }
     if ds.image_shape is not None:
         extra["image_shape"] = list(ds.image_shape)
@@ -410,8 +561,8 @@ def fit(
             f"{output}: cannot write the model file ({exc.strerror or exc})."
         ) from None
     _say(
-        f"{type(est).__name__} ({short_name(type(est))}) fitted on {ds.n_rows:,} rows x "
-        f"{ds.n_features} features, {est.classes_.size} classes in {elapsed:.2f} s -> {output}"
+        f"{type(est).__name__} ({short_name(type(est))}) fitted on {n_rows:,} rows x "
+        f"{est.n_features_in_} features, {est.classes_.size} classes in {elapsed:.2f} s -> {output}"
     )
     if ds.feature_names is not None:
         kinds_ = getattr(est, "kinds_", None)
@@ -450,6 +601,9 @@ def predict(
     ] = None,
     sep: SepOpt = None,
     split: SplitOpt = "test",
+    stream: StreamOpt = None,
+    block_rows: BlockRowsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Predict the class of every row: one output row per input row."""
     import pandas as pd
@@ -460,6 +614,13 @@ def predict(
         raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {data} has none.")
     # a model with column names takes its own columns; the label is not needed
     label = target if _model_features(est) is None else None
+    if scheduler is not None:
+        _no_stream_with_scheduler(stream, block_rows)
+        _predict_on_cluster(est, data, output, proba, kept, label, sep, scheduler)
+        return
+    if should_stream(data, stream, block_rows):
+        _predict_streamed(est, data, output, proba, kept, label, sep, block_rows)
+        return
     ds = _features_for(est, data, label, split, need_target=False, sep=_parse_sep(sep))
     table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))
     if kept:
@@ -477,6 +638,126 @@ def predict(
     write_table(table, output)
     if output != STDIN:
         _say(f"{ds.n_rows:,} predictions -> {output}")
+
+
+def _methods(proba: bool) -> list[str]:
+    return ["predict", "predict_proba"] if proba else ["predict"]
+
+
+def _stream_plan(
+    est: Any, data: Path, target: str | None, sep: str | None
+) -> tuple[Any, list[str]]:
+    """The first rows of a streamed table, and the model's feature columns in it."""
+    head = head_frame(data, _parse_sep(sep))
+    names = _model_features(est)
+    columns = Columns(model=names, numeric=not _is_table_model(est))
+    plan = plan_columns(head, str(data), target, False, columns)
+    cols = plan.feature_names or []
+    if len(cols) != est.n_features_in_:
+        raise UsageError(
+            f"{data}: the data have {len(cols)} feature columns, but the model was fitted "
+            f"with {est.n_features_in_}."
+        )
+    return head, cols
+
+
+def _predict_streamed(
+    est: Any,
+    data: Path,
+    output: Path,
+    proba: bool,
+    kept: list[str],
+    label: str | None,
+    sep: str | None,
+    block_rows: int | None,
+) -> None:
+    """``predict --stream``: blocks from ``iter_predict`` written one after the other."""
+    from ..streaming import iter_predict
+
+    head, cols = _stream_plan(est, data, label, sep)
+    keep = match_columns(kept, [str(c) for c in head.columns], "--keep") if kept else None
+    if keep and "prediction" in keep:
+        raise UsageError("--keep prediction: the output has its own 'prediction' column.")
+    blocks = iter_predict(
+        est,
+        str(data),
+        method=_methods(proba),
+        keep=keep,
+        features=cols,
+        target=label,
+        block_rows=block_rows,
+        progress=interactive(),
+    )
+    n = [0]
+
+    def counted() -> Iterator[Any]:
+        for block in blocks:
+            n[0] += len(block)
+            yield block
+
+    if output == STDIN:
+        import sys
+
+        for i, block in enumerate(counted()):
+            block.to_csv(sys.stdout, index=False, header=i == 0)
+        sys.stdout.flush()
+        return
+    write_files({output: block_writer(counted(), output)})
+    _say(f"{n[0]:,} predictions -> {output}")
+
+
+def _compute(*collections: Any) -> tuple[Any, ...]:
+    """Dask collections computed in one pass over the data (a frame's columns with arrays)."""
+    import warnings
+
+    import dask
+
+    with warnings.catch_warnings():
+        # a DataFrame column and the arrays of predictions are different kinds of graphs;
+        # computing them together is what is wanted (one read of the file)
+        warnings.filterwarnings("ignore", message="Computing mixed collections")
+        return tuple(dask.compute(*collections))
+
+
+def _predict_on_cluster(
+    est: Any,
+    data: Path,
+    output: Path,
+    proba: bool,
+    kept: list[str],
+    label: str | None,
+    sep: str | None,
+    scheduler: str,
+) -> None:
+    """``predict --scheduler``: lazy predictions computed on the cluster, written here."""
+    import pandas as pd
+
+    names = _model_features(est)
+    columns = Columns(model=names, numeric=not _is_table_model(est))
+    with connect(scheduler):
+        df = dask_table(data, _parse_sep(sep))
+        X, _, plan = dask_select(df, str(data), label, False, columns)
+        if plan.n_features != est.n_features_in_:
+            raise UsageError(
+                f"{data}: the data have {plan.n_features} feature columns, but the model was "
+                f"fitted with {est.n_features_in_}."
+            )
+        keep = match_columns(kept, [str(c) for c in df.columns], "--keep") if kept else []
+        if "prediction" in keep:
+            raise UsageError("--keep prediction: the output has its own 'prediction' column.")
+        lazy = [est.predict(X)] + ([est.predict_proba(X)] if proba else [])
+        with busy(f"predicting on the cluster at {scheduler}"):
+            kept_frame, *results = _compute(df[keep], *lazy)
+    table = pd.DataFrame(index=pd.RangeIndex(len(results[0])))
+    for col in keep:
+        table[col] = kept_frame[col].to_numpy()
+    table["prediction"] = results[0]
+    if proba:
+        for k, c in enumerate(est.classes_):
+            table[f"proba_{c}"] = results[1][:, k]
+    write_table(table, output)
+    if output != STDIN:
+        _say(f"{len(table):,} predictions -> {output}")
 
 
 TargetOpt = Annotated[
@@ -509,24 +790,34 @@ def evaluate(
     sep: SepOpt = None,
     missing_target: MissingOpt = "drop",
     split: SplitOpt = "test",
+    stream: StreamOpt = None,
+    block_rows: BlockRowsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
     _check_choice("--missing-target", missing_target, ("drop", "error"))
     est = _load_model(model)
     target = _target_for(model, target, data)
-    ds = _features_for(
-        est,
-        data,
-        target,
-        split,
-        need_target=True,
-        sep=_parse_sep(sep),
-        missing_target=missing_target,
-    )
-    assert ds.y is not None
-    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
-        log_proba = est.predict_log_proba(ds.X)
-    report = _metrics(est, ds.y, log_proba, data)
+    ds: Any
+    if scheduler is not None:
+        _no_stream_with_scheduler(stream, block_rows)
+        ds, report = _evaluate_on_cluster(est, data, target, sep, missing_target, scheduler)
+    elif should_stream(data, stream, block_rows):
+        ds, report = _evaluate_streamed(est, data, target, sep, missing_target, block_rows)
+    else:
+        ds = _features_for(
+            est,
+            data,
+            target,
+            split,
+            need_target=True,
+            sep=_parse_sep(sep),
+            missing_target=missing_target,
+        )
+        assert ds.y is not None
+        with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
+            log_proba = est.predict_log_proba(ds.X)
+        report = _metrics(est, ds.y, log_proba, data)
     _print_report(est, ds, report)
     if output is not None:
         _write_report(output, model, est, ds, report)
@@ -536,58 +827,173 @@ def evaluate(
         )
 
 
+def _evaluate_streamed(
+    est: Any,
+    data: Path,
+    target: str | None,
+    sep: str | None,
+    missing_target: str,
+    block_rows: int | None,
+) -> tuple[Any, dict[str, Any]]:
+    """``evaluate --stream``: the counts and the log-loss summed block by block."""
+    from types import SimpleNamespace
+
+    from ..streaming import iter_predict
+    from ._data import _labels
+
+    assert target is not None  # tables always have one (_target_for)
+    _, cols = _stream_plan(est, data, target, sep)
+    tally = _Tally(est, data)
+    names = [f"log_proba_{c}" for c in est.classes_]
+    dropped = 0
+    blocks = iter_predict(
+        est,
+        str(data),
+        method="predict_log_proba",
+        keep=[target],
+        features=cols,
+        target=None,
+        block_rows=block_rows,
+        progress=interactive(),
+    )
+    for block in blocks:
+        missing = block[target].isna().to_numpy()
+        if missing.any():
+            if missing_target == "error":
+                raise UsageError(
+                    f"{data}: the target column {target!r} is missing in data row "
+                    f"{tally.rows + dropped + int(np.flatnonzero(missing)[0]) + 1}; "
+                    "--missing-target drop leaves such rows out."
+                )
+            dropped += int(missing.sum())
+            block = block.loc[~missing]
+        if len(block):
+            y = _labels(block[target].to_numpy(), f"{data}: the target column {target!r}")
+            tally.add(y, block[names].to_numpy())
+    if dropped:
+        notes.append(f"left out {dropped:,} rows whose target {target!r} is missing.")
+    if tally.rows == 0:
+        raise UsageError(f"{data}: no row with a label to evaluate.")
+    info = SimpleNamespace(source=str(data), n_rows=tally.rows, target=target)
+    return info, tally.metrics()
+
+
+def _evaluate_on_cluster(
+    est: Any,
+    data: Path,
+    target: str | None,
+    sep: str | None,
+    missing_target: str,
+    scheduler: str,
+) -> tuple[Any, dict[str, Any]]:
+    """``evaluate --scheduler``: log-probabilities computed on the cluster, the counts here."""
+    from ._data import _labels
+
+    columns = Columns(model=_model_features(est), numeric=not _is_table_model(est))
+    with connect(scheduler):
+        df = dask_table(data, _parse_sep(sep))
+        X, y, plan = dask_select(df, str(data), target, True, columns, missing_target)
+        notes.extend(plan.notes)
+        if plan.n_features != est.n_features_in_:
+            raise UsageError(
+                f"{data}: the data have {plan.n_features} feature columns, but the model was "
+                f"fitted with {est.n_features_in_}."
+            )
+        with busy(f"predicting on the cluster at {scheduler}"):
+            labels, log_proba = _compute(y, est.predict_log_proba(X))
+    from types import SimpleNamespace
+
+    y_ = _labels(np.asarray(labels), f"{data}: the target column {target!r}")
+    info = SimpleNamespace(source=str(data), n_rows=int(y_.size), target=target)
+    return info, _metrics(est, y_, log_proba, data)
+
+
+class _Tally:
+    """Confusion counts and the log-loss, accumulated over blocks of rows (memory: K x K)."""
+
+    def __init__(self, est: Any, data: Path) -> None:
+        self.classes = est.classes_
+        self.data = data
+        k = self.classes.size
+        self.counts = np.zeros((k, k), dtype=np.int64)  # true (a class) x predicted
+        self.unseen: dict[Any, NDArray[np.int64]] = {}  # a label the model never saw
+        self.loss = 0.0
+        self.seen_rows = 0
+        self.rows = 0
+
+    def add(self, y: Any, log_proba: Any) -> None:
+        classes, k = self.classes, self.classes.size
+        pred = np.argmax(log_proba, axis=1)
+        try:
+            seen = np.isin(y, classes)
+            np.union1d(classes, y[:1])
+        except TypeError:
+            raise UsageError(
+                f"{self.data}: the labels {np.unique(y.astype(str))[:5].tolist()} are not of the "
+                f"same kind as the model's classes {[str(c) for c in classes[:5]]}."
+            ) from None
+        true = np.searchsorted(classes, y[seen])
+        self.counts += np.bincount(true * k + pred[seen], minlength=k * k).reshape(k, k)
+        self.loss -= float(np.sum(log_proba[np.flatnonzero(seen), true]))
+        for label in np.unique(y[~seen]):
+            row = np.bincount(pred[~seen][y[~seen] == label], minlength=k)
+            self.unseen[label] = self.unseen.get(label, 0) + row
+        self.seen_rows += int(seen.sum())
+        self.rows += int(y.size)
+
+    def metrics(self) -> dict[str, Any]:
+        """Every figure of ``evaluate``, from the counts."""
+        import warnings
+
+        classes = self.classes
+        unseen = np.array(sorted(self.unseen, key=str)) if self.unseen else classes[:0]
+        labels = np.union1d(classes, unseen) if unseen.size else classes
+        at = np.searchsorted(labels, classes)
+        counts = np.zeros((labels.size, labels.size), dtype=np.int64)
+        counts[np.ix_(at, at)] = self.counts
+        for label, row in self.unseen.items():
+            counts[np.searchsorted(labels, label), at] = row
+        if unseen.size:
+            n = sum(int(r.sum()) for r in self.unseen.values())
+            warnings.warn(
+                f"the data hold label(s) the model has never seen: "
+                f"{', '.join(str(c) for c in unseen[:10])} ({n:,} rows); they "
+                "count as errors, and the log-loss is over the other rows.",
+                UserWarning,
+                stacklevel=3,
+            )
+        hits = np.diag(counts).astype(float)
+        support = counts.sum(axis=1)
+        predicted = counts.sum(axis=0)
+        precision = np.divide(hits, predicted, out=np.zeros_like(hits), where=predicted > 0)
+        recall = np.divide(hits, support, out=np.zeros_like(hits), where=support > 0)
+        both = precision + recall
+        f1 = np.divide(2 * precision * recall, both, out=np.zeros_like(hits), where=both > 0)
+        rows = counts.sum(axis=1, keepdims=True)
+        normalised = counts / np.where(rows > 0, rows, 1)
+        weights = support / max(int(support.sum()), 1)
+        return {
+            "labels": labels,
+            "counts": counts,
+            "normalised": normalised,
+            "accuracy": float(hits.sum() / max(self.rows, 1)),
+            "log_loss": self.loss / self.seen_rows if self.seen_rows else None,
+            "log_loss_rows": self.seen_rows,
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+            "support": support,
+            "macro": [float(np.mean(v)) for v in (precision, recall, f1)],
+            "weighted": [float(np.sum(weights * v)) for v in (precision, recall, f1)],
+            "unseen": [_plain(c) for c in unseen],
+        }
+
+
 def _metrics(est: Any, y: Any, log_proba: Any, data: Path) -> dict[str, Any]:
     """Every figure of ``evaluate``, from the true labels and the model's log-probabilities."""
-    import warnings
-
-    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
-
-    classes = est.classes_
-    pred = classes[np.argmax(log_proba, axis=1)]
-    try:
-        labels = np.union1d(classes, y)
-    except TypeError:
-        raise UsageError(
-            f"{data}: the labels {np.unique(y.astype(str))[:5].tolist()} are not of the same "
-            f"kind as the model's classes {[str(c) for c in classes[:5]]}."
-        ) from None
-    unseen = np.setdiff1d(np.unique(y), classes)
-    seen = np.isin(y, classes)
-    if unseen.size:
-        warnings.warn(
-            f"the data hold label(s) the model has never seen: "
-            f"{', '.join(str(c) for c in unseen[:10])} ({int((~seen).sum()):,} rows); they "
-            "count as errors, and the log-loss is over the other rows.",
-            UserWarning,
-            stacklevel=2,
-        )
-    counts = confusion_matrix(y, pred, labels=labels)
-    precision, recall, f1, support = precision_recall_fscore_support(
-        y, pred, labels=labels, zero_division=0
-    )
-    rows = counts.sum(axis=1, keepdims=True)
-    normalised = counts / np.where(rows > 0, rows, 1)
-    if seen.any():
-        idx = np.searchsorted(classes, y[seen])
-        log_loss: float | None = float(-np.mean(log_proba[np.flatnonzero(seen), idx]))
-    else:
-        log_loss = None
-    weights = support / max(int(support.sum()), 1)
-    return {
-        "labels": labels,
-        "counts": counts,
-        "normalised": normalised,
-        "accuracy": float(np.mean(pred == y)),
-        "log_loss": log_loss,
-        "log_loss_rows": int(seen.sum()),
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "support": support,
-        "macro": [float(np.mean(v)) for v in (precision, recall, f1)],
-        "weighted": [float(np.sum(weights * v)) for v in (precision, recall, f1)],
-        "unseen": [_plain(c) for c in unseen],
-    }
+    tally = _Tally(est, data)
+    tally.add(y, log_proba)
+    return tally.metrics()
 
 
 def _plain(value: Any) -> Any:
@@ -595,7 +1001,7 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _print_report(est: Any, ds: Dataset, m: dict[str, Any]) -> None:
+def _print_report(est: Any, ds: Any, m: dict[str, Any]) -> None:
     labels = m["labels"]
     loss = "n/a" if m["log_loss"] is None else f"{m['log_loss']:.4f}"
     out.print(
@@ -633,7 +1039,7 @@ def _print_report(est: Any, ds: Dataset, m: dict[str, Any]) -> None:
     out.print(cm)
 
 
-def _write_report(output: Path, model: Path, est: Any, ds: Dataset, m: dict[str, Any]) -> None:
+def _write_report(output: Path, model: Path, est: Any, ds: Any, m: dict[str, Any]) -> None:
     """``evaluate -o DIR``: the files, all rendered before any is written."""
     import pandas as pd
 
@@ -761,6 +1167,9 @@ def info(
         f"{summary['bayesrule_version']}",
     )
     out.print(table)
+    if summary.get("columns") is not None:  # MixedNB: what it made of each column
+        out.print()
+        out.print(est.describe(), soft_wrap=True, markup=False)
 
 
 def _summary(path: Path, est: Any) -> dict[str, Any]:
@@ -793,6 +1202,11 @@ def _summary(path: Path, est: Any) -> dict[str, Any]:
         "n_features": int(est.n_features_in_),
         "features": names if names is not None else [f"x{j}" for j in range(est.n_features_in_)],
         "kinds": None if kinds is None else [str(k) for k in kinds],
+        "columns": (
+            [{k: _jsonable(v) for k, v in row.items()} for row in est.column_summary()]
+            if callable(getattr(est, "column_summary", None))
+            else None
+        ),
         "format_version": meta.get("format_version"),
         "bayesrule_version": meta.get("bayesrule_version"),
     }

@@ -37,6 +37,7 @@ __all__ = [
     "select",
     "split_names",
     "UsageError",
+    "block_writer",
     "read_data",
     "table_writer",
     "write_files",
@@ -662,6 +663,46 @@ def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
     return to_parquet
 
 
+def block_writer(blocks: Any, path: Path) -> Callable[[Path], None]:
+    """A function writing an iterable of DataFrames, one after the other, as one table.
+
+    The format follows the suffix of ``path``, as for :func:`table_writer`;
+    the blocks are written as they come, so memory holds one block.
+    """
+    suffix = path.suffix.lower()
+    kind = OUTPUT_SUFFIXES.get(suffix)
+    if kind is None:
+        raise UsageError(
+            f"{path}: cannot write {suffix or '(no suffix)'!r}; use .csv, .parquet or .jsonl "
+            "(or - for CSV on standard output)."
+        )
+
+    def write(tmp: Path) -> None:
+        if kind == "Parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            writer = None
+            try:
+                for block in blocks:
+                    table = pa.Table.from_pandas(block, preserve_index=False)
+                    if writer is None:
+                        writer = pq.ParquetWriter(tmp, table.schema)
+                    writer.write_table(table)
+            finally:
+                if writer is not None:
+                    writer.close()
+            return
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            for i, block in enumerate(blocks):
+                if kind == "CSV":
+                    block.to_csv(fh, index=False, header=i == 0)
+                else:
+                    _json_lines_to(block, fh)
+
+    return write
+
+
 def _json_value(value: Any) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
@@ -672,18 +713,23 @@ def _json_value(value: Any) -> Any:
 
 def _write_json_lines(df: Any, path: Path) -> None:
     """One JSON object per row, numbers written in full (``repr``, round-trip exact)."""
+
+    with open(path, "w", encoding="utf-8") as fh:
+        _json_lines_to(df, fh)
+
+
+def _json_lines_to(df: Any, fh: Any) -> None:
     import json
 
     import pandas as pd
 
     columns = [str(c) for c in df.columns]
-    with open(path, "w", encoding="utf-8") as fh:
-        for row in df.itertuples(index=False, name=None):
-            record = {
-                c: (None if v is pd.NA or v is pd.NaT else _json_value(v))
-                for c, v in zip(columns, row, strict=True)
-            }
-            fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+    for row in df.itertuples(index=False, name=None):
+        record = {
+            c: (None if v is pd.NA or v is pd.NaT else _json_value(v))
+            for c, v in zip(columns, row, strict=True)
+        }
+        fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
 
 
 def write_table(df: Any, path: Path) -> None:

@@ -1,0 +1,251 @@
+"""Data larger than memory on the command line: streaming blocks, or a Dask cluster.
+
+Both paths choose the columns exactly as the in-memory path does: the first
+rows of the table go through :func:`~bayesrule.cli._data.select` (features
+and ``--drop`` globs, a written-out index column left out, the target, the
+numeric check), and the names it picks are handed to
+:func:`bayesrule.fit_stream` / :func:`bayesrule.iter_predict`, or used to
+cut the Dask DataFrame. The model is therefore the one the in-memory fit
+gives on the same file, to rounding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ._data import (
+    COMPRESSIONS,
+    STDIN,
+    Columns,
+    Dataset,
+    UsageError,
+    _decimal_commas,
+    _head_text,
+    _is_tsv,
+    _sniff_separator,
+    _table_kind,
+    select,
+)
+
+__all__ = [
+    "STREAM_BYTES",
+    "HEAD_ROWS",
+    "dask_table",
+    "on_cluster",
+    "plan_columns",
+    "should_stream",
+]
+
+#: files larger than this are streamed unless ``--no-stream`` is given (1 GiB)
+STREAM_BYTES = 1 << 30
+#: rows read up front to choose the columns (and tell an index column)
+HEAD_ROWS = 1000
+_DASK_HINT = "pip install 'bayesrule[dask]'"
+#: seconds to wait for a scheduler
+CONNECT_TIMEOUT = 10.0
+
+
+def _compression(path: Path) -> str | None:
+    suffix = path.suffixes[-1].lower() if path.suffixes else ""
+    return COMPRESSIONS.get(suffix)
+
+
+def should_stream(data: Path, stream: bool | None, block_rows: int | None) -> bool:
+    """Whether to read ``data`` block by block: ``--stream``, or by default above the size.
+
+    By default a CSV or Parquet file is streamed when it is larger than
+    :data:`STREAM_BYTES` or ``--block-rows`` is given; ``--no-stream`` reads
+    it at once. A source that cannot be streamed (standard input, a ``.zip``
+    archive, NumPy files, IDX folders) is an error with ``--stream`` and is
+    read at once otherwise.
+    """
+    if stream is False:
+        if block_rows is not None:
+            raise UsageError("--block-rows sets the rows of a streamed block; drop --no-stream.")
+        return False
+    reason = _not_streamable(data)
+    if stream is True or block_rows is not None:
+        if reason is not None:
+            option = "--stream" if stream else "--block-rows"
+            raise UsageError(f"{option}: {data}: {reason}; read it without {option}.")
+        return True
+    return reason is None and data.stat().st_size > STREAM_BYTES
+
+
+def _not_streamable(data: Path) -> str | None:
+    if data == STDIN:
+        return "standard input cannot be streamed (give a file)"
+    if not data.exists():
+        raise UsageError(f"{data}: no such file or directory.")
+    if data.is_dir() or _table_kind(data) is None:
+        return "only CSV and Parquet files are streamed"
+    if _compression(data) == "zip":
+        return "a .zip archive cannot be streamed (use .gz, .bz2, .xz or .zst)"
+    return None
+
+
+def head_frame(data: Path, sep: str | None, rows: int = HEAD_ROWS) -> Any:
+    """The first ``rows`` rows of a CSV or Parquet file as a DataFrame (column names as text).
+
+    A CSV file must use the separator the block reader uses (a comma; a tab
+    for ``.tsv``): another one is an error that says to read it at once.
+    """
+    import pandas as pd
+
+    if _table_kind(data) == "Parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            batch = next(pq.ParquetFile(data).iter_batches(batch_size=rows), None)
+        except Exception as exc:  # pyarrow raises several types for a foreign file
+            raise UsageError(f"{data}: not a readable Parquet file ({exc}).") from None
+        if batch is None:
+            raise UsageError(f"{data}: the file has no rows.")
+        df = batch.to_pandas()
+    else:
+        compression = _compression(data)
+        expected = "\t" if ".tsv" in [s.lower() for s in data.suffixes] else ","
+        head = _head_text(data, compression)
+        found = sep or _sniff_separator(head, default="\t" if _is_tsv(data) else ",")
+        if found != expected or (found == ";" and _decimal_commas(head)):
+            shown = {"\t": "tab", ",": "comma"}.get(found, repr(found))
+            raise UsageError(
+                f"{data}: streamed CSV files are separated by "
+                f"{'tabs (.tsv)' if expected == chr(9) else 'commas'}, this one by {shown}; "
+                "read it at once with --no-stream."
+            )
+        try:
+            df = pd.read_csv(data, sep=found, nrows=rows, compression=compression)
+        except Exception as exc:  # pandas raises many types for a foreign file
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(f"{data}: not a readable CSV file ({first}).") from None
+    df.columns = [str(c) for c in df.columns]
+    if df.shape[0] == 0:
+        raise UsageError(f"{data}: the file has no rows.")
+    return df
+
+
+def plan_columns(
+    head: Any, source: str, target: str | None, need_target: bool, columns: Columns
+) -> Dataset:
+    """The columns the in-memory path would choose, from the first rows of the table.
+
+    Rows of the head whose label is missing are set aside, as ``select`` does;
+    the streamed readers refuse such rows with the row number (the notes of
+    the head are not repeated).
+    """
+    ds = select(head, source, target, need_target, columns, missing_target="drop")
+    ds.notes = [n for n in ds.notes if not n.startswith("left out") or "index" in n]
+    return ds
+
+
+# ------------------------------------------------------------------ Dask
+def _dask_dataframe() -> Any:
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        raise UsageError(f"--scheduler needs Dask, which is not installed: {_DASK_HINT}") from None
+    return dd
+
+
+def dask_table(data: Path, sep: str | None) -> Any:
+    """A CSV or Parquet file as a Dask DataFrame (column names as text)."""
+    if data == STDIN or _table_kind(data) is None:
+        raise UsageError(f"--scheduler: {data}: only CSV and Parquet files are read on a cluster.")
+    if not data.exists():
+        raise UsageError(f"{data}: no such file or directory.")
+    dd = _dask_dataframe()
+    try:
+        if _table_kind(data) == "Parquet":
+            df = dd.read_parquet(str(data))
+        else:
+            compression = _compression(data)
+            head = _head_text(data, compression)
+            sep = sep or _sniff_separator(head, default="\t" if _is_tsv(data) else ",")
+            decimal = "," if sep == ";" and _decimal_commas(head) else "."
+            df = dd.read_csv(
+                str(data),
+                sep=sep,
+                decimal=decimal,
+                compression=compression,
+                # a compressed file cannot be cut into byte ranges
+                blocksize=None if compression else "64MB",
+            )
+    except ImportError as exc:
+        raise UsageError(f"--scheduler needs {exc.name}: {_DASK_HINT}") from None
+    except UsageError:
+        raise
+    except Exception as exc:  # dask, pandas and pyarrow raise many types for a foreign file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"{data}: not a readable table ({first}).") from None
+    return df.rename(columns={c: str(c) for c in df.columns})
+
+
+def dask_select(
+    df: Any,
+    source: str,
+    target: str | None,
+    need_target: bool,
+    columns: Columns,
+    missing_target: str = "drop",
+) -> tuple[Any, Any, Dataset]:
+    """``(X, y, plan)``: the Dask features and labels, the columns chosen as in memory."""
+    # the first partition alone (a head over every partition would read the whole file)
+    head = df.partitions[0].compute().iloc[:HEAD_ROWS]
+    if head.shape[0] == 0:
+        raise UsageError(f"{source}: the file has no rows.")
+    plan = select(head, source, target, need_target, columns)
+    plan.notes = [n for n in plan.notes if not n.startswith("left out") or "index" in n]
+    y = None
+    if target is not None:
+        missing = int(df[target].isnull().sum().compute())
+        if missing:
+            if missing_target == "error":
+                raise UsageError(
+                    f"{source}: the target column {target!r} is missing in {missing:,} rows; "
+                    "--missing-target drop leaves them out."
+                )
+            df = df[df[target].notnull()]
+            plan.notes.append(
+                f"left out {missing:,} row{'s' if missing != 1 else ''} whose target "
+                f"{target!r} is missing."
+            )
+        y = df[target]
+    cols = plan.feature_names or []
+    X = df[cols].astype(float) if columns.numeric else df[cols]
+    return X, y, plan
+
+
+@contextlib.contextmanager
+def on_cluster(address: str) -> Iterator[Any]:
+    """``client_for(address)``, its failures as one-line usage errors."""
+    from .._dask import client_for
+
+    try:
+        with client_for(address, timeout=CONNECT_TIMEOUT) as client:
+            yield client
+    except ImportError as exc:
+        raise UsageError(f"--scheduler: {exc}") from None
+
+
+def connect(address: str) -> contextlib.ExitStack:
+    """Enter :func:`on_cluster`; an unreachable scheduler is a usage error naming it."""
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(on_cluster(address))
+    except UsageError:
+        stack.close()
+        raise
+    except OSError as exc:
+        stack.close()
+        raise UsageError(f"--scheduler {address}: {exc}") from None
+    except Exception as exc:  # something answered that is not a Dask scheduler
+        stack.close()
+        raise UsageError(
+            f"--scheduler {address}: no Dask scheduler answered there "
+            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})."
+        ) from None
+    return stack
