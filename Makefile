@@ -33,6 +33,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_kernel_nb.py
 	$(PY) benchmarks/accuracy_shrinkage.py
 	$(PY) benchmarks/bench_busy.py
+	$(PY) benchmarks/bench_loo.py
+	$(PY) benchmarks/bench_mda.py
+	$(PY) benchmarks/bench_feature_ranges.py
+	$(PY) benchmarks/bench_mixed_kinds.py
+	$(PY) benchmarks/bench_dask.py
+	$(PY) benchmarks/bench_out_of_core.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
