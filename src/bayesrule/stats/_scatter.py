@@ -18,10 +18,11 @@ from ._common import (
     arrays_close,
     as_classes,
     class_matrix,
+    class_totals,
     downdate_moments,
     feature_bounds,
     noise_floor,
-    pilot_means,
+    one_hot_classes,
     prepare,
     row_ranges,
     syrk_add,
@@ -186,7 +187,7 @@ class ScatterStats(ClassStatistic):
             All class labels; defaults to the labels present in ``y``.
         """
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
-        counts, weights, centres = pilot_means(X, yi, w, c.size)
+        counts, weights, centres = _pilot_centres(X, yi, w, c.size, unit)
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = _zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
@@ -398,11 +399,7 @@ def _zero_columns(X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int) -> NDArr
     non-zero).
     """
     n, p = X.shape
-    stride = max(1, n // PROBE_ROWS)
-    ys, ws = yi[::stride], w[::stride]
-    with np.errstate(invalid="ignore", over="ignore"):
-        seen = np.asarray(class_matrix(ys, ws, k) @ np.abs(np.asarray(X[::stride], dtype=float)))
-    if not np.any(seen[np.bincount(ys, weights=ws, minlength=k) > 0] == 0.0):
+    if not _maybe_zero_columns(X, yi, w):
         return np.zeros((k, p), dtype=bool)
 
     def part(bounds: tuple[int, int]) -> _F:
@@ -420,6 +417,69 @@ def _zero_columns(X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int) -> NDArr
     with np.errstate(invalid="ignore", over="ignore"):
         total = sum(in_parallel(part, row_ranges(n, work), work))
     return np.asarray(total == 0.0)
+
+
+#: Rows of each class (evenly strided among its rows) averaged for its pilot centre.
+PILOT_PER_CLASS = 256
+
+
+def _pilot_centres(
+    X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int, unit: bool
+) -> tuple[NDArray[np.int64], _F, _F]:
+    """Rows with positive weight, weight sums, and provisional class centres.
+
+    Like :func:`~bayesrule.stats._common.pilot_means`, but each class's centre
+    is the weighted mean of at most ``PILOT_PER_CLASS`` of its own rows of
+    positive weight (evenly strided), so that every class present has a
+    centre of its own, however rare, and the cost does not grow with the
+    rows: the moments are corrected exactly to the class means afterwards.
+    A class without such rows gets 0 (its statistics are empty).
+    """
+    n, p = X.shape
+    counts, weights = class_totals(yi, w, k)
+    centres = np.zeros((k, p))
+    order = np.argsort(yi, kind="stable")
+    if not unit:
+        order = order[w[order] > 0]
+    if order.size == 0:
+        return counts, weights, centres
+    sorted_y = yi[order]
+    bounds = np.searchsorted(sorted_y, np.arange(k + 1))
+    step = np.maximum(1, np.diff(bounds) // PILOT_PER_CLASS)
+    pos = np.arange(order.size) - bounds[sorted_y]
+    take = pos % step[sorted_y] == 0
+    rows, ys = order[take], sorted_y[take]
+    ws = w[rows]
+    sw = np.bincount(ys, weights=ws, minlength=k)
+    sums = np.asarray(one_hot_classes(ys, ws, k) @ np.asarray(X[rows], dtype=np.float64))
+    present = sw > 0
+    centres[present] = sums[present] / sw[present, None]
+    return counts, weights, centres
+
+
+def _maybe_zero_columns(X: NDArray[Any], yi: NDArray[np.intp], w: _F) -> bool:
+    """Whether, in a strided sample of rows of positive weight, a class has an all-zero column.
+
+    Every column that is zero in all of a class's rows is zero in the sample
+    too, so False means no class has one. Comparisons and a segmented OR over
+    the sample's rows in class order: no BLAS product, whose threads cost far
+    more than so small a product on a busy machine.
+    """
+    n = X.shape[0]
+    stride = max(1, n // PROBE_ROWS)
+    ys, ws = yi[::stride], w[::stride]
+    Xs = X[::stride]
+    if not bool(np.all(ws > 0)):
+        keep = ws > 0
+        ys, Xs = ys[keep], Xs[keep]
+    if ys.size == 0:
+        return False
+    order = np.argsort(ys, kind="stable")
+    ys = ys[order]
+    starts = np.flatnonzero(np.concatenate(([True], ys[1:] != ys[:-1])))
+    # NaN and infinity are non-zero here, as in the exact pass
+    lit = np.logical_or.reduceat(np.asarray(Xs)[order] != 0, starts, axis=0)
+    return not bool(lit.all())
 
 
 def _moments_about(
