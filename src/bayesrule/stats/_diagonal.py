@@ -193,18 +193,22 @@ def _block_moments(
     if observed is not None:
         D = X - means[yi]
         D *= observed
+        np.multiply(D, D, out=D)
     else:
-        # residuals chunk by chunk (no block-sized gather of the means); the
-        # range is taken from each chunk as it is read, and costs little more
+        # squared residuals chunk by chunk, each while it is in cache (no
+        # block-sized gather of the means), into the float64 copy of X when
+        # there is one; the range is taken from each chunk as it is read
         n, p = X.shape
-        D = np.empty_like(X)
+        copied = not (isinstance(given, np.ndarray) and np.may_share_memory(X, given))
+        D = X if copied else np.empty_like(X)
         folded = empty_bounds(p)
         step = chunk_rows(p)
         for s in range(0, n, step):
             chunk = X[s : s + step]
             fold_bounds(folded, chunk)
-            np.subtract(chunk, means[yi[s : s + step]], out=D[s : s + step])
+            out = D[s : s + step]
+            np.subtract(chunk, means[yi[s : s + step]], out=out)
+            np.multiply(out, out, out=out)
         bounds = settled_bounds(folded, given, w)
-    np.multiply(D, D, out=D)
     m2 = np.asarray(H @ D)
     return counts, weights, V, means, m2, bounds
