@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._parallel import blas_budget
 from ._common import (
+    CHUNK_VALUES,
     ClassStatistic,
     arrays_close,
     as_classes,
@@ -67,6 +68,8 @@ class DiagonalStats(ClassStatistic):
     m2: _F
 
     _per_class = ("counts", "weights", "feature_weights", "means", "m2")
+    #: works as fast on F-ordered (feature-major) blocks as on C-ordered ones
+    column_major = True
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> DiagonalStats:
@@ -202,13 +205,39 @@ def _block_moments(
         copied = not (isinstance(given, np.ndarray) and np.may_share_memory(X, given))
         D = X if copied else np.empty_like(X)
         folded = empty_bounds(p)
-        step = chunk_rows(p)
-        for s in range(0, n, step):
-            chunk = X[s : s + step]
-            fold_bounds(folded, chunk)
-            out = D[s : s + step]
-            np.subtract(chunk, means[yi[s : s + step]], out=out)
-            np.multiply(out, out, out=out)
+        if X.flags.f_contiguous and not X.flags.c_contiguous:
+            # columns in memory (as read from Parquet): the same, feature by feature
+            _squared_residuals_by_column(X.T, means.T, yi, D.T, folded)
+        else:
+            step = chunk_rows(p)
+            for s in range(0, n, step):
+                chunk = X[s : s + step]
+                fold_bounds(folded, chunk)
+                out = D[s : s + step]
+                np.subtract(chunk, means[yi[s : s + step]], out=out)
+                np.multiply(out, out, out=out)
         bounds = settled_bounds(folded, given, w)
     m2 = np.asarray(H @ D)
     return counts, weights, V, means, m2, bounds
+
+
+def _squared_residuals_by_column(
+    XT: _F, MT: _F, yi: NDArray[np.intp], DT: _F, folded: tuple[_F, _F]
+) -> None:
+    """``DT = (XT - MT[:, yi])**2`` for a feature-major ``XT`` (p, n), a few features at a time.
+
+    Each group of features is reduced to its range and its squared residuals
+    while it is in cache; ``folded`` is widened in place by the range.
+    """
+    p, n = XT.shape
+    group = max(1, CHUNK_VALUES // max(n, 1))
+    lo, hi = folded
+    for a in range(0, p, group):
+        b = min(p, a + group)
+        rows = XT[a:b]
+        if n:
+            np.minimum(lo[a:b], rows.min(axis=1), out=lo[a:b])
+            np.maximum(hi[a:b], rows.max(axis=1), out=hi[a:b])
+        out = DT[a:b]
+        np.subtract(rows, np.take(MT[a:b], yi, axis=1), out=out)
+        np.multiply(out, out, out=out)
