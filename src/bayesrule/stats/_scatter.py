@@ -142,6 +142,8 @@ class ScatterStats(ClassStatistic):
     m4: _F
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "means", "scatter", "m3", "m4")
+    #: works as fast on F-ordered (feature-major) blocks as on C-ordered ones
+    column_major = True
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -451,8 +453,19 @@ def _pilot_centres(
     rows, ys = order[take], sorted_y[take]
     ws = w[rows]
     sw = np.bincount(ys, weights=ws, minlength=k)
-    sums = np.asarray(one_hot_classes(ys, ws, k) @ np.asarray(X[rows], dtype=np.float64))
     present = sw > 0
+    if X.flags.f_contiguous and not X.flags.c_contiguous:
+        # feature-major: the sample's columns, summed class by class (in class order)
+        # taken in file order (one sweep over each column), then put in class order
+        at = np.sort(rows)
+        XsT = np.take(np.take(X.T, at, axis=1), np.argsort(yi[at], kind="stable"), axis=1)
+        XsT = XsT.astype(np.float64)
+        if not unit:
+            XsT *= ws
+        starts = np.flatnonzero(np.concatenate(([True], ys[1:] != ys[:-1])))
+        centres[ys[starts]] = np.add.reduceat(XsT, starts, axis=1).T / sw[ys[starts], None]
+        return counts, weights, centres
+    sums = np.asarray(one_hot_classes(ys, ws, k) @ np.asarray(X[rows], dtype=np.float64))
     centres[present] = sums[present] / sw[present, None]
     return counts, weights, centres
 
@@ -552,10 +565,17 @@ def _moments_about(
         m3[j, at1] += T.sum(axis=0)
         m4[j] += Q.sum()
 
+    # feature-major X (F order, as read from Parquet columns): the range's rows
+    # are put in class order once, as a (p, rows) array, and each block of
+    # residuals is built transposed, [R, 1, |R|^2]' (same product, no
+    # transposition of X)
+    columns = X.flags.f_contiguous and not X.flags.c_contiguous and p > 1
+
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
         shared = []
         flat = np.empty(min(step, hi - lo) * (p + extra(p)))
+        XsT = np.take(X.T, order[lo:hi], axis=1) if columns else None
         for j in range(k):
             a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
             if a >= b:
@@ -567,6 +587,23 @@ def _moments_about(
             edges = np.linspace(a, b, blocks + 1).astype(int).tolist()
             for s, e in zip(edges[:-1], edges[1:], strict=True):
                 rows = order[s:e]
+                if XsT is not None:
+                    BT = flat[: (e - s) * n_col].reshape(n_col, e - s)  # contiguous: syrk
+                    RT = BT[:m]
+                    if c is None:
+                        np.subtract(XsT[:, s - lo : e - lo], centres[j][:, None], out=RT)
+                    else:
+                        np.subtract(XsT[c, s - lo : e - lo], centres[j, c][:, None], out=RT)
+                    BT[m] = 1.0
+                    if fourth:
+                        np.multiply(RT, RT, out=BT[m + 1 :])
+                    else:
+                        np.einsum("ij,ij->j", RT, RT, out=BT[m + 1])
+                    if not unit:
+                        BT *= np.sqrt(w[rows])[None, :]
+                    if e > s:
+                        acc += np.dot(BT, BT.T)
+                    continue
                 B = flat[: (e - s) * n_col].reshape(e - s, n_col)  # contiguous: syrk
                 R = B[:, :m]
                 if c is None:
