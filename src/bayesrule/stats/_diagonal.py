@@ -179,14 +179,14 @@ def _block_moments(
     X = np.asarray(X, dtype=np.float64)
     H = class_matrix(yi, w, k)
     counts, weights = class_totals(yi, w, k)
-    sums = np.asarray(H @ X)
+    sums = _class_sums(H, X)
     if np.isnan(sums).any():
         # missing entries (NaN) in this block: split them out
         bounds = block_bounds(given, w)
         observed = ~np.isnan(X)
         X = np.where(observed, X, 0.0)
-        V = np.asarray(H @ observed.astype(np.float64))
-        sums = np.asarray(H @ X)
+        V = _class_sums(H, observed.astype(np.float64))
+        sums = _class_sums(H, X)
     else:
         # the common case: every feature observed with the rows' whole weight
         observed = None
@@ -217,8 +217,19 @@ def _block_moments(
                 np.subtract(chunk, means[yi[s : s + step]], out=out)
                 np.multiply(out, out, out=out)
         bounds = settled_bounds(folded, given, w)
-    m2 = np.asarray(H @ D)
+    m2 = _class_sums(H, D)
     return counts, weights, V, means, m2, bounds
+
+
+def _class_sums(H: Any, A: _F) -> _F:
+    """``H @ A``: per-class sums of the rows of ``A`` (``H`` the class matrix).
+
+    For a feature-major ``A`` (F order) as ``(A' H')'``, the form the BLAS
+    runs fast on such an array.
+    """
+    if A.flags.f_contiguous and not A.flags.c_contiguous:
+        return np.ascontiguousarray(np.asarray(A.T @ H.T).T)
+    return np.asarray(H @ A)
 
 
 def _squared_residuals_by_column(
