@@ -528,7 +528,10 @@ class _Ring:
         self.next = (i + 1) % len(self.slots)
         held = self.slots[i]
         if held is None or held.shape != shape or held.dtype != dtype:
-            held = self.slots[i] = np.empty(shape, dtype=dtype, order=self.order)
+            if self.order == "F":
+                held = self.slots[i] = np.empty(shape, dtype=dtype, order="F")
+            else:
+                held = self.slots[i] = np.empty(shape, dtype=dtype)
         return held
 
 
