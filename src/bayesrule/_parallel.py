@@ -13,7 +13,9 @@ count (``openblas_set_num_threads_local`` sets the same global). When the BLAS
 has more threads than a job's budget, and ``limit_blas`` is on (the default),
 the count is lowered while the job's products run and restored when the last
 bayesrule job that lowered it ends, also when one raises. Other threads' BLAS
-calls made in that window run with the lower count. With ``limit_blas=False``
+calls made in that window run with the lower count. The count is always
+changed from one long-lived thread of ours and read back (OpenBLAS may
+ignore a change made from another short-lived thread than the previous one). With ``limit_blas=False``
 bayesrule never changes it. See ``docs/parallelism.md``.
 """
 
@@ -236,7 +238,10 @@ def _set_counts(changes: list[tuple[Any, int]]) -> None:
             if all(int(lib.get_num_threads() or 1) == count for lib, count in changes):
                 return
 
-    _setter.submit(run).result()
+    try:
+        _setter.submit(run).result()
+    except RuntimeError:  # new work refused at interpreter shutdown: set them here
+        run()
 
 
 def _apply(cap: int | None) -> None:
