@@ -205,7 +205,7 @@ def _block_moments(
         copied = not (isinstance(given, np.ndarray) and np.may_share_memory(X, given))
         D = X if copied else np.empty_like(X)
         folded = empty_bounds(p)
-        if X.flags.f_contiguous and not X.flags.c_contiguous:
+        if _feature_major(X):
             # columns in memory (as read from Parquet): the same, feature by feature
             _squared_residuals_by_column(X.T, means.T, yi, D.T, folded)
         else:
@@ -227,7 +227,7 @@ def _class_sums(H: Any, A: _F) -> _F:
     For a feature-major ``A`` (F order) as ``(A' H')'``, the form the BLAS
     runs fast on such an array.
     """
-    if A.flags.f_contiguous and not A.flags.c_contiguous:
+    if _feature_major(A):
         return np.ascontiguousarray(np.asarray(A.T @ H.T).T)
     return np.asarray(H @ A)
 
@@ -252,3 +252,9 @@ def _squared_residuals_by_column(
         out = DT[a:b]
         np.subtract(rows, np.take(MT[a:b], yi, axis=1), out=out)
         np.multiply(out, out, out=out)
+
+
+def _feature_major(X: Any) -> bool:
+    """Whether ``X`` is a NumPy array laid out column by column (F order, not also C)."""
+    flags = getattr(X, "flags", None)
+    return bool(flags is not None and flags.f_contiguous and not flags.c_contiguous)

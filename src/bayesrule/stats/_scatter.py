@@ -454,7 +454,7 @@ def _pilot_centres(
     ws = w[rows]
     sw = np.bincount(ys, weights=ws, minlength=k)
     present = sw > 0
-    if X.flags.f_contiguous and not X.flags.c_contiguous:
+    if _feature_major(X):
         # feature-major: the sample's columns, summed class by class (in class order)
         # taken in file order (one sweep over each column), then put in class order
         at = np.sort(rows)
@@ -569,7 +569,7 @@ def _moments_about(
     # are put in class order once, as a (p, rows) array, and each block of
     # residuals is built transposed, [R, 1, |R|^2]' (same product, no
     # transposition of X)
-    columns = X.flags.f_contiguous and not X.flags.c_contiguous and p > 1
+    columns = _feature_major(X) and p > 1
 
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
@@ -635,3 +635,9 @@ def _moments_about(
         for j, acc in shared:
             store(j, acc, False)
     return scatter, m3, m4, s1, t, q
+
+
+def _feature_major(X: Any) -> bool:
+    """Whether ``X`` is a NumPy array laid out column by column (F order, not also C)."""
+    flags = getattr(X, "flags", None)
+    return bool(flags is not None and flags.f_contiguous and not flags.c_contiguous)
