@@ -206,3 +206,88 @@ def test_inside_a_worker_nested_passes_run_serially():
     with config_context(n_threads=2):
         _parallel.in_parallel(part, [0, 1], np.inf)
     assert inner == [1, 1]
+
+
+@pytest.fixture
+def two_blas_threads():
+    """The BLAS's thread counts, when it has two threads at least."""
+    before = blas_counts()
+    if not before or max(before) < 2:
+        pytest.skip("needs a multi-threaded BLAS")
+    return before
+
+
+_SEVERAL_THREADS = """
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from threadpoolctl import threadpool_info
+
+from bayesrule import _parallel
+from bayesrule._config import config_context
+
+def counts():
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+A = np.random.default_rng(0).normal(size=(600, 60))
+
+def job(_):
+    with config_context(n_threads=1), _parallel.blas_budget(float("inf")):
+        return A.T @ A
+
+before = counts()
+after = []
+for workers in (2, 4, 3, 2, 4):
+    for _ in range(6):
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(job, range(2 * workers)))
+        after.append(counts())
+print(json.dumps({"before": before, "after": after}))
+"""
+
+
+def test_caps_from_several_threads_leave_the_blas_as_it_was(two_blas_threads):
+    # OpenBLAS ignored a restore made from another short-lived thread than the
+    # one that lowered the count, which then stayed at 1 for good; a fresh
+    # process, as a count once set from the main thread hid it
+    import json
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _SEVERAL_THREADS],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ),
+        timeout=120,
+    )
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["after"] == [seen["before"]] * len(seen["after"])
+
+
+def test_a_restore_from_a_fresh_thread_takes_effect(two_blas_threads):
+    before = two_blas_threads
+    barrier = threading.Barrier(2)
+    holders = []
+
+    def hold():
+        cap = _parallel._blas_cap(1)
+        cap.__enter__()
+        holders.append(cap)
+        barrier.wait()
+
+    def release():
+        barrier.wait()
+        holders[0].__exit__(None, None, None)
+
+    with config_context(n_threads=1):
+        a = threading.Thread(target=hold)
+        b = threading.Thread(target=release)
+        a.start()
+        b.start()
+        a.join()
+        b.join()
+    assert blas_counts() == before

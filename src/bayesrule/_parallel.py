@@ -13,7 +13,9 @@ count (``openblas_set_num_threads_local`` sets the same global). When the BLAS
 has more threads than a job's budget, and ``limit_blas`` is on (the default),
 the count is lowered while the job's products run and restored when the last
 bayesrule job that lowered it ends, also when one raises. Other threads' BLAS
-calls made in that window run with the lower count. With ``limit_blas=False``
+calls made in that window run with the lower count. The count is always
+changed from one long-lived thread of ours and read back (OpenBLAS may
+ignore a change made from another short-lived thread than the previous one). With ``limit_blas=False``
 bayesrule never changes it. See ``docs/parallelism.md``.
 """
 
@@ -207,6 +209,41 @@ _saved: list[tuple[Any, int]] | None = None
 _original_count = 1
 
 
+#: the one thread that changes BLAS thread counts (see :func:`_set_counts`)
+_setter: Any = None
+#: tries at a change the library does not take at once
+SET_TRIES = 5
+
+
+def _set_counts(changes: list[tuple[Any, int]]) -> None:
+    """Set each library's thread count, on one long-lived thread of ours; under _lock.
+
+    OpenBLAS (the scipy-openblas wheels at least) sometimes ignores
+    ``openblas_set_num_threads`` called from a short-lived thread other than
+    the one that made the previous change, so that a count lowered in one
+    worker thread and restored from another stayed lowered for good. Every
+    change is therefore made from the same thread, and read back there:
+    one the library did not take is made again (a few times).
+    """
+    global _setter
+    if _setter is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _setter = ThreadPoolExecutor(1, thread_name_prefix="bayesrule-blas")
+
+    def run() -> None:
+        for _ in range(SET_TRIES):
+            for lib, count in changes:
+                lib.set_num_threads(count)
+            if all(int(lib.get_num_threads() or 1) == count for lib, count in changes):
+                return
+
+    try:
+        _setter.submit(run).result()
+    except RuntimeError:  # new work refused at interpreter shutdown: set them here
+        run()
+
+
 def _apply(cap: int | None) -> None:
     """Set the BLAS to ``cap`` threads, or back to its original counts (``None``); under _lock.
 
@@ -216,8 +253,7 @@ def _apply(cap: int | None) -> None:
     global _applied, _saved, _original_count
     if cap is None:
         if _saved is not None:
-            for lib, count in _saved:
-                lib.set_num_threads(count)
+            _set_counts(_saved)
         _saved, _applied = None, None
         return
     if _saved is None:
@@ -228,8 +264,7 @@ def _apply(cap: int | None) -> None:
     # never above the count the BLAS had before the first cap
     cap = min(cap, _original_count)
     if cap != _applied:
-        for lib, _ in _saved:
-            lib.set_num_threads(cap)
+        _set_counts([(lib, cap) for lib, _ in _saved])
     _applied = cap
 
 

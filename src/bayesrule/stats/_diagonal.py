@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._parallel import blas_budget
 from ._common import (
+    CHUNK_VALUES,
     ClassStatistic,
     arrays_close,
     as_classes,
@@ -67,6 +68,8 @@ class DiagonalStats(ClassStatistic):
     m2: _F
 
     _per_class = ("counts", "weights", "feature_weights", "means", "m2")
+    #: works as fast on F-ordered (feature-major) blocks as on C-ordered ones
+    column_major = True
 
     @classmethod
     def empty(cls, classes: ArrayLike, n_features: int) -> DiagonalStats:
@@ -176,14 +179,14 @@ def _block_moments(
     X = np.asarray(X, dtype=np.float64)
     H = class_matrix(yi, w, k)
     counts, weights = class_totals(yi, w, k)
-    sums = np.asarray(H @ X)
+    sums = _class_sums(H, X)
     if np.isnan(sums).any():
         # missing entries (NaN) in this block: split them out
         bounds = block_bounds(given, w)
         observed = ~np.isnan(X)
         X = np.where(observed, X, 0.0)
-        V = np.asarray(H @ observed.astype(np.float64))
-        sums = np.asarray(H @ X)
+        V = _class_sums(H, observed.astype(np.float64))
+        sums = _class_sums(H, X)
     else:
         # the common case: every feature observed with the rows' whole weight
         observed = None
@@ -193,18 +196,65 @@ def _block_moments(
     if observed is not None:
         D = X - means[yi]
         D *= observed
+        np.multiply(D, D, out=D)
     else:
-        # residuals chunk by chunk (no block-sized gather of the means); the
-        # range is taken from each chunk as it is read, and costs little more
+        # squared residuals chunk by chunk, each while it is in cache (no
+        # block-sized gather of the means), into the float64 copy of X when
+        # there is one; the range is taken from each chunk as it is read
         n, p = X.shape
-        D = np.empty_like(X)
+        copied = not (isinstance(given, np.ndarray) and np.may_share_memory(X, given))
+        D = X if copied else np.empty_like(X)
         folded = empty_bounds(p)
-        step = chunk_rows(p)
-        for s in range(0, n, step):
-            chunk = X[s : s + step]
-            fold_bounds(folded, chunk)
-            np.subtract(chunk, means[yi[s : s + step]], out=D[s : s + step])
+        if _feature_major(X):
+            # columns in memory (as read from Parquet): the same, feature by feature
+            _squared_residuals_by_column(X.T, means.T, yi, D.T, folded)
+        else:
+            step = chunk_rows(p)
+            for s in range(0, n, step):
+                chunk = X[s : s + step]
+                fold_bounds(folded, chunk)
+                out = D[s : s + step]
+                np.subtract(chunk, means[yi[s : s + step]], out=out)
+                np.multiply(out, out, out=out)
         bounds = settled_bounds(folded, given, w)
-    np.multiply(D, D, out=D)
-    m2 = np.asarray(H @ D)
+    m2 = _class_sums(H, D)
     return counts, weights, V, means, m2, bounds
+
+
+def _class_sums(H: Any, A: _F) -> _F:
+    """``H @ A``: per-class sums of the rows of ``A`` (``H`` the class matrix).
+
+    For a feature-major ``A`` (F order) as ``(A' H')'``, the form the BLAS
+    runs fast on such an array.
+    """
+    if _feature_major(A):
+        return np.ascontiguousarray(np.asarray(A.T @ H.T).T)
+    return np.asarray(H @ A)
+
+
+def _squared_residuals_by_column(
+    XT: _F, MT: _F, yi: NDArray[np.intp], DT: _F, folded: tuple[_F, _F]
+) -> None:
+    """``DT = (XT - MT[:, yi])**2`` for a feature-major ``XT`` (p, n), a few features at a time.
+
+    Each group of features is reduced to its range and its squared residuals
+    while it is in cache; ``folded`` is widened in place by the range.
+    """
+    p, n = XT.shape
+    group = max(1, CHUNK_VALUES // max(n, 1))
+    lo, hi = folded
+    for a in range(0, p, group):
+        b = min(p, a + group)
+        rows = XT[a:b]
+        if n:
+            np.minimum(lo[a:b], rows.min(axis=1), out=lo[a:b])
+            np.maximum(hi[a:b], rows.max(axis=1), out=hi[a:b])
+        out = DT[a:b]
+        np.subtract(rows, np.take(MT[a:b], yi, axis=1), out=out)
+        np.multiply(out, out, out=out)
+
+
+def _feature_major(X: Any) -> bool:
+    """Whether ``X`` is a NumPy array laid out column by column (F order, not also C)."""
+    flags = getattr(X, "flags", None)
+    return bool(flags is not None and flags.f_contiguous and not flags.c_contiguous)

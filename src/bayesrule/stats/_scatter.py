@@ -18,11 +18,12 @@ from ._common import (
     arrays_close,
     as_classes,
     class_matrix,
+    class_totals,
     downdate_moments,
     feature_bounds,
     label_repr,
     noise_floor,
-    pilot_means,
+    one_hot_classes,
     prepare,
     row_ranges,
     syrk_add,
@@ -142,6 +143,8 @@ class ScatterStats(ClassStatistic):
     m4: _F
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "means", "scatter", "m3", "m4")
+    #: works as fast on F-ordered (feature-major) blocks as on C-ordered ones
+    column_major = True
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -187,7 +190,7 @@ class ScatterStats(ClassStatistic):
             All class labels; defaults to the labels present in ``y``.
         """
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
-        counts, weights, centres = pilot_means(X, yi, w, c.size)
+        counts, weights, centres = _pilot_centres(X, yi, w, c.size, unit)
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = _zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
@@ -399,11 +402,7 @@ def _zero_columns(X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int) -> NDArr
     non-zero).
     """
     n, p = X.shape
-    stride = max(1, n // PROBE_ROWS)
-    ys, ws = yi[::stride], w[::stride]
-    with np.errstate(invalid="ignore", over="ignore"):
-        seen = np.asarray(class_matrix(ys, ws, k) @ np.abs(np.asarray(X[::stride], dtype=float)))
-    if not np.any(seen[np.bincount(ys, weights=ws, minlength=k) > 0] == 0.0):
+    if not _maybe_zero_columns(X, yi, w):
         return np.zeros((k, p), dtype=bool)
 
     def part(bounds: tuple[int, int]) -> _F:
@@ -421,6 +420,80 @@ def _zero_columns(X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int) -> NDArr
     with np.errstate(invalid="ignore", over="ignore"):
         total = sum(in_parallel(part, row_ranges(n, work), work))
     return np.asarray(total == 0.0)
+
+
+#: Rows of each class (evenly strided among its rows) averaged for its pilot centre.
+PILOT_PER_CLASS = 256
+
+
+def _pilot_centres(
+    X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int, unit: bool
+) -> tuple[NDArray[np.int64], _F, _F]:
+    """Rows with positive weight, weight sums, and provisional class centres.
+
+    Like :func:`~bayesrule.stats._common.pilot_means`, but each class's centre
+    is the weighted mean of at most ``PILOT_PER_CLASS`` of its own rows of
+    positive weight (evenly strided), so that every class present has a
+    centre of its own, however rare, and the cost does not grow with the
+    rows: the moments are corrected exactly to the class means afterwards.
+    A class without such rows gets 0 (its statistics are empty).
+    """
+    n, p = X.shape
+    counts, weights = class_totals(yi, w, k)
+    centres = np.zeros((k, p))
+    order = np.argsort(yi, kind="stable")
+    if not unit:
+        order = order[w[order] > 0]
+    if order.size == 0:
+        return counts, weights, centres
+    sorted_y = yi[order]
+    bounds = np.searchsorted(sorted_y, np.arange(k + 1))
+    step = np.maximum(1, np.diff(bounds) // PILOT_PER_CLASS)
+    pos = np.arange(order.size) - bounds[sorted_y]
+    take = pos % step[sorted_y] == 0
+    rows, ys = order[take], sorted_y[take]
+    ws = w[rows]
+    sw = np.bincount(ys, weights=ws, minlength=k)
+    present = sw > 0
+    if _feature_major(X):
+        # feature-major: the sample's columns, summed class by class (in class order)
+        # taken in file order (one sweep over each column), then put in class order
+        at = np.sort(rows)
+        XsT = np.take(np.take(X.T, at, axis=1), np.argsort(yi[at], kind="stable"), axis=1)
+        XsT = XsT.astype(np.float64)
+        if not unit:
+            XsT *= ws
+        starts = np.flatnonzero(np.concatenate(([True], ys[1:] != ys[:-1])))
+        centres[ys[starts]] = np.add.reduceat(XsT, starts, axis=1).T / sw[ys[starts], None]
+        return counts, weights, centres
+    sums = np.asarray(one_hot_classes(ys, ws, k) @ np.asarray(X[rows], dtype=np.float64))
+    centres[present] = sums[present] / sw[present, None]
+    return counts, weights, centres
+
+
+def _maybe_zero_columns(X: NDArray[Any], yi: NDArray[np.intp], w: _F) -> bool:
+    """Whether, in a strided sample of rows of positive weight, a class has an all-zero column.
+
+    Every column that is zero in all of a class's rows is zero in the sample
+    too, so False means no class has one. Comparisons and a segmented OR over
+    the sample's rows in class order: no BLAS product, whose threads cost far
+    more than so small a product on a busy machine.
+    """
+    n = X.shape[0]
+    stride = max(1, n // PROBE_ROWS)
+    ys, ws = yi[::stride], w[::stride]
+    Xs = X[::stride]
+    if not bool(np.all(ws > 0)):
+        keep = ws > 0
+        ys, Xs = ys[keep], Xs[keep]
+    if ys.size == 0:
+        return False
+    order = np.argsort(ys, kind="stable")
+    ys = ys[order]
+    starts = np.flatnonzero(np.concatenate(([True], ys[1:] != ys[:-1])))
+    # NaN and infinity are non-zero here, as in the exact pass
+    lit = np.logical_or.reduceat(np.asarray(Xs)[order] != 0, starts, axis=0)
+    return not bool(lit.all())
 
 
 def _moments_about(
@@ -493,10 +566,17 @@ def _moments_about(
         m3[j, at1] += T.sum(axis=0)
         m4[j] += Q.sum()
 
+    # feature-major X (F order, as read from Parquet columns): the range's rows
+    # are put in class order once, as a (p, rows) array, and each block of
+    # residuals is built transposed, [R, 1, |R|^2]' (same product, no
+    # transposition of X)
+    columns = _feature_major(X) and p > 1
+
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
         shared = []
         flat = np.empty(min(step, hi - lo) * (p + extra(p)))
+        XsT = np.take(X.T, order[lo:hi], axis=1) if columns else None
         for j in range(k):
             a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
             if a >= b:
@@ -508,6 +588,23 @@ def _moments_about(
             edges = np.linspace(a, b, blocks + 1).astype(int).tolist()
             for s, e in zip(edges[:-1], edges[1:], strict=True):
                 rows = order[s:e]
+                if XsT is not None:
+                    BT = flat[: (e - s) * n_col].reshape(n_col, e - s)  # contiguous: syrk
+                    RT = BT[:m]
+                    if c is None:
+                        np.subtract(XsT[:, s - lo : e - lo], centres[j][:, None], out=RT)
+                    else:
+                        np.subtract(XsT[c, s - lo : e - lo], centres[j, c][:, None], out=RT)
+                    BT[m] = 1.0
+                    if fourth:
+                        np.multiply(RT, RT, out=BT[m + 1 :])
+                    else:
+                        np.einsum("ij,ij->j", RT, RT, out=BT[m + 1])
+                    if not unit:
+                        BT *= np.sqrt(w[rows])[None, :]
+                    if e > s:
+                        acc += np.dot(BT, BT.T)
+                    continue
                 B = flat[: (e - s) * n_col].reshape(e - s, n_col)  # contiguous: syrk
                 R = B[:, :m]
                 if c is None:
@@ -539,3 +636,9 @@ def _moments_about(
         for j, acc in shared:
             store(j, acc, False)
     return scatter, m3, m4, s1, t, q
+
+
+def _feature_major(X: Any) -> bool:
+    """Whether ``X`` is a NumPy array laid out column by column (F order, not also C)."""
+    flags = getattr(X, "flags", None)
+    return bool(flags is not None and flags.f_contiguous and not flags.c_contiguous)
