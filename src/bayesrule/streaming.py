@@ -37,8 +37,12 @@ from numpy.typing import NDArray
 
 __all__ = ["fit_stream", "iter_predict", "predict_stream", "read_blocks"]
 
-#: rows of a block when none is given: about this many float64 values (32 MiB)
+#: rows of a block when none is given: about this many float64 values (32 MiB),
+#: but at least ``_ROWS_PER_FEATURE`` rows per feature, so that the per-block
+#: work that does not grow with the rows (a merge of K p x p scatters) stays
+#: small beside the block's own products on wide data (784 pixels: 19600 rows)
 _BLOCK_VALUES = 1 << 22
+_ROWS_PER_FEATURE = 25
 #: KernelNB's default bound on the distinct values kept per feature
 MAX_VALUES = 2048
 #: blocks read ahead of the one being summarised
@@ -736,7 +740,7 @@ def _npy_chunks(
                 raise ValueError(
                     f"{f.name}: feature column {bad[0]} is out of range for {p} columns."
                 )
-        rows = block_rows or max(256, _BLOCK_VALUES // max(len(cols), 1))
+        rows = block_rows or _default_rows(len(cols), 256)
         whole = cols == list(range(p))
         dtype = np.float32 if A.dtype == np.float32 else np.float64
         for s in range(0, n, rows):
@@ -860,7 +864,7 @@ def _open(
 
 
 def _auto_rows(block_rows: int | None, p: int) -> int:
-    return int(block_rows) if block_rows else max(1024, _BLOCK_VALUES // max(p, 1))
+    return int(block_rows) if block_rows else _default_rows(p, 1024)
 
 
 def _parquet_chunks(
@@ -1003,7 +1007,8 @@ def read_blocks(
     weight : str, int, path or array, optional
         A column of sample weights; then blocks are ``(X, y, sample_weight)``.
     block_rows : int, optional
-        Rows per block; by default about 32 MiB of float64 values.
+        Rows per block; by default about 32 MiB of float64 values, and at least
+        25 rows per feature.
     frame : bool, default=False
         Give ``X`` as a pandas DataFrame with the columns' own dtypes
         (strings, categories: what :class:`~bayesrule.MixedNB` takes) instead
@@ -1208,6 +1213,11 @@ def _install(est: Any, stats: Any, schema: tuple[Any, ...]) -> None:
         est.__dict__.clear()
         est.__dict__.update(saved)
         raise
+
+
+def _default_rows(p: int, least: int) -> int:
+    """Rows of a block of ``p`` columns when the caller gave none."""
+    return max(least, _BLOCK_VALUES // max(p, 1), _ROWS_PER_FEATURE * p)
 
 
 def fit_stream(
