@@ -632,3 +632,15 @@ def test_client_for_an_unreachable_address_names_it():
         pass
     with pytest.raises(ValueError, match="address"), client_for(""):
         pass
+
+
+def test_mixture_discriminant_analysis_refuses_dask_and_block_fits_with_its_reason():
+    X = da.random.random((100, 4), chunks=50)
+    y = da.from_array(np.repeat([0, 1], 50), chunks=50)
+    with pytest.raises(TypeError, match="cannot be fitted on Dask collections: EM needs all"):
+        bayesrule.MixtureDiscriminantAnalysis(n_components=1).fit(X, y)
+    Xn, yn = X.compute(), y.compute()
+    est = bayesrule.MixtureDiscriminantAnalysis(n_components=1)
+    with pytest.raises(ValueError, match="two EM fits cannot be merged"):
+        bayesrule.fit_stream(est, [(Xn[::2], yn[::2]), (Xn[1::2], yn[1::2])])
+    assert not hasattr(est, "stats_")

@@ -409,11 +409,15 @@ def collection_statistics(
 
     name = type(est).__name__
     if not hasattr(type(est), "partial_fit"):
+        import inspect
+
+        refused = inspect.getattr_static(type(est), "partial_fit", None)
+        why = getattr(refused, "reason", "its statistics cannot be merged from blocks")
         raise TypeError(
-            f"{name} cannot be fitted on Dask collections: its statistics are not sums over "
-            "rows (held-out scores need every row of a split at once), so they cannot be "
-            "merged from blocks. Choose its parameters on a sample in memory and fit the "
-            "model they give (e.g. RegularizedDiscriminantAnalysis) on the Dask data."
+            f"{name} cannot be fitted on Dask collections: {why}, and a Dask fit summarises "
+            "each block apart and merges the summaries. Fit it in memory (on a sample if the "
+            "data are too large); for RegularizedDiscriminantAnalysisCV, fit "
+            "RegularizedDiscriminantAnalysis with the chosen alpha_ and gamma_ on the Dask data."
         )
     if y is None:
         raise ValueError(f"{name} requires y to be passed, but the target y is None.")
