@@ -37,7 +37,7 @@ SETTINGS: list[dict] = [
 ]
 QUICK = [{}, {"n_components": 4}, {"covariance_type": "ppca", "n_dims": 100, "rank": 20}]
 #: scikit-learn GaussianMixture per class: (PCA dims, components); modest, it is slow
-SKLEARN = [(50, 4)]
+SKLEARN = [(50, 4), (50, 8)]
 SKLEARN_QUICK = [(50, 4)]
 
 
