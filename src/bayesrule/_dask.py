@@ -333,20 +333,20 @@ def _block_statistics(
         return est.statistics(X, y, sample_weight=w, classes=classes)
 
 
-def _kinds_of_block(est: Any, X: Any) -> Any:
-    """The column kinds ``est`` infers from a block (None for a block without rows)."""
-    return None if _n_rows(X) == 0 else est.infer_columns(X)
+def _summariser_of_block(est: Any, X: Any) -> Any:
+    """``est._block_summariser(X)`` (None for a block without rows)."""
+    return None if _n_rows(X) == 0 else est._block_summariser(X)
 
 
-def _first_kinds(est: Any, xs: list[Any]) -> Any:
-    """The kinds inferred from the first block with rows; only the kinds travel."""
+def _first_summariser(est: Any, xs: list[Any]) -> Any:
+    """The block summariser made (on a worker) from the first block with rows."""
     import dask
 
     for xb in xs:
-        (kinds,) = dask.compute(dask.delayed(_kinds_of_block, pure=True)(est, xb))
-        if kinds is not None:
-            return kinds
-    return est.columns
+        (light,) = dask.compute(dask.delayed(_summariser_of_block, pure=True)(est, xb))
+        if light is not None:
+            return light
+    return est._block_summariser()
 
 
 def _merge(*parts: Any) -> Any:
@@ -437,18 +437,12 @@ def collection_statistics(
 
         found = dask.compute(*[dask.delayed(_labels, pure=True)(yb) for yb in ys])  # no BLAS
         classes = as_classes(np.concatenate([np.asarray(f) for f in found]))
-    light = clone(est)  # parameters only: no fitted state travels
-    if not reset and getattr(est, "moments", None) == "auto":
-        # later blocks are summarised as the first ones were, as partial_fit does in memory
-        from .stats import FourthMomentStats
-
-        light.set_params(
-            moments="fourth" if isinstance(est.stats_, FourthMomentStats) else "second"
-        )
-    if hasattr(light, "infer_columns"):
-        # MixedNB: every block must summarise its columns as the same kinds, those
-        # of the fitted model or those inferred (on a worker) from the first rows
-        light.set_params(columns=list(est.kinds_) if not reset else _first_kinds(light, xs))
+    # parameters only, no fitted state travels; choices made from the data
+    # (MixedNB's kinds) come from the first block, on a worker
+    base = clone(est) if reset else est  # a new fit forgets what the old one chose
+    light = (
+        _first_summariser(base, xs) if reset and est._infers_from_data else base._block_summariser()
+    )
     light = dask.delayed(light, pure=True)
     settings = get_config()
     task = dask.delayed(_block_statistics, pure=True)

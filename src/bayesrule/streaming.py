@@ -1324,11 +1324,8 @@ def fit_stream(
                 schema = block_schema
                 if partial:
                     _check_partial_schema(estimator, schema, chunk)
-                if frame:
-                    # every block's statistics must agree on the column kinds: those
-                    # of the fitted model, or those inferred from the first block
-                    pin = list(estimator.kinds_) if partial else proto.infer_columns(chunk.X)
-                    proto = clone(estimator).set_params(columns=pin)
+                # every block is summarised as the first (or the fitted model) decides
+                proto = (estimator if partial else clone(estimator))._block_summariser(chunk.X)
             elif block_schema[0] != schema[0]:
                 raise ValueError(
                     f"{chunk.where}: the block has {block_schema[0]} features, but the first "

@@ -317,6 +317,22 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             self._after(Xv, carrier if carrier is not None else np.array([np.nan]))
         return stats
 
+    #: whether the statistics of a block depend on choices made from the data
+    #: themselves (MixedNB's inferred column kinds): a fit over blocks computed
+    #: apart then makes them once, from the first block (``_block_summariser``)
+    _infers_from_data = False
+
+    def _block_summariser(self, first_block: Any = None) -> Any:
+        """An unfitted copy whose ``statistics`` summarise blocks as this estimator's own would.
+
+        What a fit over blocks summarised apart (Dask tasks, out-of-core
+        blocks) gives every block: the parameters only, no fitted state, with
+        every choice that the fitted statistics (or, for an estimator that
+        ``_infers_from_data``, the ``first_block``) made pinned as a
+        parameter, so that all blocks' statistics merge.
+        """
+        return clone(self)
+
     def _statistic_type(self) -> Any:
         """The statistic a block is summarised by: ``_stats_type``.
 

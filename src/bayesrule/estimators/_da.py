@@ -105,6 +105,14 @@ class _GaussianDA(GenerativeClassifier):
     def _ddof(self) -> float:
         return 0.0 if self.bias else 1.0
 
+    def _block_summariser(self, first_block: Any = None) -> Any:
+        light = super()._block_summariser(first_block)
+        if getattr(self, "moments", None) == "auto" and "stats_" in self.__dict__:
+            # later blocks are summarised as the first ones were, as partial_fit does
+            fourth = self._statistic_type() is FourthMomentStats
+            light.set_params(moments="fourth" if fourth else "second")
+        return light
+
     def _statistic_type(self) -> Any:
         moments = getattr(self, "moments", "second")
         if moments == "auto":

@@ -755,6 +755,16 @@ class MixedNB(_BaseNB):
             lines.append("  ".join([*cells, t[-1]]).rstrip())
         return "\n".join(lines)
 
+    _infers_from_data = True
+
+    def _block_summariser(self, first_block: Any = None) -> Any:
+        light = super()._block_summariser(first_block)
+        if "stats_" in self.__dict__:
+            light.set_params(columns=list(self.kinds_))
+        elif first_block is not None:
+            light.set_params(columns=self.infer_columns(first_block))
+        return light
+
     def infer_columns(self, X: Any) -> dict[Any, str]:
         """The kinds ``fit`` would give the columns of ``X`` (declared or inferred).
 
