@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -185,6 +185,47 @@ def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> 
 
     with _blas_cap(1), ThreadPoolExecutor(workers, thread_name_prefix="bayesrule") as pool:
         return list(pool.map(run, items))
+
+
+def ordered_map(
+    fn: Callable[[Any], Any], items: Iterable[Any], threads: int
+) -> Iterator[tuple[Any, Any]]:
+    """``(item, fn(item))`` for a stream of items, in order, ``threads`` of them at a time.
+
+    For the blocks of a pass read one after another (``fit_stream``): at most
+    ``threads`` items are being worked on, each on a thread of ours whose
+    BLAS products are single-threaded, so memory stays bounded by that many
+    items; an error is raised in the items' order, once the items before it
+    are yielded. With one thread the items run in the calling thread.
+    """
+    if threads <= 1:
+        for item in items:
+            yield item, fn(item)
+        return
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def run(item: Any) -> Any:
+        _local.worker = True
+        try:
+            return fn(item)
+        finally:
+            _local.worker = False
+
+    pending: deque[tuple[Any, Future[Any]]] = deque()
+    with _blas_cap(1), ThreadPoolExecutor(threads, thread_name_prefix="bayesrule") as pool:
+        try:
+            for item in items:
+                if len(pending) >= threads:
+                    done, future = pending.popleft()
+                    yield done, future.result()
+                pending.append((item, pool.submit(run, item)))
+            while pending:
+                done, future = pending.popleft()
+                yield done, future.result()
+        finally:
+            for _, future in pending:
+                future.cancel()
 
 
 @contextmanager

@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from . import _parallel
+
 __all__ = ["fit_stream", "iter_predict", "predict_stream", "read_blocks"]
 
 #: rows of a block when none is given: about this many float64 values (32 MiB),
@@ -47,6 +49,8 @@ _ROWS_PER_FEATURE = 25
 MAX_VALUES = 2048
 #: blocks read ahead of the one being summarised
 PREFETCH = 2
+#: blocks fit_stream summarises side by side (each on one core)
+PIPELINE = 2
 
 _PARQUET = (".parquet", ".pq")
 _CSV = (".csv", ".tsv", ".txt")
@@ -822,7 +826,7 @@ def _open(
         return _Reader(_iterable_chunks(source), None, "rows", None)
     kind = files[0].kind
     # fit_stream reuses a few arrays for the blocks (the statistics keep none of them)
-    buffer = _Ring(PREFETCH + 2, order) if reuse else None
+    buffer = _Ring(PREFETCH + 2 + PIPELINE, order) if reuse else None
     if kind == "npy":
         total = sum(int(np.load(f.path, mmap_mode="r").shape[0]) for f in files)
         chunks = _npy_chunks(
@@ -1313,47 +1317,75 @@ def fit_stream(
     schema: tuple[Any, ...] | None = None
     steps: NDArray[np.float64] | None = None
     label = f"fitting {type(estimator).__name__}"
-    with _Progress(reader, progress, label) as bar, warnings.catch_warnings():
-        # blocks read from files are arrays; their names are checked here, once
-        warnings.filterwarnings("ignore", message="X does not have valid feature names")
-        for chunk in _prefetched(reader.chunks):
+    # blocks are summarised side by side on the idle cores, unless the statistic
+    # spreads one block over the threads itself (or the blocks must be taken in turn)
+    stats_type = getattr(proto, "_stats_type", None)
+    side_by_side = 1
+    if not (kernel or frame or getattr(stats_type, "block_parallel", False)):
+        side_by_side = min(PIPELINE, _parallel.thread_count(_parallel.PARALLEL_MIN_WORK))
+    state: dict[str, Any] = {"proto": proto, "schema": None}
+
+    def checked(chunks: Iterator[_Chunk]) -> Iterator[_Chunk]:
+        """The chunks, each checked against the first (whose summariser is then chosen)."""
+        for chunk in chunks:
             if chunk.y is None:
                 raise ValueError(f"{chunk.where}: the block has no labels (target).")
             block_schema = _schema_of(chunk.X, chunk.names)
-            if schema is None:
-                schema = block_schema
+            first = state["schema"]
+            if first is None:
+                state["schema"] = block_schema
                 if partial:
-                    _check_partial_schema(estimator, schema, chunk)
+                    _check_partial_schema(estimator, block_schema, chunk)
                 # every block is summarised as the first (or the fitted model) decides
-                proto = (estimator if partial else clone(estimator))._block_summariser(chunk.X)
-            elif block_schema[0] != schema[0]:
+                state["proto"] = (estimator if partial else clone(estimator))._block_summariser(
+                    chunk.X
+                )
+            elif block_schema[0] != first[0]:
                 raise ValueError(
                     f"{chunk.where}: the block has {block_schema[0]} features, but the first "
-                    f"block had {schema[0]}."
+                    f"block had {first[0]}."
                 )
-            elif (block_schema[1] is None) != (schema[1] is None) or (
-                schema[1] is not None and list(block_schema[1]) != list(schema[1])
+            elif (block_schema[1] is None) != (first[1] is None) or (
+                first[1] is not None and list(block_schema[1]) != list(first[1])
             ):
                 raise ValueError(
                     f"{chunk.where}: the block's columns {_listing(block_schema[1] or [])} differ "
-                    f"from the first block's {_listing(schema[1] or [])}."
+                    f"from the first block's {_listing(first[1] or [])}."
                 )
+            yield chunk
+
+    def summary(chunk: _Chunk) -> Any:
+        if kernel:
+            return None  # binned in order, below
+        try:
+            return state["proto"].statistics(chunk.X, chunk.y, chunk.w, classes=classes)
+        except ValueError as exc:
+            raise _located(exc, chunk) from exc
+
+    with _Progress(reader, progress, label) as bar, warnings.catch_warnings():
+        # blocks read from files are arrays; their names are checked here, once
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        blocks = _parallel.ordered_map(summary, checked(_prefetched(reader.chunks)), side_by_side)
+        for chunk, stats in blocks:
             try:
                 if kernel and max_values is not None:
-                    total, steps = _kernel_block(proto, chunk, classes, total, steps, max_values)
+                    total, steps = _kernel_block(
+                        state["proto"], chunk, classes, total, steps, max_values
+                    )
                 else:
-                    stats = proto.statistics(chunk.X, chunk.y, chunk.w, classes=classes)
                     total = stats if total is None else total.merge(stats)
             except ValueError as exc:
                 raise _located(exc, chunk) from exc
             if frame and max_values is not None and "kernel" in getattr(total, "kinds", ()):
                 j = list(total.kinds).index("kernel")
+                names_ = state["schema"][1] or [j]
                 raise ValueError(
-                    f"MixedNB's 'kernel' column {(schema[1] or [j])[j]!r} keeps every distinct "
+                    f"MixedNB's 'kernel' column {names_[j]!r} keeps every distinct "
                     "value, which grows with the data: model it as 'gaussian', fit KernelNB "
                     "(whose streaming fit bins values), or pass max_values=None to keep them all."
                 )
             bar.advance(chunk, _n_rows(chunk.X))
+    schema = state["schema"]
     if schema is None or total is None:
         raise ValueError("the source holds no rows: nothing to fit.")
     if total.n_classes < estimator._min_classes:

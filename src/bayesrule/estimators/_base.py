@@ -68,7 +68,7 @@ OUT_OF_RANGE_MARGIN = 2.0
 #: A larger batch is judged on an evenly strided sample of between this many
 #: and twice as many rows (the fraction above is a rate, which the sample
 #: estimates well; the check then costs little next to the prediction).
-OUT_OF_RANGE_ROWS = 2048
+OUT_OF_RANGE_ROWS = 1024
 
 #: features named in the warning's message
 _NAMED = 5
@@ -157,7 +157,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 raise
             raise err from None
 
-    def _validate_X(self, X: Any, *, reset: bool) -> NDArray[Any]:
+    def _validate_X(self, X: Any, *, reset: bool, fitting: bool = False) -> NDArray[Any]:
+        """X checked as the model needs; ``fitting`` when the statistics' pass follows."""
         Xv = self._numeric_X(X, reset=reset)
         if not self._deferred_finite_check:
             check_finite(Xv, "X", allow_nan=self._allow_nan)
@@ -209,8 +210,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         The rule (:data:`OUT_OF_RANGE_FRACTION`, :data:`OUT_OF_RANGE_MARGIN`):
         more than 1% of a feature's values below ``lower - 2 width`` or above
-        ``upper + 2 width`` (in a batch of more than 4096 rows, 1% of an evenly
-        strided sample of 2048 to 4096 rows: :data:`OUT_OF_RANGE_ROWS`). Only
+        ``upper + 2 width`` (in a batch of more than 2048 rows, 1% of an evenly
+        strided sample of 1024 to 2048 rows: :data:`OUT_OF_RANGE_ROWS`). Only
         features with a known range of positive width are judged. Two
         reductions over ``Xv`` (its per-feature minimum and maximum) decide
         which features could be out; only those are counted.
@@ -350,7 +351,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
         _refuse_dask(self, X, y, sample_weight)
-        Xv = self._prepare_X(self._validate_X(X, reset=reset))  # no range check: training data
+        # no range check: training data
+        Xv = self._prepare_X(self._validate_X(X, reset=reset, fitting=True))
         n = Xv.shape[0]
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:

@@ -51,7 +51,7 @@ def _check_nonnegative(X: Any, who: str, names: Any = None, what: str = "counts"
         v = X[r, j]
     raise ValueError(
         f"Negative values in data passed to {who} (input X). The first is in column "
-        f"{_name(names, j)!r} ({v!r}); {what} must be non-negative."
+        f"{_name(names, j)!r} ({float(v)!r}); {what} must be non-negative."
     )
 
 
@@ -69,6 +69,9 @@ class _BaseNB(GenerativeClassifier):
     #: what the values are, in the message refusing a negative one
     _values = "counts"
     _deferred_finite_check = True
+    #: ``_positive`` models whose statistic records each feature's least value
+    #: in its own pass (CountStats): fit reads the sign from it, not from X
+    _sign_from_stats = False
     #: whether +inf in X always makes the log likelihood non-finite (so the
     #: deferred check catches it); not so after binarizing, or far in a
     #: kernel density's tail, where X is checked eagerly instead
@@ -88,8 +91,10 @@ class _BaseNB(GenerativeClassifier):
     def _feature_names(self) -> Any:
         return getattr(self, "feature_names_in_", None)
 
-    def _validate_X(self, X: Any, *, reset: bool) -> Any:
+    def _validate_X(self, X: Any, *, reset: bool, fitting: bool = False) -> Any:
         Xv = self._numeric_X(X, reset=reset)
+        if fitting and self._sign_from_stats:
+            return Xv  # the statistics' own pass settles it (see _stats_from)
         values = Xv.data if sp.issparse(Xv) else Xv
         # One fast reduction decides the common case: NaN propagates through
         # min, and min gives the sign. +inf is left to the deferred check on
@@ -101,6 +106,18 @@ class _BaseNB(GenerativeClassifier):
         if self._positive and not lo >= 0:
             _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self._values)
         return Xv
+
+    def _stats_from(self, Xv: Any, y: Any, w: Any, classes: Any) -> Any:
+        stats = super()._stats_from(Xv, y, w, classes)  # refuses infinity (the sums carry it)
+        if self._sign_from_stats:
+            # the lower bounds are the least value of each feature over the rows
+            # of positive weight (a NaN is missing, an infinity was refused)
+            lower = np.asarray(stats.lower)
+            if np.any(lower < 0) or not np.all(w > 0):
+                values = Xv.data if sp.issparse(Xv) else Xv
+                if not float(np.nanmin(values, initial=0.0)) >= 0:
+                    _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self._values)
+        return stats
 
     def _after(self, Xv: Any, result: Any) -> None:
         if not self._inf_reaches_results:

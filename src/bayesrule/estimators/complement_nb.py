@@ -64,6 +64,7 @@ class ComplementNB(_DiscreteNB):
     _stats_type = CountStats
     _sparse = True
     _positive = True
+    _sign_from_stats = True
     _parameter_constraints: dict = {
         "alpha": _ALPHA,
         "force_alpha": ["boolean"],

@@ -595,7 +595,7 @@ class MixedNB(_BaseNB):
             X[:, binary] = np.where(np.isnan(sub), np.nan, (sub > 0).astype(float))
         return X
 
-    def _validate_X(self, X: Any, *, reset: bool) -> Any:
+    def _validate_X(self, X: Any, *, reset: bool, fitting: bool = False) -> Any:
         if isinstance(X, _Encoded):  # a block already encoded by _block
             return X.values
         return self._encode(X, fitted=not reset, own=False).values

@@ -54,6 +54,7 @@ class MultinomialNB(_DiscreteNB):
     _stats_type = CountStats
     _sparse = True
     _positive = True
+    _sign_from_stats = True
     _parameter_constraints: dict = {"alpha": _ALPHA, "force_alpha": ["boolean"], **_PRIOR_PARAMS}
 
     def __init__(

@@ -45,6 +45,7 @@ class PoissonNB(_BaseNB):
     _stats_type = CountStats
     _sparse = True
     _positive = True
+    _sign_from_stats = True
     _parameter_constraints: dict = {
         "priors": ["array-like", None],
         "alpha": [Interval(Real, 0, None, closed="left")],

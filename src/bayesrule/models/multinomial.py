@@ -309,6 +309,11 @@ class ComplementWeights:
 
     def log_prob(self, X: Any) -> _F:
         """The complement score of each row and class, shape (n, n_classes)."""
+        if not sp.issparse(X):
+            # Optimistic, as Multinomial.relative_log_prob: a NaN shows up in the product
+            out = rows_dot(np.asarray(X, dtype=np.float64), self.weights)
+            if np.all(np.isfinite(out)):
+                return out
         X0, missing = split_missing(X)
         if missing is None:
             return rows_dot(X0, self.weights)

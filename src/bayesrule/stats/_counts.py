@@ -14,12 +14,12 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from .._parallel import blas_budget
+from .._parallel import in_parallel
 from ._common import (
+    BLOCK_VALUES,
     ClassStatistic,
     as_classes,
     block_bounds,
-    block_slices,
     check_removal,
     chunk_rows,
     class_matrix,
@@ -28,6 +28,7 @@ from ._common import (
     encode,
     fold_bounds,
     one_hot_classes,
+    row_ranges,
     settled_bounds,
     union_bounds,
 )
@@ -113,12 +114,15 @@ class CountStats(ClassStatistic):
             return cls(c, counts, weights, V, S, lower=lo, upper=hi)
         if not np.issubdtype(X.dtype, np.floating):
             X = X.astype(np.float64)
-        V = np.zeros((c.size, p))
-        S = np.zeros((c.size, p))
-        bounds = empty_bounds(p)
-        # on a busy machine the products run on one BLAS thread (see _parallel)
-        with blas_budget(float(n) * p * c.size):
-            for sl in block_slices(n, p):
+
+        step = max(256, BLOCK_VALUES // max(p, 1))
+
+        def part(rows: tuple[int, int]) -> tuple[_F, _F, tuple[_F, _F]]:
+            V = np.zeros((c.size, p))
+            S = np.zeros((c.size, p))
+            bounds = empty_bounds(p)
+            for start in range(rows[0], rows[1], step):
+                sl = slice(start, min(start + step, rows[1]))
                 Xb, yb, wb = np.asarray(X[sl], dtype=np.float64), yi[sl], w[sl]
                 # Optimistic: without NaN in the block (the common case) every
                 # feature is observed with the rows' whole weight, and the class
@@ -134,6 +138,16 @@ class CountStats(ClassStatistic):
                 observed = ~np.isnan(Xb)
                 V += np.asarray(H @ observed.astype(np.float64))
                 S += np.asarray(H @ np.where(observed, Xb, 0.0))
+            return V, S, bounds
+
+        # the row ranges run side by side, each product on one BLAS thread, so
+        # that the per-feature range, read from cache beside each product, is
+        # taken on every core (see _parallel)
+        work = float(n) * p * c.size
+        parts = in_parallel(part, row_ranges(n, work), work)
+        V, S, bounds = parts[0]
+        for Vi, Si, bi in parts[1:]:
+            V, S, bounds = V + Vi, S + Si, union_bounds(bounds, bi)
         return cls(c, counts, weights, V, S, lower=bounds[0], upper=bounds[1])
 
     def _merge_aligned(self, other: CountStats) -> CountStats:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._parallel import blas_budget
+from .._parallel import blas_budget, in_parallel
 from ._common import (
     CHUNK_VALUES,
     ClassStatistic,
@@ -24,6 +24,7 @@ from ._common import (
     fold_bounds,
     noise_floor,
     prepare,
+    row_ranges,
     settled_bounds,
     union_bounds,
 )
@@ -95,8 +96,23 @@ class DiagonalStats(ClassStatistic):
         classes: ArrayLike | None = None,
     ) -> DiagonalStats:
         """Statistics of one data set; per-class sums are sparse one-hot products."""
-        X, c, yi, w, _ = prepare(X, y, sample_weight, classes)
+        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         n, p = X.shape
+        if unit and n and isinstance(X, np.ndarray) and X.dtype.kind == "f":
+            work = float(n) * p
+            parts = in_parallel(
+                lambda r: _unit_moments(X[r[0] : r[1]], yi[r[0] : r[1]], c.size),
+                row_ranges(n, work * RESIDUAL_MADDS),
+                work * RESIDUAL_MADDS,
+            )
+            if all(part is not None for part in parts):
+                out = cls.empty(c, p)
+                bounds = empty_bounds(p)
+                for part in parts:
+                    assert part is not None
+                    out = out._merge_arrays(*part[:5])
+                    bounds = union_bounds(bounds, part[5])
+                return out.with_bounds(*bounds)
         out = cls.empty(c, p)
         bounds = empty_bounds(p)
         # two one-hot products (sums and squares), within the thread budget
@@ -219,6 +235,51 @@ def _block_moments(
         bounds = settled_bounds(folded, given, w)
     m2 = _class_sums(H, D)
     return counts, weights, V, means, m2, bounds
+
+
+#: the cost of the unit-weight pass per value, in multiply-adds, for the thread budget
+RESIDUAL_MADDS = 8
+
+
+def _unit_moments(
+    X: NDArray[Any], yi: NDArray[np.intp], k: int
+) -> tuple[NDArray[np.int64], _F, _F, _F, _F, tuple[_F, _F]] | None:
+    """The moments of rows of unit weight, the classes summed apart: None if X is not finite.
+
+    The rows are put in class order (one gather, in X's own dtype, so that
+    float32 blocks read from files are gathered at half the cost), and each
+    class's rows are then summed, centred and squared a class at a time, in
+    float64 (a float32 value's square is exact in float64): the exact
+    two-pass moments, with no (classes x rows) product and no gather of the
+    means. X laid out by columns (F order, from Parquet) is taken as its
+    transpose, each feature's values contiguous. A block holding NaN or
+    infinity gives None; the caller takes the general path, which splits
+    missing values out.
+    """
+    n, p = X.shape
+    order = np.argsort(yi, kind="stable")
+    edges = np.searchsorted(yi[order], np.arange(k + 1))
+    counts = np.diff(edges).astype(np.int64)
+    weights = counts.astype(np.float64)
+    means = np.zeros((k, p))
+    m2 = np.zeros((k, p))
+    columns = _feature_major(X)
+    # the values in class order, laid out with the rows along the last axis or the first
+    Xs = np.take(X.T, order, axis=1) if columns else np.take(X, order, axis=0)
+    axis = 1 if columns else 0
+    lo = Xs.min(axis=axis).astype(np.float64)
+    hi = Xs.max(axis=axis).astype(np.float64)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        return None
+    for j in np.flatnonzero(counts).tolist():
+        seg = Xs[:, edges[j] : edges[j + 1]] if columns else Xs[edges[j] : edges[j + 1]]
+        mean = seg.sum(axis=axis, dtype=np.float64) / weights[j]
+        R = np.subtract(seg, mean[:, None] if columns else mean, dtype=np.float64)
+        np.multiply(R, R, out=R)
+        means[j] = mean
+        m2[j] = R.sum(axis=axis)
+    V = np.repeat(weights[:, None], p, axis=1)
+    return counts, weights, V, means, m2, (lo, hi)
 
 
 def _class_sums(H: Any, A: _F) -> _F:

@@ -144,6 +144,9 @@ class ScatterStats(ClassStatistic):
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "means", "scatter", "m3", "m4")
     #: works as fast on F-ordered (feature-major) blocks as on C-ordered ones
+    #: from_data spreads one block's products over the threads itself (in_parallel),
+    #: so a pass over blocks (fit_stream) takes them one at a time
+    block_parallel = True
     column_major = True
 
     # -- construction ---------------------------------------------------------
