@@ -1287,6 +1287,21 @@ def fit_stream(
 
     if not hasattr(estimator, "statistics") or not hasattr(estimator, "_install"):
         raise TypeError(f"estimator must be a bayesrule estimator; got {type(estimator).__name__}.")
+    if getattr(estimator, "_multi_pass", False):  # EM: the source is read once per pass
+        from ._multi_pass import fit_stream_passes
+
+        return fit_stream_passes(
+            estimator,
+            source,
+            target=target,
+            features=features,
+            weight=weight,
+            block_rows=block_rows,
+            classes=classes,
+            partial=partial,
+            dtypes=dtypes,
+            progress=progress,
+        )
     if max_values is not None and (not isinstance(max_values, (int, np.integer)) or max_values < 2):
         raise ValueError(f"max_values must be an int >= 2 or None; got {max_values!r}.")
     fitted = hasattr(estimator, "stats_")
