@@ -1248,6 +1248,9 @@ def fit_stream(
     source : path, list of paths, glob, directory, or iterable of blocks
         Files as for :func:`read_blocks`, or any iterable of ``(X, y)`` or
         ``(X, y, sample_weight)`` blocks (arrays or DataFrames).
+        :class:`~bayesrule.MixtureDiscriminantAnalysis` reads the source once
+        per EM pass (its ``n_passes_``): give it files, a list of blocks, or a
+        callable returning a fresh iterable of blocks (a generator is refused).
     target : str, int, path or array
         The label column (required for files).
     features, weight, block_rows, dtypes
