@@ -39,6 +39,7 @@ files derive the mixture from them.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -583,8 +584,6 @@ def _sample_size(most_components: int) -> int:
 
 
 def _replace_passes(stats: MixtureStats, n: int) -> MixtureStats:
-    import dataclasses
-
     return dataclasses.replace(stats, n_passes=np.array([n], dtype=np.int64))
 
 
