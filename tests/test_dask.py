@@ -634,13 +634,28 @@ def test_client_for_an_unreachable_address_names_it():
         pass
 
 
-def test_mixture_discriminant_analysis_refuses_dask_and_block_fits_with_its_reason():
-    X = da.random.random((100, 4), chunks=50)
-    y = da.from_array(np.repeat([0, 1], 50), chunks=50)
-    with pytest.raises(TypeError, match="cannot be fitted on Dask collections: EM needs all"):
-        bayesrule.MixtureDiscriminantAnalysis(n_components=1).fit(X, y)
-    Xn, yn = X.compute(), y.compute()
-    est = bayesrule.MixtureDiscriminantAnalysis(n_components=1)
-    with pytest.raises(ValueError, match="two EM fits cannot be merged"):
-        bayesrule.fit_stream(est, [(Xn[::2], yn[::2]), (Xn[1::2], yn[1::2])])
-    assert not hasattr(est, "stats_")
+def test_mixture_discriminant_analysis_fits_on_dask_in_passes_but_never_merges(scheduler):
+    X, y = _data("gnb", n=200, seed=4)
+    Xd, yd = da.from_array(X, chunks=(70, 2)), da.from_array(y, chunks=70)
+    ref = bayesrule.MixtureDiscriminantAnalysis(n_components=2).fit(X, y)
+    got = bayesrule.MixtureDiscriminantAnalysis(n_components=2).fit(Xd, yd)
+    assert (got.n_iter_, got.n_passes_) == (ref.n_iter_, ref.n_passes_)
+    np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+    for name, why in [
+        ("partial_fit", "several passes"),
+        ("merge", "do not correspond"),
+        ("forget", "cannot be downdated"),
+    ]:
+        with pytest.raises(AttributeError, match=why):
+            getattr(got, name)(Xd, yd)
+    with pytest.raises(ValueError, match="partial=True.*two EM fits do not correspond"):
+        bayesrule.fit_stream(got, [(X, y)], partial=True)
+
+
+def test_mixture_discriminant_analysis_on_the_cluster(cluster):
+    X, y = _data("gnb", n=480, seed=11)
+    est = bayesrule.MixtureDiscriminantAnalysis(n_components=2, covariance_type="diag")
+    got = clone(est).fit(_remote_X("gnb"), da.from_array(y, chunks=60))  # rows made on workers
+    ref = clone(est).fit(X, y)
+    assert (got.n_iter_, got.n_passes_) == (ref.n_iter_, ref.n_passes_)
+    np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), atol=1e-8)

@@ -284,14 +284,9 @@ ESTIMATORS = [
 ]
 
 
-def _expected_failures(estimator):
-    if estimator.n_components != 1:
-        why = "k-means++ seeds drawn among repeated rows differ from those among weighted rows"
-        return {"check_sample_weight_equivalence_on_dense_data": why}
-    return {}
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
+# identical rows are one entry of the seeding sample, with their weights summed:
+# weighted rows and repeated rows give the same fit
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

@@ -215,8 +215,6 @@ def test_from_stats_refuses_a_dimension_the_statistics_cannot_have():
 @parametrize_with_checks(
     [MDA(n_components=2, covariance_type="shared", dimension=2)],
     expected_failed_checks=lambda est: {
-        "check_sample_weight_equivalence_on_dense_data": "k-means++ seeds drawn among "
-        "repeated rows differ from those among weighted rows",
         "check_fit2d_1feature": "dimension=2 needs two dimensions: one feature is refused "
         "with a ValueError naming dimension",
     },

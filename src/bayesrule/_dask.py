@@ -404,6 +404,10 @@ def collection_statistics(
     only the merged statistics come back. Called by the estimators' ``fit``,
     ``partial_fit``, ``forget`` and ``statistics`` for Dask input.
     """
+    if getattr(est, "_multi_pass", False):  # EM: one dask.compute per pass
+        from ._multi_pass import dask_statistics
+
+        return dask_statistics(est, X, y, sample_weight, classes, reset=reset)
     import dask
     from sklearn.base import clone
 

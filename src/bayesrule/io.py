@@ -232,6 +232,8 @@ STATS_SCHEMA: dict[str, dict[str, ArraySpec | NestedSpec | str]] = {
         "log_likelihood": _f8("K"),
         "n_iter": ArraySpec("int64", ("1",), low=0),
         "converged": ArraySpec("int64", ("1",), low=0),
+        # passes over the data; missing from files written before it was recorded
+        "n_passes": ArraySpec("int64", ("1",), low=0, optional=True),
     },
     "CrossValidatedStats": {
         "total": NestedSpec("ScatterStats"),

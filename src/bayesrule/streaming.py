@@ -1252,6 +1252,9 @@ def fit_stream(
     source : path, list of paths, glob, directory, or iterable of blocks
         Files as for :func:`read_blocks`, or any iterable of ``(X, y)`` or
         ``(X, y, sample_weight)`` blocks (arrays or DataFrames).
+        :class:`~bayesrule.MixtureDiscriminantAnalysis` reads the source once
+        per EM pass (its ``n_passes_``): give it files, a list of blocks, or a
+        callable returning a fresh iterable of blocks (a generator is refused).
     target : str, int, path or array
         The label column (required for files).
     features, weight, block_rows, dtypes
@@ -1291,6 +1294,21 @@ def fit_stream(
 
     if not hasattr(estimator, "statistics") or not hasattr(estimator, "_install"):
         raise TypeError(f"estimator must be a bayesrule estimator; got {type(estimator).__name__}.")
+    if getattr(estimator, "_multi_pass", False):  # EM: the source is read once per pass
+        from ._multi_pass import fit_stream_passes
+
+        return fit_stream_passes(
+            estimator,
+            source,
+            target=target,
+            features=features,
+            weight=weight,
+            block_rows=block_rows,
+            classes=classes,
+            partial=partial,
+            dtypes=dtypes,
+            progress=progress,
+        )
     if max_values is not None and (not isinstance(max_values, (int, np.integer)) or max_values < 2):
         raise ValueError(f"max_values must be an int >= 2 or None; got {max_values!r}.")
     fitted = hasattr(estimator, "stats_")

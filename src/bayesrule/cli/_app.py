@@ -309,8 +309,14 @@ def _fit_streamed(
             raise
         # rows without a label: read again, leaving them out as the in-memory path does
         dropped = [0]
-        blocks = _labelled_blocks(data, target, cols, block_rows, columns.numeric, dropped)
-        fit_stream(est, blocks, max_values=max_values, progress=interactive())
+
+        def blocks() -> Iterator[tuple[Any, Any]]:
+            dropped[0] = 0
+            return _labelled_blocks(data, target, cols, block_rows, columns.numeric, dropped)
+
+        # EM (mda) reads the rows once per pass: it takes a function giving them afresh
+        source: Any = blocks if getattr(est, "_multi_pass", False) else blocks()
+        fit_stream(est, source, max_values=max_values, progress=interactive())
         k = dropped[0]
         notes.append(
             f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing."

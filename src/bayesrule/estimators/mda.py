@@ -1,18 +1,36 @@
 """Mixture discriminant analysis: each class a Gaussian mixture, fitted by EM from sub-class statistics.
 
-The fit is
+The fit is a sequence of passes over the data, each one a mergeable summary
+of every block of rows (:meth:`MixtureDiscriminantAnalysis._fit_passes`):
 
-1. one pass for the projection (``projection='pca'``: the weighted total
-   covariance; ``'fisher'``: the within- and between-class scatter) and one to
-   project the rows;
-2. per EM iteration, one pass over the projected rows: for each block, the
-   E-step's responsibilities and, with them as weights, the block's
-   sub-class moments (:func:`~bayesrule.models.mixture.component_moments`);
-   the blocks' moments are merged (Chan's update) and the M-step derives the
+1. **survey**: the classes, their weights and row counts, the feature
+   bounds, the moments the projection needs (per-class means and the
+   pooled within-class scatter, :class:`~bayesrule.stats.PooledScatterStats`;
+   without a projection :class:`~bayesrule.stats.DiagonalStats`) and, per
+   class, the keys of an order-free sample of its rows: the ``m`` smallest
+   values of a hash of the rows (:class:`~bayesrule.stats._sketch.KeySketch`);
+2. **sample**: the projected rows behind those keys
+   (:class:`~bayesrule.stats._sketch.KeyedRows`); k-means++ draws each
+   class's seeds among them;
+3. **seeding**, once per EM run: every row goes to its class's nearest seed
+   in the projected space, and these hard responsibilities give the
+   initial sub-class moments;
+4. **one pass per EM iteration**: the E-step's responsibilities of each
+   block (each class's rows against its own components only), their
+   weighted moments (:func:`~bayesrule.models.mixture.component_moments`),
+   the log-likelihood of each class and its worst-explained rows (where an
+   empty component is re-seeded), all merged
+   (:class:`~bayesrule.models.mixture.PassMoments`); the M-step derives the
    components from the merged moments
-   (:func:`~bayesrule.models.mixture.derive_components`). Nothing else
-   travels between iterations, so the loop could run over blocks out of
-   core or on a cluster.
+   (:func:`~bayesrule.models.mixture.derive_components`).
+
+A fit therefore takes ``2 + sum over EM runs of (1 + n_iter)`` passes:
+``3 + n_iter_`` with the defaults (``n_passes_``). The passes are written
+once against a ``reduce(task)`` callable, so the same EM runs in memory (the
+whole data as one block), out of core (:func:`bayesrule.fit_stream` reads the
+source again for each pass) and on Dask (each pass one ``dask.compute`` of
+per-block tasks merged in a tree): all three start from the same sample and
+give the same model, to rounding.
 
 The model is its hyperparameters plus :class:`~bayesrule.stats._mixture.MixtureStats`
 (the last E-step's moments and the projection): ``from_stats`` and the model
@@ -21,7 +39,10 @@ files derive the mixture from them.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
@@ -29,6 +50,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import eigh
 from scipy.special import logsumexp
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -36,6 +58,7 @@ from .._parallel import blas_budget, in_parallel
 from ..models.mixture import (
     BLOCK_ROWS,
     MixtureFamily,
+    PassMoments,
     Projection,
     class_moments,
     class_scales,
@@ -44,9 +67,12 @@ from ..models.mixture import (
     derive_components,
     merge_moments,
     n_parameters,
+    worst_rows,
 )
-from ..stats._common import as_classes, encode, feature_bounds, label_repr
+from ..stats import DiagonalStats, PooledScatterStats
+from ..stats._common import as_classes, encode, label_repr
 from ..stats._mixture import MixtureStats
+from ..stats._sketch import KeyedRows, KeySketch, row_keys
 from ._base import GenerativeClassifier, as_generator
 from .rda_cv import _Refused
 
@@ -54,6 +80,10 @@ __all__ = ["MixtureDiscriminantAnalysis"]
 
 _F = NDArray[np.float64]
 _Moments = tuple[_F, _F, _F]
+#: the least number of rows of each class kept for the k-means++ seeding
+SAMPLE_ROWS = 2048
+#: and at least this many per component
+SAMPLE_PER_COMPONENT = 32
 
 
 class MixtureDiscriminantAnalysis(GenerativeClassifier):
@@ -104,7 +134,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         EM stops when the mean log-likelihood per unit of weight changes by
         less than this.
     max_iter : int, default=100
-        The most EM iterations (each one pass over the data).
+        The most EM iterations (each one pass over the data; see ``n_passes_``).
     n_init : int, default=1
         EM runs from different k-means++ seeds; the best log-likelihood is kept.
     random_state : None, int or Generator, default=0
@@ -146,14 +176,36 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     converged_ : bool
     lower_bound_ : float
         Mean log-likelihood per unit of weight at the last E-step (projected space).
+    n_passes_ : int
+        Passes over the data the fit took: ``2 + sum over EM runs of
+        (1 + n_iter)``, i.e. ``3 + n_iter_`` with one run (the default);
+        with ``n_init`` or ``n_components='bic'`` every run counts. 0 for a
+        model file written before it was recorded.
 
     Notes
     -----
+    The fit is a sequence of passes over the data, each a mergeable summary
+    of every block of rows, so it runs out of core
+    (``bayesrule.fit_stream(MixtureDiscriminantAnalysis(), source)`` reads
+    the source once per pass) and on Dask collections (each pass one
+    ``dask.compute``; only summaries travel) and gives the model of ``fit``
+    in memory, to rounding:
+
+    1. the classes, weights, counts and feature bounds, the moments of the
+       projection, and per class the keys of an order-free sample of
+       ``max(2048, 32 x the most components of a class)`` rows: those whose
+       hash of their float64 values is smallest (identical rows are one
+       key, with their weights summed);
+    2. the projected rows behind those keys, among which k-means++ draws
+       each class's seeds;
+    3. per EM run, one pass assigning every row to its class's nearest
+       seed (the initial sub-class moments), then
+    4. one pass per EM iteration (E-step moments, log-likelihood and each
+       class's worst-explained rows, where empty components are re-seeded).
+
     ``partial_fit``, ``merge`` and ``forget`` are not available: the
     sub-class moments are weighted by responsibilities that depend on the
-    whole fit, and two fits' components do not correspond. To fit out of
-    core, run the EM loop yourself over blocks: the statistic of each block
-    is a merge-able :class:`~bayesrule.stats._mixture.MixtureStats`.
+    whole fit, and two fits' components do not correspond.
 
     References
     ----------
@@ -188,7 +240,10 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         "dimension": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    partial_fit = _Refused("EM needs all the data at once (refit instead)")
+    partial_fit = _Refused(
+        "EM makes several passes over all the data, so batches cannot be added to a fit "
+        "(refit instead; fit_stream and Dask collections run the passes)"
+    )
     merge = _Refused("the components of two EM fits do not correspond (refit on both)")
     forget = _Refused("responsibility-weighted moments cannot be downdated (refit instead)")
 
@@ -224,34 +279,83 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         self.dimension = dimension
 
     # ------------------------------------------------------------ statistics
+    #: the fit is several passes over the data (see :meth:`_fit_passes`):
+    #: fit_stream and the Dask backend drive them instead of merging block statistics
+    _multi_pass = True
+
     def _block(
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
     ) -> tuple[Any, Any]:
-        """Validate like every estimator, then run EM: the fitted :class:`MixtureStats`."""
+        """Validate like every estimator, then run the passes in memory: the fitted :class:`MixtureStats`."""
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
+        rows = _Rows(Xv, y_arr, w)
+        stats = self._fit_passes(lambda task: task.summarise(rows), classes=classes)
+        return stats, self._schema(X, Xv.shape[1], Xv.dtype)
+
+    def _fit_passes(
+        self, reduce: Callable[[Any], Any], *, classes: ArrayLike | None = None
+    ) -> MixtureStats:
+        """The whole fit, as passes of ``reduce(task)``: the fitted :class:`MixtureStats`.
+
+        ``task(X, y, sample_weight)`` summarises one block of rows (checked as
+        ``fit`` checks them; ``None`` for a block without rows) into a value
+        with ``merge``; ``reduce`` applies it to every block of the data, in
+        any order, and returns the merge of the results (``None`` when no
+        block had rows). In memory ``reduce`` calls ``task.summarise`` on
+        the validated data at once; :func:`bayesrule.fit_stream` reads the
+        source again for every pass; the Dask backend sends the task to the
+        blocks. The fit takes ``2 + sum over EM runs of (1 + n_iter)``
+        passes, recorded in ``n_passes``.
+
+        Parameters
+        ----------
+        reduce : callable
+        classes : array-like, optional
+            The labels, when known before the first pass (else those of the data).
+        """
         self._check_dimension()
-        c = as_classes(y_arr if classes is None else classes)
+        passes = [0]
+
+        def counted(task: Any) -> Any:
+            passes[0] += 1
+            return reduce(task)
+
+        base = clone(self)  # the parameters only: what the tasks carry to the blocks
+        declared = None if classes is None else as_classes(classes)
+        size = _sample_size(self._most_components())
+        survey = counted(_Survey(base, declared, size, self.projection is not None))
+        if survey is None:
+            raise ValueError("X has 0 samples; at least one is required.")
+        moments = survey.moments
+        c = moments.classes
         if c.size < self._min_classes:
             raise ValueError(
                 "The number of classes has to be greater than one. Got "
                 f"{c.size} class. {type(self).__name__} needs at least "
                 f"{self._min_classes} classes to classify; y has {c.size} class ({c.tolist()})."
             )
-        if not np.any(w > 0):
+        if not np.any(moments.weights > 0):
             raise ValueError(
                 "every sample weight is zero: no sample has positive weight, nothing can be fitted."
             )
-        yi = encode(y_arr, c)
-        Xf = np.asarray(Xv, dtype=np.float64)
-        n, p = Xf.shape
-        # on a busy machine the BLAS runs these products on the cores that are idle
-        with blas_budget(float(n) * p * p):
-            proj = self._fit_projection(Xf, yi, w, c.size)
-            self._resolve_rank(proj.n_dims)
-            Z = proj.transform(Xf)
-        stats = self._em(Z, yi, w, c, proj)
-        lower, upper = feature_bounds(Xv, w)  # the training range, in the original features
-        return stats.with_bounds(lower, upper), self._schema(X, Xv.shape[1], Xv.dtype)
+        proj = self._projection(moments)
+        self._resolve_rank(proj.n_dims)
+        sketch = survey.sketch.aligned(c)
+        found = counted(_Gather(base, c, proj, sketch))
+        sample = _Sample(sketch, found)
+        stats = self._em(counted, _Context(base, c, proj), moments, sample)
+        return _replace_passes(stats, passes[0]).with_bounds(moments.lower, moments.upper)
+
+    def _most_components(self) -> int:
+        """The most components any class may get (sizes the initialisation sample)."""
+        nc = self.n_components
+        if isinstance(nc, str):
+            return int(self.max_components)
+        try:
+            values = list(nc.values()) if isinstance(nc, dict) else np.ravel(nc).tolist()
+            return max(1, *(int(v) for v in values))
+        except (TypeError, ValueError):  # _requested names the problem
+            return 1
 
     def _check_dimension(
         self, n_components: int | None = None, d: int | None = None, *, bic: bool = False
@@ -288,18 +392,20 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             )
         return int(min(self.rank, max(d - 1, 0)))
 
-    def _fit_projection(self, X: _F, yi: NDArray[np.intp], w: _F, K: int) -> Projection:
-        """The projection, from one pass of weighted moments over ``X``."""
-        n, p = X.shape
-        W = float(w.sum())
-        centre = (w @ X) / W
+    def _projection(self, moments: Any) -> Projection:
+        """The projection, from the survey's class means and pooled within-class scatter."""
+        p = int(moments.n_features)
         if self.projection is None:
             return Projection(np.zeros(p), np.eye(p), 0.0)
-        total = np.zeros((p, p))
-        for s in range(0, n, BLOCK_ROWS):
-            A = (X[s : s + BLOCK_ROWS] - centre) * np.sqrt(w[s : s + BLOCK_ROWS, None])
-            total += A.T @ A  # BLAS syrk
-        total = 0.5 * (total + total.T) / W
+        K = int(moments.n_classes)
+        cw = np.asarray(moments.weights, dtype=np.float64)
+        W = float(cw.sum())
+        centre = (cw @ moments.means) / W
+        cm = moments.means - centre
+        between = (cm * cw[:, None]).T @ cm / W
+        within = moments.scatter / W
+        total = within + between
+        total = 0.5 * (total + total.T)
         if self.projection == "pca":
             d = min(self.n_dims or 60, p)
             if d >= p:
@@ -309,16 +415,16 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             captured = float(np.maximum(vals, 0.0).sum())
         else:
             d = min(self.n_dims or (K - 1), p)
-            cw = np.bincount(yi, weights=w, minlength=K)
-            cm = np.zeros((K, p))
-            np.add.at(cm, yi, X * w[:, None])
-            cm = cm / np.where(cw > 0, cw, 1.0)[:, None] - centre
-            between = (cm * cw[:, None]).T @ cm / W
-            within = total - between
+            within = 0.5 * (within + within.T)
             ridge = 1e-6 * max(float(np.trace(within)) / p, 1e-300)
             vals, vecs = eigh(between, within + ridge * np.eye(p))
             basis, _ = np.linalg.qr(vecs[:, ::-1][:, :d])
             captured = float(np.einsum("pd,pq,qd->", basis, total, basis))
+        # each axis points to where its largest coordinate is positive: the
+        # same axes from moments that differ by rounding (blocks merged in
+        # another order)
+        top = np.argmax(np.abs(basis), axis=0)
+        basis = basis * np.where(basis[top, np.arange(basis.shape[1])] < 0, -1.0, 1.0)
         rest = max(float(np.trace(total)) - captured, 0.0) / max(p - d, 1)
         floor = 1e-12 * max(float(np.trace(total)) / p, 1e-300)
         return Projection(centre, np.ascontiguousarray(basis), max(rest, floor))
@@ -363,37 +469,37 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         return np.maximum(np.minimum(want, np.maximum(rows, 1)), 1)
 
     def _em(
-        self, Z: _F, yi: NDArray[np.intp], w: _F, classes: NDArray[Any], proj: Projection
+        self,
+        reduce: Callable[[Any], Any],
+        ctx: _Context,
+        moments: Any,
+        sample: _Sample,
     ) -> MixtureStats:
+        classes, proj = ctx.classes, ctx.proj
         K = classes.size
-        pos = w > 0
-        rows = np.bincount(yi[pos], minlength=K).astype(np.int64)
-        order = np.argsort(yi, kind="stable")
-        Zs, ws = Z[order], w[order]
-        bounds = np.searchsorted(yi[order], np.arange(K + 1))
-        parts = [(Zs[bounds[k] : bounds[k + 1]], ws[bounds[k] : bounds[k + 1]]) for k in range(K)]
+        rows = np.asarray(moments.counts, dtype=np.int64)
+        weights = np.asarray(moments.weights, dtype=np.float64)
         rng = as_generator(self.random_state)
-        d = Z.shape[1]
+        d = proj.n_dims
         rank = self._resolve_rank(d)
         want = self._requested(classes, rows)
         # with 'bic' every candidate has at least one component per class
         bic = self.n_components == "bic"
         self._check_dimension(K if bic else int(want.sum()), d, bic=bic)
+        run = _Runner(self, reduce, ctx, sample, rows, weights, rank)
         if self.n_components == "bic":
             runs = {}
-            bic = np.full((int(want.max()), K), np.inf)
+            scores = np.full((int(want.max()), K), np.inf)
             for C in range(1, int(want.max()) + 1):
                 counts = np.minimum(np.full(K, C), want)
-                runs[C] = self._best_of(parts, counts, rng, rank)
+                runs[C] = run.best_of(counts, rng)
                 for k in range(K):
                     if C <= want[k]:
                         npar = n_parameters(self.covariance_type, C, d, rank, self.dimension)
                         ll = runs[C][3][k]
-                        bic[C - 1, k] = -2.0 * ll + npar * np.log(
-                            max(float(parts[k][1].sum()), 1.0)
-                        )
-            want = (np.argmin(bic, axis=0) + 1).astype(np.int64)
-        owner, moments, n_iter, ll, converged = self._best_of(parts, want, rng, rank)
+                        scores[C - 1, k] = -2.0 * ll + npar * np.log(max(float(weights[k]), 1.0))
+            want = (np.argmin(scores, axis=0) + 1).astype(np.int64)
+        owner, moments_, n_iter, ll, converged = run.best_of(want, rng)
         if not converged:
             warnings.warn(
                 f"EM did not converge in max_iter={self.max_iter} iterations (tol={self.tol}); "
@@ -401,11 +507,11 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
                 ConvergenceWarning,
                 stacklevel=4,
             )
-        W, means, scatter = moments
+        W, means, scatter = moments_
         return MixtureStats(
             classes=classes,
             counts=rows,
-            weights=np.asarray(np.bincount(yi, weights=w, minlength=K), dtype=np.float64),
+            weights=weights,
             owner=owner.astype(np.int64),
             component_weights=W,
             component_means=means,
@@ -417,69 +523,6 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             n_iter=np.array([n_iter], dtype=np.int64),
             converged=np.array([int(converged)], dtype=np.int64),
         )
-
-    def _best_of(
-        self,
-        parts: list[tuple[_F, _F]],
-        counts: NDArray[np.int64],
-        rng: np.random.Generator,
-        rank: int,
-    ) -> tuple[NDArray[np.intp], _Moments, int, _F, bool]:
-        """The run of ``n_init`` with the highest log-likelihood."""
-        best = None
-        for _ in range(int(self.n_init)):
-            run = self._run_em(parts, counts, rng, rank)
-            if best is None or run[3].sum() > best[3].sum():
-                best = run
-        assert best is not None
-        return best
-
-    def _run_em(
-        self,
-        parts: list[tuple[_F, _F]],
-        counts: NDArray[np.int64],
-        rng: np.random.Generator,
-        rank: int,
-    ) -> tuple[NDArray[np.intp], _Moments, int, _F, bool]:
-        """One EM run from a k-means++ seeding: (owner, moments, n_iter, ll per class, converged)."""
-        K = len(parts)
-        owner = np.repeat(np.arange(K), counts)
-        starts = np.concatenate([[0], np.cumsum(counts)])
-        d = parts[0][0].shape[1]
-        work = float(sum(Zk.shape[0] for Zk, _ in parts)) * float(counts.max()) * d * d
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=K)]
-
-        def initial(k: int) -> _Moments:
-            Zk, wk = parts[k]
-            return _block_moments(Zk, wk, _kmeanspp_resp(Zk, wk, int(counts[k]), seeds[k]))
-
-        moments = _stack(in_parallel(initial, list(range(K)), work))
-        total_w = float(sum(wk.sum() for _, wk in parts))
-        prev = -np.inf
-        n_iter, converged = 0, False
-        ll = np.zeros(K)
-        for it in range(1, int(self.max_iter) + 1):
-            comps = self._components(owner, moments, K, rank)
-
-            def step(k: int, comps: Any = comps) -> tuple[_Moments, float, _F]:
-                Zk, wk = parts[k]
-                which = np.arange(starts[k], starts[k + 1])
-                return _e_step_moments(Zk, wk, comps, which)
-
-            results = in_parallel(step, list(range(K)), work)
-            moments = _stack([r[0] for r in results])
-            ll = np.array([r[1] for r in results])
-            n_iter = it
-            mean_ll = float(ll.sum()) / total_w
-            if it < self.max_iter:
-                moments, reseeded = _reseed(moments, owner, starts, parts, results)
-            else:
-                reseeded = False
-            if not reseeded and abs(mean_ll - prev) < self.tol:
-                converged = True
-                break
-            prev = mean_ll
-        return owner, moments, n_iter, ll, converged
 
     def _components(self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int) -> Any:
         W, means, scatter = moments
@@ -528,95 +571,371 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             "projection_mean_": stats.centre.copy(),
             "projection_components_": stats.basis.T.copy(),
             "n_iter_": int(stats.n_iter[0]),
+            "n_passes_": int(stats.n_passes[0]),
             "converged_": bool(stats.converged[0]),
             "lower_bound_": float(stats.log_likelihood.sum()) / W if W > 0 else float("nan"),
         }
 
 
-# ------------------------------------------------------------------ EM pieces
-def _block_moments(Z: _F, w: _F, R: _F) -> _Moments:
-    """Moments of a class's rows in row blocks, merged (the shape of an out-of-core pass)."""
-    out: _Moments | None = None
-    for s in range(0, max(Z.shape[0], 1), BLOCK_ROWS):
-        part = component_moments(
-            Z[s : s + BLOCK_ROWS], R[s : s + BLOCK_ROWS], w[s : s + BLOCK_ROWS]
+# ------------------------------------------------------------------ the passes
+def _sample_size(most_components: int) -> int:
+    """Keys kept per class for the seeding: ``max(2048, 32 x the most components of a class)``."""
+    return max(SAMPLE_ROWS, SAMPLE_PER_COMPONENT * int(most_components))
+
+
+def _replace_passes(stats: MixtureStats, n: int) -> MixtureStats:
+    return dataclasses.replace(stats, n_passes=np.array([n], dtype=np.int64))
+
+
+class _Rows:
+    """A validated block of rows and what the passes derive from it, each computed once.
+
+    In memory the whole data is one such block for every pass, so its keys
+    and its projected rows (sorted by class) are computed once per fit; a
+    block read from a file or held by a Dask worker is a new one each pass.
+    """
+
+    def __init__(self, X: Any, y: NDArray[Any], w: _F) -> None:
+        self.X = np.asarray(X, dtype=np.float64)
+        self.y = y
+        self.w = np.asarray(w, dtype=np.float64)
+        self._keys: NDArray[np.uint64] | None = None
+        self._codes: tuple[NDArray[Any], NDArray[np.intp]] | None = None
+        self._projected: tuple[Projection, tuple[_F, _F, NDArray[np.intp]]] | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    def keys(self) -> NDArray[np.uint64]:
+        if self._keys is None:
+            self._keys = row_keys(self.X)
+        return self._keys
+
+    def codes(self, classes: NDArray[Any]) -> NDArray[np.intp]:
+        if self._codes is None or not np.array_equal(self._codes[0], classes):
+            self._codes = (classes, encode(self.y, classes))
+        return self._codes[1]
+
+    def projected(self, proj: Projection, classes: NDArray[Any]) -> tuple[_F, _F, NDArray[np.intp]]:
+        """The projected rows and their weights sorted by class, and each class's slice bounds."""
+        if self._projected is not None and self._projected[0] is proj:
+            return self._projected[1]
+        yi = self.codes(classes)
+        order = np.argsort(yi, kind="stable")
+        n, p = self.X.shape
+        with blas_budget(float(n) * p * proj.n_dims):
+            Z = proj.transform(self.X)
+        value = (
+            np.ascontiguousarray(Z[order]),
+            self.w[order],
+            np.searchsorted(yi[order], np.arange(classes.size + 1)),
         )
-        out = part if out is None else merge_moments(out, part)
-    assert out is not None
-    return out
+        self._projected = (proj, value)
+        return value
 
 
-def _e_step_moments(
-    Z: _F, w: _F, comps: Any, which: NDArray[np.intp]
-) -> tuple[_Moments, float, _F]:
-    """One pass over a class's rows: responsibilities, their moments, the log-likelihood."""
-    out: _Moments | None = None
-    ll_total = 0.0
-    ll_rows = np.empty(Z.shape[0])
-    for s in range(0, max(Z.shape[0], 1), BLOCK_ROWS):
-        Zb, wb = Z[s : s + BLOCK_ROWS], w[s : s + BLOCK_ROWS]
-        lp = component_log_prob(Zb, comps, which)
-        ll = np.asarray(logsumexp(lp, axis=1))
-        finite = np.isfinite(ll)
-        R = np.exp(lp - np.where(finite, ll, 0.0)[:, None])
-        if not np.all(finite):  # a row no component reaches: give it to all equally
-            R[~finite] = 1.0 / lp.shape[1]
-            ll = np.where(finite, ll, np.finfo(np.float64).min)
-        part = component_moments(Zb, R, wb)
-        out = part if out is None else merge_moments(out, part)
-        ll_total += float(wb @ ll)
-        ll_rows[s : s + BLOCK_ROWS] = ll
-    assert out is not None
-    return out, ll_total, ll_rows
+class _Task:
+    """One pass's work on a block of rows.
+
+    ``task(X, y, sample_weight)`` (what :func:`bayesrule.fit_stream` and the
+    Dask backend call on each raw block) checks the block as ``fit`` does
+    and summarises it; ``None`` for a block without rows. It carries the
+    estimator's parameters (an unfitted clone) and the pass's small model.
+    """
+
+    def __init__(self, est: Any) -> None:
+        self.est = est
+
+    def __call__(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
+        if n == 0:
+            return None
+        Xv, y_arr, w = self.est._validate_fit_input(X, y, sample_weight, reset=True)
+        return self.summarise(_Rows(Xv, y_arr, w))
+
+    def summarise(self, rows: _Rows) -> Any:
+        raise NotImplementedError
 
 
-def _stack(parts: list[_Moments]) -> _Moments:
-    return (
-        np.concatenate([p[0] for p in parts]),
-        np.concatenate([p[1] for p in parts]),
-        np.concatenate([p[2] for p in parts]),
-    )
+@dataclass(frozen=True)
+class _Context:
+    est: Any
+    classes: NDArray[Any]
+    proj: Projection
+
+
+@dataclass(frozen=True, eq=False)
+class _Surveyed:
+    """The first pass's summary: the moments for the projection and the sample's keys."""
+
+    moments: Any
+    sketch: KeySketch
+
+    def merge(self, other: _Surveyed) -> _Surveyed:
+        return _Surveyed(self.moments.merge(other.moments), self.sketch.merge(other.sketch))
+
+
+class _Survey(_Task):
+    """Pass 1: classes, weights, counts, bounds, projection moments and the sample's keys."""
+
+    def __init__(self, est: Any, classes: Any, size: int, scatter: bool) -> None:
+        super().__init__(est)
+        self.classes = classes
+        self.size = size
+        self.scatter = scatter
+
+    def summarise(self, rows: _Rows) -> _Surveyed:
+        kind = PooledScatterStats if self.scatter else DiagonalStats
+        moments = kind.from_data(rows.X, rows.y, rows.w, classes=self.classes)
+        c = moments.classes
+        sketch = KeySketch.from_keys(rows.keys(), rows.codes(c), rows.w, c, self.size)
+        return _Surveyed(moments, sketch)
+
+
+class _Gather(_Task):
+    """Pass 2: the projected rows behind the sample's keys."""
+
+    def __init__(self, est: Any, classes: NDArray[Any], proj: Projection, sketch: KeySketch):
+        super().__init__(est)
+        self.classes = classes
+        self.proj = proj
+        self.sketch = sketch
+
+    def summarise(self, rows: _Rows) -> KeyedRows:
+        keys = rows.keys()
+        yi = rows.codes(self.classes)
+        take = self.sketch.selects(keys, yi) & (rows.w > 0)
+        return KeyedRows.of(yi[take], keys[take], self.proj.transform(rows.X[take]))
+
+
+class _Sample:
+    """Each class's sampled rows (projected) with their weights, in the order of their keys."""
+
+    def __init__(self, sketch: KeySketch, found: KeyedRows | None) -> None:
+        self.sketch = sketch
+        self.found = found
+
+    def of_class(self, k: int, d: int) -> tuple[_F, _F]:
+        keys, weights = self.sketch.of_class(k)
+        if keys.size == 0 or self.found is None:
+            return np.zeros((0, d)), np.zeros(0)
+        return self.found.of_class(k, keys), weights
+
+
+class _ComponentPass(_Task):
+    """A pass of sub-class moments: each class's rows against its own components only."""
+
+    def __init__(self, ctx: _Context, owner: NDArray[np.intp]) -> None:
+        super().__init__(ctx.est)
+        self.ctx = ctx
+        self.owner = owner
+
+    def summarise(self, rows: _Rows) -> PassMoments:
+        K = self.ctx.classes.size
+        Zs, ws, bounds = rows.projected(self.ctx.proj, self.ctx.classes)
+        owner = self.owner
+        starts = np.searchsorted(owner, np.arange(K + 1))
+        d = self.ctx.proj.n_dims
+        present = [k for k in range(K) if bounds[k + 1] > bounds[k]]
+        C = int(np.max(np.diff(starts), initial=1))
+        work = float(rows.n) * C * d * d
+
+        def step(k: int) -> tuple[Any, ...]:
+            sl = slice(bounds[k], bounds[k + 1])
+            return self.class_rows(Zs[sl], ws[sl], k, np.arange(starts[k], starts[k + 1]))
+
+        results = in_parallel(step, present, work)
+        out = PassMoments.empty(owner, d, K)
+        W, means, scatter, ll = out.weights, out.means, out.scatter, out.log_likelihood
+        worst: list[tuple[Any, Any, Any]] = []
+        for k, (moments, total, *rest) in zip(present, results, strict=True):
+            sl = slice(starts[k], starts[k + 1])
+            W[sl], means[sl], scatter[sl] = moments
+            ll[k] = total
+            if rest:
+                worst.append(tuple(rest))
+        if not worst:
+            return out
+        return PassMoments(
+            owner,
+            W,
+            means,
+            scatter,
+            ll,
+            np.concatenate([o for o, _, _ in worst]),
+            np.concatenate([v for _, v, _ in worst]),
+            np.concatenate([r for _, _, r in worst]),
+        )
+
+    def class_rows(self, Z: _F, w: _F, k: int, which: NDArray[np.intp]) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+
+class _Assign(_ComponentPass):
+    """The seeding pass: every row to its class's nearest k-means++ seed (hard responsibilities)."""
+
+    def __init__(self, ctx: _Context, owner: NDArray[np.intp], seeds: _F) -> None:
+        super().__init__(ctx, owner)
+        self.seeds = seeds
+
+    def class_rows(self, Z: _F, w: _F, k: int, which: NDArray[np.intp]) -> tuple[Any, ...]:
+        S = self.seeds[which]
+        ss = np.einsum("cd,cd->c", S, S)
+        out: _Moments | None = None
+        for s in range(0, Z.shape[0], BLOCK_ROWS):
+            Zb, wb = Z[s : s + BLOCK_ROWS], w[s : s + BLOCK_ROWS]
+            dist = np.einsum("nd,nd->n", Zb, Zb)[:, None] - 2.0 * Zb @ S.T + ss
+            R = np.zeros((Zb.shape[0], which.size))
+            R[np.arange(Zb.shape[0]), np.argmin(dist, axis=1)] = 1.0
+            part = component_moments(Zb, R, wb)
+            out = part if out is None else merge_moments(out, part)
+        assert out is not None
+        return out, 0.0
+
+
+class _EStep(_ComponentPass):
+    """One EM iteration's pass: responsibilities, their moments, log-likelihood, worst rows."""
+
+    def __init__(self, ctx: _Context, owner: NDArray[np.intp], comps: Any) -> None:
+        super().__init__(ctx, owner)
+        self.comps = comps
+
+    def class_rows(self, Z: _F, w: _F, k: int, which: NDArray[np.intp]) -> tuple[Any, ...]:
+        out: _Moments | None = None
+        ll_total = 0.0
+        ll_rows = np.empty(Z.shape[0])
+        for s in range(0, Z.shape[0], BLOCK_ROWS):
+            Zb, wb = Z[s : s + BLOCK_ROWS], w[s : s + BLOCK_ROWS]
+            lp = component_log_prob(Zb, self.comps, which)
+            ll = np.asarray(logsumexp(lp, axis=1))
+            finite = np.isfinite(ll)
+            R = np.exp(lp - np.where(finite, ll, 0.0)[:, None])
+            if not np.all(finite):  # a row no component reaches: give it to all equally
+                R[~finite] = 1.0 / lp.shape[1]
+                ll = np.where(finite, ll, np.finfo(np.float64).min)
+            part = component_moments(Zb, R, wb)
+            out = part if out is None else merge_moments(out, part)
+            ll_total += float(wb @ ll)
+            ll_rows[s : s + BLOCK_ROWS] = ll
+        assert out is not None
+        # the class's worst-explained rows of positive weight, where empty components re-seed
+        C = which.size
+        pos = np.flatnonzero(w > 0)
+        if pos.size > C:
+            cut = np.partition(ll_rows[pos], C - 1)[C - 1]
+            pos = pos[ll_rows[pos] <= cut]  # ties at the cut stay: worst_rows orders them
+        limit = np.zeros(k + 1, dtype=np.intp)
+        limit[k] = C
+        worst = worst_rows(np.full(pos.size, k, dtype=np.intp), ll_rows[pos], Z[pos], limit)
+        return (out, ll_total, *worst)
+
+
+class _Runner:
+    """EM runs of one fit, each pass through ``reduce``."""
+
+    def __init__(
+        self,
+        est: MixtureDiscriminantAnalysis,
+        reduce: Callable[[Any], Any],
+        ctx: _Context,
+        sample: _Sample,
+        rows: NDArray[np.int64],
+        weights: _F,
+        rank: int,
+    ) -> None:
+        self.est = est
+        self.reduce = reduce
+        self.ctx = ctx
+        self.sample = sample
+        self.rows = rows
+        self.weights = weights
+        self.rank = rank
+
+    def best_of(
+        self, counts: NDArray[np.int64], rng: np.random.Generator
+    ) -> tuple[NDArray[np.intp], _Moments, int, _F, bool]:
+        """The run of ``n_init`` with the highest log-likelihood."""
+        best = None
+        for _ in range(int(self.est.n_init)):
+            run = self.run(counts, rng)
+            if best is None or run[3].sum() > best[3].sum():
+                best = run
+        assert best is not None
+        return best
+
+    def run(
+        self, counts: NDArray[np.int64], rng: np.random.Generator
+    ) -> tuple[NDArray[np.intp], _Moments, int, _F, bool]:
+        """One EM run from a k-means++ seeding: (owner, moments, n_iter, ll per class, converged)."""
+        est = self.est
+        K = self.ctx.classes.size
+        d = self.ctx.proj.n_dims
+        owner = np.repeat(np.arange(K), counts).astype(np.intp)
+        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=K)]
+        centres = np.concatenate(
+            [
+                _kmeanspp_seeds(*self.sample.of_class(k, d), int(counts[k]), seeds[k], d)
+                for k in range(K)
+            ]
+        )
+        moments = self.reduce(_Assign(self.ctx, owner, centres)).moments
+        total_w = float(self.weights.sum())
+        prev = -np.inf
+        n_iter, converged = 0, False
+        ll = np.zeros(K)
+        for it in range(1, int(est.max_iter) + 1):
+            comps = est._components(owner, moments, K, self.rank)
+            result = self.reduce(_EStep(self.ctx, owner, comps))
+            moments = result.moments
+            ll = result.log_likelihood
+            n_iter = it
+            mean_ll = float(ll.sum()) / total_w
+            if it < est.max_iter:
+                moments, reseeded = _reseed(moments, owner, result)
+            else:
+                reseeded = False
+            if not reseeded and abs(mean_ll - prev) < est.tol:
+                converged = True
+                break
+            prev = mean_ll
+        return owner, moments, n_iter, ll, converged
 
 
 def _reseed(
-    moments: _Moments,
-    owner: NDArray[np.intp],
-    starts: NDArray[np.int64],
-    parts: list[tuple[_F, _F]],
-    results: list[tuple[_Moments, float, _F]],
+    moments: _Moments, owner: NDArray[np.intp], result: PassMoments
 ) -> tuple[_Moments, bool]:
-    """Re-seed empty components at the class's worst-explained row, with the class covariance."""
+    """Re-seed empty components at the class's worst-explained rows, with the class covariance."""
     W, means, scatter = moments
-    K = len(parts)
+    K = result.log_likelihood.size
     cW = np.bincount(owner, weights=W, minlength=K)
     empty = (W <= 1e-8 * cW[owner]) & (cW[owner] > 0)
     if not np.any(empty):
         return moments, False
     W, means, scatter = W.copy(), means.copy(), scatter.copy()
     _, _, ccov = class_moments(owner, *moments, K)
+    C = np.bincount(owner, minlength=K)
     for k in np.unique(owner[empty]).tolist():
-        Zk, wk = parts[k]
-        ll_rows = np.where(wk > 0, results[k][2], np.inf)
-        order = np.argsort(ll_rows)
-        share = cW[k] / (starts[k + 1] - starts[k])
+        rows = result.worst_rows[result.worst_owner == k]  # worst first
+        if rows.shape[0] == 0:
+            continue
+        share = cW[k] / C[k]
         for j, m in enumerate(np.flatnonzero(empty & (owner == k)).tolist()):
-            row = order[j % max(int(np.count_nonzero(wk > 0)), 1)]
             W[m] = share
-            means[m] = Zk[row]
+            means[m] = rows[j % rows.shape[0]]
             scatter[m] = ccov[k] * share
     return (W, means, scatter), True
 
 
-def _kmeanspp_resp(Z: _F, w: _F, C: int, seed: int) -> _F:
-    """Hard responsibilities from k-means++ seeds (weighted), (n, C).
+def _kmeanspp_seeds(Z: _F, w: _F, C: int, seed: int, d: int) -> _F:
+    """``C`` k-means++ seeds among the rows ``Z`` (weighted), (C, d).
 
     Draws use the cumulative weights, so a row of integer weight ``w`` is
     chosen as often as ``w`` copies of it would be.
     """
     n = Z.shape[0]
-    R = np.zeros((n, C))
     if n == 0:
-        return R
+        return np.zeros((C, d))
     rng = np.random.default_rng(seed)
     sq = np.einsum("nd,nd->n", Z, Z)
 
@@ -632,7 +951,4 @@ def _kmeanspp_resp(Z: _F, w: _F, C: int, seed: int) -> _F:
         i = draw(w * d2)
         centres.append(i)
         d2 = np.minimum(d2, np.maximum(sq - 2.0 * Z @ Z[i] + sq[i], 0.0))
-    Cz = Z[centres]
-    dist = sq[:, None] - 2.0 * Z @ Cz.T + np.einsum("cd,cd->c", Cz, Cz)
-    R[np.arange(n), np.argmin(dist, axis=1)] = 1.0
-    return R
+    return np.ascontiguousarray(Z[centres])

@@ -14,6 +14,9 @@ The pieces here are pure functions of arrays, used by the estimator's EM
   scatter (the M-step needs nothing else);
 * :func:`merge_moments` — Chan, Golub and LeVeque's pairwise update, so the
   statistics of blocks merge into those of their union;
+* :class:`PassMoments` — what one EM pass takes from a block (the moments,
+  the log-likelihood of each class and its worst-explained rows), merged
+  block by block;
 * :func:`derive_components` — the M-step: mixing weights, means and
   covariances (full, diagonal, spherical, shared or probabilistic PCA) with
   ``reg_covar`` added; for a shared covariance optionally with the means
@@ -34,6 +37,7 @@ __all__ = [
     "COVARIANCE_TYPES",
     "Components",
     "MixtureFamily",
+    "PassMoments",
     "component_log_prob",
     "component_moments",
     "derive_components",
@@ -101,6 +105,99 @@ def merge_moments(a: tuple[_F, _F, _F], b: tuple[_F, _F, _F]) -> tuple[_F, _F, _
     f = Wa * Wb / safe
     S = Sa + Sb + f[:, None, None] * delta[:, :, None] * delta[:, None, :]
     return W, means, S
+
+
+@dataclass(frozen=True, eq=False)
+class PassMoments:
+    r"""What one pass of EM takes from a block of rows; blocks merge into their union.
+
+    Per component (``owner`` gives its class), the responsibility-weighted
+    moments (:func:`component_moments`); per class, the log-likelihood
+    ``sum_i w_i log p_k(z_i)`` of its rows; and per class the ``C_k`` rows
+    of positive weight that the model explains worst (lowest
+    ``log p_k(z_i)``; ties go to the lexicographically smaller row), where
+    an empty component is re-seeded (``C_k`` the class's components, so
+    each empty one gets its own row).
+
+    Merging is Chan's update for the moments, a sum for the log-likelihood
+    and a selection for the worst rows: associative and commutative (to
+    rounding), with the moments of no rows as the identity.
+
+    Attributes
+    ----------
+    owner : (M,) class index of each component
+    weights, means, scatter : (M,), (M, d), (M, d, d)
+    log_likelihood : (K,)
+    worst_owner : (r,) class of each worst row
+    worst_log_likelihood : (r,)
+    worst_rows : (r, d)
+    """
+
+    owner: NDArray[np.intp]
+    weights: _F
+    means: _F
+    scatter: _F
+    log_likelihood: _F
+    worst_owner: NDArray[np.intp]
+    worst_log_likelihood: _F
+    worst_rows: _F
+
+    @classmethod
+    def empty(cls, owner: NDArray[np.intp], d: int, n_classes: int) -> PassMoments:
+        M = owner.size
+        return cls(
+            owner,
+            np.zeros(M),
+            np.zeros((M, d)),
+            np.zeros((M, d, d)),
+            np.zeros(n_classes),
+            np.zeros(0, dtype=np.intp),
+            np.zeros(0),
+            np.zeros((0, d)),
+        )
+
+    @property
+    def moments(self) -> tuple[_F, _F, _F]:
+        return self.weights, self.means, self.scatter
+
+    def merge(self, other: PassMoments) -> PassMoments:
+        if not np.array_equal(self.owner, other.owner) or self.means.shape != other.means.shape:
+            raise ValueError(
+                f"cannot merge the moments of {self.means.shape} components with those of "
+                f"{other.means.shape}: the passes ran different models."
+            )
+        W, means, scatter = merge_moments(self.moments, other.moments)
+        owner, ll, rows = worst_rows(
+            np.concatenate([self.worst_owner, other.worst_owner]),
+            np.concatenate([self.worst_log_likelihood, other.worst_log_likelihood]),
+            np.concatenate([self.worst_rows, other.worst_rows]),
+            np.bincount(self.owner, minlength=self.log_likelihood.size),
+        )
+        return PassMoments(
+            self.owner,
+            W,
+            means,
+            scatter,
+            self.log_likelihood + other.log_likelihood,
+            owner,
+            ll,
+            rows,
+        )
+
+
+def worst_rows(
+    owner: NDArray[np.intp], ll: _F, rows: _F, limit: NDArray[np.intp]
+) -> tuple[NDArray[np.intp], _F, _F]:
+    """Per class ``k``, the ``limit[k]`` entries of lowest ``ll`` (ties: the smaller row), sorted."""
+    if owner.size == 0:
+        return owner.astype(np.intp), ll, rows
+    # lexsort's last key is the first: class, then log-likelihood, then the row's values
+    keys = tuple(rows[:, j] for j in range(rows.shape[1] - 1, -1, -1)) + (ll, owner)
+    order = np.lexsort(keys)
+    o = owner[order]
+    rank = np.arange(o.size) - np.searchsorted(o, o, side="left")
+    keep = order[rank < limit[o]]
+    return owner[keep].astype(np.intp), ll[keep], rows[keep]
 
 
 # ------------------------------------------------------------------ the M-step

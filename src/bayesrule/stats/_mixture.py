@@ -61,6 +61,10 @@ class MixtureStats:
         EM iterations of the fit (each one pass over the data).
     converged : (1,) int64
         1 if EM met ``tol`` before ``max_iter``.
+    n_passes : (1,) int64
+        Passes over the data the whole fit took (every EM run of ``n_init``
+        and of ``n_components='bic'`` included); 0 when unknown (a model file
+        written before it was recorded).
     """
 
     classes: NDArray[Any]
@@ -80,6 +84,7 @@ class MixtureStats:
     #: ClassStatistic); unknown (NaN) when not given
     lower: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
     upper: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
+    n_passes: NDArray[np.int64] = dataclasses.field(default=cast(Any, None), kw_only=True)
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "log_likelihood")
 
@@ -93,6 +98,8 @@ class MixtureStats:
                     f"{name} must hold one bound per feature ({p}); got shape {value.shape}."
                 )
             object.__setattr__(self, name, value)
+        passes = np.zeros(1, dtype=np.int64) if self.n_passes is None else self.n_passes
+        object.__setattr__(self, "n_passes", np.asarray(passes, dtype=np.int64).reshape(1))
 
     def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixtureStats:
         """The same statistics with other feature bounds ``lower``, ``upper`` (shape (p,))."""
