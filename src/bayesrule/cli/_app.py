@@ -25,7 +25,6 @@ from ._data import (
     Dataset,
     UsageError,
     block_writer,
-    is_table,
     match_columns,
     non_finite,
     read_data,
@@ -37,6 +36,7 @@ from ._data import (
 from ._errors import BoundaryGroup, clean, notes, state
 from ._feedback import busy, interactive
 from ._scale import connect, dask_select, dask_table, head_frame, plan_columns, should_stream
+from ._sources import Data, FileSet, data_source, is_tabular, read_dataset, stream_source
 
 app = typer.Typer(
     name="bayesrule",
@@ -154,21 +154,25 @@ def _stored_target(model_path: Path) -> str | None:
     return target if isinstance(target, str) and target else None
 
 
-def _source_name(data: Path) -> str:
+def _source_name(data: Data) -> str:
     return "standard input" if data == STDIN else data.name
 
 
-def _read(data: Path, target: str | None, **kwargs: Any) -> Dataset:
+def _read(data: Data, target: str | None, **kwargs: Any) -> Dataset:
     """Read the data with a spinner on a terminal, and say what the reader decided."""
-    with busy(f"reading {_source_name(data)}"):
-        ds = read_data(data, target, **kwargs)
+    if isinstance(data, FileSet):
+        with busy(f"reading {data.name} ({data.describe()})"):
+            ds = read_dataset(data, target, **kwargs)
+    else:
+        with busy(f"reading {_source_name(data)}"):
+            ds = read_data(data, target, **kwargs)
     notes.extend(ds.notes)  # said once the command has succeeded
     return ds
 
 
 def _features_for(
     model: Any,
-    data: Path,
+    data: Data,
     target: str | None,
     split: str,
     need_target: bool,
@@ -273,7 +277,7 @@ def _streamable_model(est: Any) -> None:
 
 def _fit_streamed(
     est: Any,
-    data: Path,
+    data: Data,
     target: str | None,
     columns: Columns,
     sep: str | None,
@@ -295,7 +299,7 @@ def _fit_streamed(
     try:
         fit_stream(
             est,
-            str(data),
+            stream_source(data),
             target=target,
             features=cols,
             block_rows=block_rows,
@@ -326,7 +330,7 @@ def _fit_streamed(
 
 
 def _labelled_blocks(
-    data: Path,
+    data: Data,
     target: str | None,
     cols: list[str],
     block_rows: int | None,
@@ -339,7 +343,7 @@ def _labelled_blocks(
 
     assert target is not None
     for block in read_blocks(
-        str(data), features=[*cols, target], block_rows=block_rows, frame=True
+        stream_source(data), features=[*cols, target], block_rows=block_rows, frame=True
     ):
         frame = block[0]
         missing = frame[target].isna().to_numpy()
@@ -352,7 +356,7 @@ def _labelled_blocks(
 
 def _fit_on_cluster(
     est: Any,
-    data: Path,
+    data: Data,
     target: str | None,
     columns: Columns,
     sep: str | None,
@@ -412,10 +416,13 @@ def _with_kinds(est: Any, kinds: list[str], features: list[str]) -> None:
 
 # ------------------------------------------------------------------ commands
 DataArg = Annotated[
-    Path,
+    list[Path],
     typer.Argument(
         help="A table (CSV/TSV, also .gz/.bz2/.xz/.zip; Parquet; '-' for standard input), "
-        ".npy, .npz, or a directory (or images file) of IDX data."
+        ".npy, .npz, or a directory (or images file) of IDX data; or a table in several "
+        "files: a directory of Parquet files (read recursively), a quoted glob "
+        "('data/part-*.parquet'), or several CSV or Parquet files, read in that order.",
+        show_default=False,
     ),
 ]
 ModelArg = Annotated[Path, typer.Argument(help="A model file written by `bayesrule fit`.")]
@@ -444,7 +451,7 @@ StreamOpt = Annotated[
     bool | None,
     typer.Option(
         "--stream/--no-stream",
-        help="Read a CSV/Parquet file block by block, in bounded memory (default: for files "
+        help="Read CSV/Parquet files block by block, in bounded memory (default: for data "
         "over 1 GiB, or with --block-rows).",
         show_default=False,
     ),
@@ -521,6 +528,7 @@ def fit(
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
     _check_choice("--missing-target", missing_target, ("drop", "error"))
+    source = data_source(data)
     est = _build_estimator(model, settings or [])
     if kinds and not _is_table_model(est):
         _with_kinds(est, kinds, [])  # the error, before the data are read
@@ -534,12 +542,12 @@ def fit(
     t0 = time.perf_counter()
     if scheduler is not None:
         _no_stream_with_scheduler(stream, block_rows)
-        ds = _fit_on_cluster(est, data, target, columns, sep, missing_target, kinds, scheduler)
-    elif should_stream(data, stream, block_rows):
-        ds = _fit_streamed(est, data, target, columns, sep, kinds, block_rows, missing_target)
+        ds = _fit_on_cluster(est, source, target, columns, sep, missing_target, kinds, scheduler)
+    elif should_stream(source, stream, block_rows):
+        ds = _fit_streamed(est, source, target, columns, sep, kinds, block_rows, missing_target)
     else:
         ds = _read(
-            data,
+            source,
             target,
             split=split,
             need_target=True,
@@ -552,7 +560,7 @@ def fit(
     elapsed = time.perf_counter() - t0
     n_rows = ds.n_rows if ds.X is not None else int(round(float(np.sum(est.class_count_))))
     extra: dict[str, Any] = {
-        "source": _source_name(data),
+        "source": _source_name(source),
         "target": ds.target if ds.target is not None else target,
         "n_rows": n_rows,
     }
@@ -615,19 +623,20 @@ def predict(
     import pandas as pd
 
     est = _load_model(model)
+    source = data_source(data)
     kept = split_names(keep)
-    if kept and not is_table(data):
-        raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {data} has none.")
+    if kept and not is_tabular(source):
+        raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {source} has none.")
     # a model with column names takes its own columns; the label is not needed
     label = target if _model_features(est) is None else None
     if scheduler is not None:
         _no_stream_with_scheduler(stream, block_rows)
-        _predict_on_cluster(est, data, output, proba, kept, label, sep, scheduler)
+        _predict_on_cluster(est, source, output, proba, kept, label, sep, scheduler)
         return
-    if should_stream(data, stream, block_rows):
-        _predict_streamed(est, data, output, proba, kept, label, sep, block_rows)
+    if should_stream(source, stream, block_rows):
+        _predict_streamed(est, source, output, proba, kept, label, sep, block_rows)
         return
-    ds = _features_for(est, data, label, split, need_target=False, sep=_parse_sep(sep))
+    ds = _features_for(est, source, label, split, need_target=False, sep=_parse_sep(sep))
     table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))
     if kept:
         for col in match_columns(kept, [str(c) for c in ds.frame.columns], "--keep"):
@@ -651,7 +660,7 @@ def _methods(proba: bool) -> list[str]:
 
 
 def _stream_plan(
-    est: Any, data: Path, target: str | None, sep: str | None
+    est: Any, data: Data, target: str | None, sep: str | None
 ) -> tuple[Any, list[str]]:
     """The first rows of a streamed table, and the model's feature columns in it."""
     head = head_frame(data, _parse_sep(sep))
@@ -669,7 +678,7 @@ def _stream_plan(
 
 def _predict_streamed(
     est: Any,
-    data: Path,
+    data: Data,
     output: Path,
     proba: bool,
     kept: list[str],
@@ -686,7 +695,7 @@ def _predict_streamed(
         raise UsageError("--keep prediction: the output has its own 'prediction' column.")
     blocks = iter_predict(
         est,
-        str(data),
+        stream_source(data),
         method=_methods(proba),
         keep=keep,
         features=cols,
@@ -727,7 +736,7 @@ def _compute(*collections: Any) -> tuple[Any, ...]:
 
 def _predict_on_cluster(
     est: Any,
-    data: Path,
+    data: Data,
     output: Path,
     proba: bool,
     kept: list[str],
@@ -772,9 +781,9 @@ TargetOpt = Annotated[
 ]
 
 
-def _target_for(model: Path, target: str | None, data: Path) -> str | None:
+def _target_for(model: Path, target: str | None, data: Data) -> str | None:
     """``--target``, else the label column stored in the model file (tables only)."""
-    if target is not None or not is_table(data):
+    if target is not None or not is_tabular(data):
         return target
     stored = _stored_target(model)
     if stored is None:
@@ -803,17 +812,18 @@ def evaluate(
     """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
     _check_choice("--missing-target", missing_target, ("drop", "error"))
     est = _load_model(model)
-    target = _target_for(model, target, data)
+    source = data_source(data)
+    target = _target_for(model, target, source)
     ds: Any
     if scheduler is not None:
         _no_stream_with_scheduler(stream, block_rows)
-        ds, report = _evaluate_on_cluster(est, data, target, sep, missing_target, scheduler)
-    elif should_stream(data, stream, block_rows):
-        ds, report = _evaluate_streamed(est, data, target, sep, missing_target, block_rows)
+        ds, report = _evaluate_on_cluster(est, source, target, sep, missing_target, scheduler)
+    elif should_stream(source, stream, block_rows):
+        ds, report = _evaluate_streamed(est, source, target, sep, missing_target, block_rows)
     else:
         ds = _features_for(
             est,
-            data,
+            source,
             target,
             split,
             need_target=True,
@@ -823,7 +833,7 @@ def evaluate(
         assert ds.y is not None
         with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
             log_proba = est.predict_log_proba(ds.X)
-        report = _metrics(est, ds.y, log_proba, data)
+        report = _metrics(est, ds.y, log_proba, source)
     _print_report(est, ds, report)
     if output is not None:
         _write_report(output, model, est, ds, report)
@@ -835,7 +845,7 @@ def evaluate(
 
 def _evaluate_streamed(
     est: Any,
-    data: Path,
+    data: Data,
     target: str | None,
     sep: str | None,
     missing_target: str,
@@ -854,7 +864,7 @@ def _evaluate_streamed(
     dropped = 0
     blocks = iter_predict(
         est,
-        str(data),
+        stream_source(data),
         method="predict_log_proba",
         keep=[target],
         features=cols,
@@ -886,7 +896,7 @@ def _evaluate_streamed(
 
 def _evaluate_on_cluster(
     est: Any,
-    data: Path,
+    data: Data,
     target: str | None,
     sep: str | None,
     missing_target: str,
@@ -917,7 +927,7 @@ def _evaluate_on_cluster(
 class _Tally:
     """Confusion counts and the log-loss, accumulated over blocks of rows (memory: K x K)."""
 
-    def __init__(self, est: Any, data: Path) -> None:
+    def __init__(self, est: Any, data: Data) -> None:
         self.classes = est.classes_
         self.data = data
         k = self.classes.size
@@ -995,7 +1005,7 @@ class _Tally:
         }
 
 
-def _metrics(est: Any, y: Any, log_proba: Any, data: Path) -> dict[str, Any]:
+def _metrics(est: Any, y: Any, log_proba: Any, data: Data) -> dict[str, Any]:
     """Every figure of ``evaluate``, from the true labels and the model's log-probabilities."""
     tally = _Tally(est, data)
     tally.add(y, log_proba)
@@ -1334,10 +1344,11 @@ def plot(
     if (x is None) != (y is None):
         raise UsageError("--x and --y go together: give both features of the plane.")
     est = _load_model(model)
-    target = _target_for(model, target, data)
+    source = data_source(data)
+    target = _target_for(model, target, source)
     ds = _features_for(
         est,
-        data,
+        source,
         target,
         split,
         need_target=True,

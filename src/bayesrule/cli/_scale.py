@@ -29,6 +29,7 @@ from ._data import (
     _table_kind,
     select,
 )
+from ._sources import Data, FileSet
 
 __all__ = [
     "STREAM_BYTES",
@@ -53,11 +54,12 @@ def _compression(path: Path) -> str | None:
     return COMPRESSIONS.get(suffix)
 
 
-def should_stream(data: Path, stream: bool | None, block_rows: int | None) -> bool:
+def should_stream(data: Data, stream: bool | None, block_rows: int | None) -> bool:
     """Whether to read ``data`` block by block: ``--stream``, or by default above the size.
 
-    By default a CSV or Parquet file is streamed when it is larger than
-    :data:`STREAM_BYTES` or ``--block-rows`` is given; ``--no-stream`` reads
+    By default a CSV or Parquet file (or a set of them) is streamed when it
+    is larger than :data:`STREAM_BYTES` (a set: all its files together) or
+    ``--block-rows`` is given; ``--no-stream`` reads
     it at once. A source that cannot be streamed (standard input, a ``.zip``
     archive, NumPy files, IDX folders) is an error with ``--stream`` and is
     read at once otherwise.
@@ -72,10 +74,18 @@ def should_stream(data: Path, stream: bool | None, block_rows: int | None) -> bo
             option = "--stream" if stream else "--block-rows"
             raise UsageError(f"{option}: {data}: {reason}; read it without {option}.")
         return True
-    return reason is None and data.stat().st_size > STREAM_BYTES
+    if reason is not None:
+        return False
+    size = data.size if isinstance(data, FileSet) else data.stat().st_size
+    return size > STREAM_BYTES
 
 
-def _not_streamable(data: Path) -> str | None:
+def _not_streamable(data: Data) -> str | None:
+    if isinstance(data, FileSet):
+        zipped = [p for p in data.paths if _compression(p) == "zip"]
+        if zipped:
+            return f"{zipped[0]}: a .zip archive cannot be streamed (use .gz, .bz2, .xz or .zst)"
+        return None
     if data == STDIN:
         return "standard input cannot be streamed (give a file)"
     if not data.exists():
@@ -87,13 +97,23 @@ def _not_streamable(data: Path) -> str | None:
     return None
 
 
-def head_frame(data: Path, sep: str | None, rows: int = HEAD_ROWS) -> Any:
+def head_frame(data: Data, sep: str | None, rows: int = HEAD_ROWS) -> Any:
     """The first ``rows`` rows of a CSV or Parquet file as a DataFrame (column names as text).
 
     A CSV file must use the separator the block reader uses (a comma; a tab
     for ``.tsv``): another one is an error that says to read it at once.
+    Of a set of files, the head is that of the first file that has rows.
     """
     import pandas as pd
+
+    if isinstance(data, FileSet):
+        for path in data.paths:
+            try:
+                return head_frame(path, sep, rows)
+            except UsageError as exc:
+                if "has no rows" not in str(exc):
+                    raise
+        raise UsageError(f"{data}: the {data.describe()} have no rows.")
 
     if _table_kind(data) == "Parquet":
         import pyarrow.parquet as pq
@@ -151,23 +171,38 @@ def _dask_dataframe() -> Any:
     return dd
 
 
-def dask_table(data: Path, sep: str | None) -> Any:
-    """A CSV or Parquet file as a Dask DataFrame (column names as text)."""
-    if data == STDIN or _table_kind(data) is None:
+def dask_table(data: Data, sep: str | None) -> Any:
+    """A CSV or Parquet file, or a set of them, as a Dask DataFrame (column names as text).
+
+    The partitions of a set come in the order of its files, as in memory and
+    streamed (``read_parquet`` would sort the files by their numbers).
+    """
+    if isinstance(data, FileSet):
+        paths, kind = list(data.paths), data.kind
+    elif data == STDIN or _table_kind(data) is None:
         raise UsageError(f"--scheduler: {data}: only CSV and Parquet files are read on a cluster.")
-    if not data.exists():
+    elif not data.exists():
         raise UsageError(f"{data}: no such file or directory.")
+    else:
+        paths, kind = [data], str(_table_kind(data))
+    files = [str(p) for p in paths] if isinstance(data, FileSet) else str(data)
     dd = _dask_dataframe()
     try:
-        if _table_kind(data) == "Parquet":
-            df = dd.read_parquet(str(data))
+        if kind == "Parquet":
+            df = _dask_parquet(dd, files)
         else:
-            compression = _compression(data)
-            head = _head_text(data, compression)
-            sep = sep or _sniff_separator(head, default="\t" if _is_tsv(data) else ",")
+            compressions = {_compression(p) for p in paths}
+            if len(compressions) > 1:
+                raise UsageError(
+                    f"--scheduler: {data}: the files are compressed in different ways; "
+                    "a cluster reads files of one compression."
+                )
+            (compression,) = compressions
+            head = _head_text(paths[0], compression)
+            sep = sep or _sniff_separator(head, default="\t" if _is_tsv(paths[0]) else ",")
             decimal = "," if sep == ";" and _decimal_commas(head) else "."
             df = dd.read_csv(
-                str(data),
+                files,
                 sep=sep,
                 decimal=decimal,
                 compression=compression,
@@ -179,9 +214,36 @@ def dask_table(data: Path, sep: str | None) -> Any:
     except UsageError:
         raise
     except Exception as exc:  # dask, pandas and pyarrow raise many types for a foreign file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(f"{data}: not a readable table ({first}).") from None
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"{data}: not a readable table ({first_line}).") from None
     return df.rename(columns={c: str(c) for c in df.columns})
+
+
+def _dask_parquet(dd: Any, files: str | list[str]) -> Any:
+    """``read_parquet`` of one file; of several, one partition per file, in the order given.
+
+    ``read_parquet`` would sort the files by their numbers (``part.2`` before
+    ``part.10``), read the values of hive-style folder names (``year=2024``)
+    as columns, and join small files into partitions as the columns asked
+    for allow (then the features and the labels would not share partitions).
+    """
+    if isinstance(files, str):
+        return dd.read_parquet(files)
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(files[0]).empty_table().to_pandas()
+    return dd.from_map(read_parquet_part, files, meta=meta, label="read-parquet-part")
+
+
+def read_parquet_part(path: str, columns: list[str] | None = None) -> Any:
+    """One Parquet file of a set as a DataFrame (on a worker); only ``columns`` if given."""
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except Exception as exc:  # pyarrow's messages do not name the file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: {first}") from None
 
 
 def dask_select(
@@ -193,8 +255,12 @@ def dask_select(
     missing_target: str = "drop",
 ) -> tuple[Any, Any, Dataset]:
     """``(X, y, plan)``: the Dask features and labels, the columns chosen as in memory."""
-    # the first partition alone (a head over every partition would read the whole file)
-    head = df.partitions[0].compute().iloc[:HEAD_ROWS]
+    # the first partition that has rows (a head over every partition would read them all;
+    # a set of files may begin with an empty part)
+    for i in range(df.npartitions):
+        head = df.partitions[i].compute().iloc[:HEAD_ROWS]
+        if head.shape[0]:
+            break
     if head.shape[0] == 0:
         raise UsageError(f"{source}: the file has no rows.")
     plan = select(head, source, target, need_target, columns)
