@@ -99,19 +99,26 @@ class DiagonalStats(ClassStatistic):
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         n, p = X.shape
         if unit and n and isinstance(X, np.ndarray) and X.dtype.kind == "f":
-            work = float(n) * p
-            parts = in_parallel(
-                lambda r: _unit_moments(X[r[0] : r[1]], yi[r[0] : r[1]], c.size),
-                row_ranges(n, work * RESIDUAL_MADDS),
-                work * RESIDUAL_MADDS,
-            )
+            # the rows in ranges, one per thread, each summarised a block at a time
+            # (a block's class-ordered copy stays small), the blocks merged in order
+            def unit_part(rows: tuple[int, int]) -> tuple[DiagonalStats, tuple[_F, _F]] | None:
+                part, part_bounds = cls.empty(c, p), empty_bounds(p)
+                for sl in block_slices(rows[1] - rows[0], p):
+                    sl = slice(rows[0] + sl.start, rows[0] + sl.stop)
+                    got = _unit_moments(X[sl], yi[sl], c.size)
+                    if got is None:
+                        return None  # a NaN or infinity: the general path below
+                    part = part._merge_arrays(*got[:5])
+                    part_bounds = union_bounds(part_bounds, got[5])
+                return part, part_bounds
+
+            work = float(n) * p * RESIDUAL_MADDS
+            parts = in_parallel(unit_part, row_ranges(n, work), work)
             if all(part is not None for part in parts):
-                out = cls.empty(c, p)
-                bounds = empty_bounds(p)
-                for part in parts:
-                    assert part is not None
-                    out = out._merge_arrays(*part[:5])
-                    bounds = union_bounds(bounds, part[5])
+                out, bounds = cls.empty(c, p), empty_bounds(p)
+                for done in parts:
+                    assert done is not None
+                    out, bounds = out.merge(done[0]), union_bounds(bounds, done[1])
                 return out.with_bounds(*bounds)
         out = cls.empty(c, p)
         bounds = empty_bounds(p)
