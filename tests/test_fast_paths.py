@@ -193,3 +193,16 @@ def test_gaussian_nb_fit_allocates_little_beside_X(dtype):
     # a block's class-ordered copy and residuals on each of two threads (about 40-55 MB),
     # never a copy of the whole of X
     assert peak < 60e6, (peak, X.nbytes)
+
+
+def test_unit_moments_of_a_row_slice_of_an_f_ordered_block_equal_those_of_a_copy():
+    X, y = _blobs(5000, 9, dtype=np.float32)
+    F = np.asfortranarray(X)
+    part = F[1000:4000]  # neither C- nor F-contiguous: each feature's values contiguous
+    assert not part.flags.c_contiguous and not part.flags.f_contiguous
+    got = _unit_moments(part, y[1000:4000], 4)
+    want = _unit_moments(np.ascontiguousarray(part), y[1000:4000], 4)
+    assert got is not None and want is not None
+    for a, b in zip(got[:5], want[:5], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9)
+    np.testing.assert_array_equal(got[5][0], want[5][0])

@@ -270,7 +270,9 @@ def _unit_moments(
     weights = counts.astype(np.float64)
     means = np.zeros((k, p))
     m2 = np.zeros((k, p))
-    columns = _feature_major(X)
+    # laid out by columns (each feature's values contiguous, as in an F-ordered
+    # block or a slice of its rows): work on the transpose
+    columns = p > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0]
     # the values in class order, laid out with the rows along the last axis or the first
     Xs = np.take(X.T, order, axis=1) if columns else np.take(X, order, axis=0)
     axis = 1 if columns else 0
