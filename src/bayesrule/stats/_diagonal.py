@@ -103,17 +103,18 @@ class DiagonalStats(ClassStatistic):
             # (a block's class-ordered copy stays small), the blocks merged in order
             def unit_part(rows: tuple[int, int]) -> tuple[DiagonalStats, tuple[_F, _F]] | None:
                 part, part_bounds = cls.empty(c, p), empty_bounds(p)
+                work = _Workspace()
                 for sl in block_slices(rows[1] - rows[0], p):
                     sl = slice(rows[0] + sl.start, rows[0] + sl.stop)
-                    got = _unit_moments(X[sl], yi[sl], c.size)
+                    got = _unit_moments(X[sl], yi[sl], c.size, work)
                     if got is None:
                         return None  # a NaN or infinity: the general path below
                     part = part._merge_arrays(*got[:5])
                     part_bounds = union_bounds(part_bounds, got[5])
                 return part, part_bounds
 
-            work = float(n) * p * RESIDUAL_MADDS
-            parts = in_parallel(unit_part, row_ranges(n, work), work)
+            cost = float(n) * p * RESIDUAL_MADDS
+            parts = in_parallel(unit_part, row_ranges(n, cost), cost)
             if all(part is not None for part in parts):
                 out, bounds = cls.empty(c, p), empty_bounds(p)
                 for done in parts:
@@ -248,8 +249,27 @@ def _block_moments(
 RESIDUAL_MADDS = 8
 
 
+class _Workspace:
+    """Buffers reused by the blocks of one thread's rows (see :func:`_unit_moments`).
+
+    Fresh block-sized temporaries would be page-faulted in for every block
+    where the allocator hands freed memory straight back to the system (as
+    Dask's workers have it set, ``MALLOC_TRIM_THRESHOLD_``), which costs as
+    much as the pass itself.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[str, NDArray[Any]] = {}
+
+    def get(self, name: str, size: int, dtype: Any) -> NDArray[Any]:
+        buf = self.held.get(name)
+        if buf is None or buf.size < size or buf.dtype != dtype:
+            buf = self.held[name] = np.empty(size, dtype=dtype)
+        return buf[:size]
+
+
 def _unit_moments(
-    X: NDArray[Any], yi: NDArray[np.intp], k: int
+    X: NDArray[Any], yi: NDArray[np.intp], k: int, work: _Workspace | None = None
 ) -> tuple[NDArray[np.int64], _F, _F, _F, _F, tuple[_F, _F]] | None:
     """The moments of rows of unit weight, the classes summed apart: None if X is not finite.
 
@@ -261,9 +281,11 @@ def _unit_moments(
     means. X laid out by columns (F order, from Parquet) is taken as its
     transpose, each feature's values contiguous. A block holding NaN or
     infinity gives None; the caller takes the general path, which splits
-    missing values out.
+    missing values out. The gathered rows and the residuals live in
+    ``work``'s buffers.
     """
     n, p = X.shape
+    work = work if work is not None else _Workspace()
     order = np.argsort(yi, kind="stable")
     edges = np.searchsorted(yi[order], np.arange(k + 1))
     counts = np.diff(edges).astype(np.int64)
@@ -274,16 +296,25 @@ def _unit_moments(
     # block or a slice of its rows): work on the transpose
     columns = p > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0]
     # the values in class order, laid out with the rows along the last axis or the first
-    Xs = np.take(X.T, order, axis=1) if columns else np.take(X, order, axis=0)
+    # (mode='clip': the indices are valid, and take then writes to `out` directly)
+    if columns:
+        Xs = work.get("rows", n * p, X.dtype).reshape(p, n)
+        np.take(X.T, order, axis=1, out=Xs, mode="clip")
+    else:
+        Xs = work.get("rows", n * p, X.dtype).reshape(n, p)
+        np.take(X, order, axis=0, out=Xs, mode="clip")
     axis = 1 if columns else 0
     lo = Xs.min(axis=axis).astype(np.float64)
     hi = Xs.max(axis=axis).astype(np.float64)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         return None
+    residuals = work.get("residuals", int(counts.max()) * p, np.float64)  # the largest class
     for j in np.flatnonzero(counts).tolist():
-        seg = Xs[:, edges[j] : edges[j + 1]] if columns else Xs[edges[j] : edges[j + 1]]
+        a, b = int(edges[j]), int(edges[j + 1])
+        seg = Xs[:, a:b] if columns else Xs[a:b]
         mean = seg.sum(axis=axis, dtype=np.float64) / weights[j]
-        R = np.subtract(seg, mean[:, None] if columns else mean, dtype=np.float64)
+        R = residuals[: seg.size].reshape(seg.shape)
+        np.subtract(seg, mean[:, None] if columns else mean, out=R)
         np.multiply(R, R, out=R)
         means[j] = mean
         m2[j] = R.sum(axis=axis)
