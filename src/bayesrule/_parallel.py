@@ -158,6 +158,19 @@ def thread_count(work: float) -> int:
     return int(n)
 
 
+def _as_worker(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` run as one of our worker threads (its BLAS calls never change the limit)."""
+
+    def run(item: Any) -> Any:
+        _local.worker = True
+        try:
+            return fn(item)
+        finally:
+            _local.worker = False
+
+    return run
+
+
 def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> list[Any]:
     """``[fn(item) for item in items]``, run on up to :func:`thread_count` threads.
 
@@ -176,12 +189,7 @@ def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> 
             return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor
 
-    def run(item: Any) -> Any:
-        _local.worker = True
-        try:
-            return fn(item)
-        finally:
-            _local.worker = False
+    run = _as_worker(fn)
 
     with _blas_cap(1), ThreadPoolExecutor(workers, thread_name_prefix="bayesrule") as pool:
         return list(pool.map(run, items))
@@ -205,12 +213,7 @@ def ordered_map(
     from collections import deque
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    def run(item: Any) -> Any:
-        _local.worker = True
-        try:
-            return fn(item)
-        finally:
-            _local.worker = False
+    run = _as_worker(fn)
 
     pending: deque[tuple[Any, Future[Any]]] = deque()
     with _blas_cap(1), ThreadPoolExecutor(threads, thread_name_prefix="bayesrule") as pool:
