@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("bayesrule: error: interrupted.", file=sys.stderr)
         raise SystemExit(130) from None
-    from ._errors import debug_requested, report
+    from ._errors import debug_requested, is_closed_pipe, quiet_closed_pipe, report
 
     try:
         app(args=args, prog_name="bayesrule")
@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> None:
         report(exc)
         raise SystemExit(130) from None
     except Exception as exc:
+        if is_closed_pipe(exc):  # the reader of a pipe has gone: what was written was read
+            quiet_closed_pipe()
+            raise SystemExit(0) from None
         if debug_requested(args):
             raise
         report(exc)

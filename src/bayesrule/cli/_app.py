@@ -26,15 +26,17 @@ from ._data import (
     UsageError,
     block_writer,
     match_columns,
-    non_finite,
     read_data,
     split_names,
     table_writer,
     write_files,
     write_table,
 )
-from ._errors import BoundaryGroup, clean, notes, state
+from ._errors import BoundaryGroup, FlagCommand, clean, notes, state
 from ._feedback import busy, interactive
+from ._incomplete import CHOICES as INCOMPLETE
+from ._incomplete import describe as describe_cells
+from ._incomplete import gapped, scorable, unscored
 from ._scale import connect, dask_select, dask_table, head_frame, plan_columns, should_stream
 from ._sources import Data, FileSet, data_source, is_tabular, read_dataset, stream_source
 
@@ -252,7 +254,7 @@ def _fit_with_progress(est: Any, ds: Dataset) -> Any:
     derive the parameters again (an eigendecomposition), which costs more than
     the pass over the data.
     """
-    with busy(f"fitting {type(est).__name__} on {ds.n_rows:,} rows"), _named_values(ds):
+    with busy(f"fitting {type(est).__name__} on {ds.n_rows:,} rows"), _named_values(ds, est):
         return est.fit(ds.X, ds.y)
 
 
@@ -378,16 +380,51 @@ def _fit_on_cluster(
 
 
 @contextlib.contextmanager
-def _named_values(ds: Dataset) -> Iterator[None]:
-    """A model's refusal of NaN or infinite cells, said with the columns' names."""
+def _named_values(ds: Dataset, est: Any, when: str = "fit") -> Iterator[None]:
+    """A model's refusal of NaN or infinite cells, said with the columns' names.
+
+    The remedies offered fit the model and the step: a model that already
+    treats NaN as missing is never told to use one that does, and only the
+    cells it cannot take (infinite ones) are named.
+    """
     try:
         yield
     except ValueError as exc:
-        about_values = any(w in str(exc) for w in ("NaN", "nan", "finite", "infinit"))
-        message = non_finite(ds) if about_values else None
-        if message is None:
-            raise
-        raise UsageError(message) from exc
+        text = str(exc)
+        about_values = any(w in text for w in ("NaN", "nan", "finite", "infinit"))
+        rows = scorable(est, ds.X) if about_values and hasattr(ds.X, "columns") else None
+        if rows is None or rows.all():
+            raise  # not about the cells, or not a table: the library's own message
+        raise UsageError(_cells_message(ds, est, when)) from exc
+
+
+def _cells_message(ds: Dataset, est: Any, when: str) -> str:
+    """What is wrong with the cells (columns, counts, first row) and what can be done."""
+    from ._errors import models_taking_nan
+
+    name = type(est).__name__
+    remedies = ["drop or impute them", "leave the columns out with --drop"]
+    if not getattr(est, "_allow_nan", False):
+        others = models_taking_nan(exclude=type(est))
+        if others:
+            remedies.append(
+                f"use a model that treats NaN as missing ({', '.join(others)}), though "
+                "infinite values are refused by every model"
+            )
+    if when == "predict":
+        remedies = [
+            "without --incomplete error such rows get empty prediction cells",
+            "drop or impute them",
+        ]
+    elif when == "evaluate":
+        remedies = [
+            "without --incomplete error such rows are left out of the figures",
+            "drop or impute them",
+        ]
+    return (
+        f"{ds.source}: {describe_cells(est, ds.X)}: {name} cannot take them; "
+        f"{', or '.join(remedies)}."
+    )
 
 
 def _with_kinds(est: Any, kinds: list[str], features: list[str]) -> None:
@@ -470,6 +507,15 @@ SchedulerOpt = Annotated[
         "for a cluster of processes on this machine.",
     ),
 ]
+IncompleteOpt = Annotated[
+    str,
+    typer.Option(
+        "--incomplete",
+        help="Rows with cells the model cannot take (NaN for LDA/QDA/RDA/MDA, infinity for "
+        "any): 'empty' (empty prediction cells, or left out of evaluate, with a note) or "
+        "'error'.",
+    ),
+]
 MissingOpt = Annotated[
     str,
     typer.Option(
@@ -495,7 +541,7 @@ def _parse_sep(sep: str | None) -> str | None:
     return sep
 
 
-@app.command()
+@app.command(cls=FlagCommand)
 def fit(
     data: DataArg,
     output: Annotated[Path, typer.Option("--output", "-o", help="Model file to write.")],
@@ -587,7 +633,7 @@ def fit(
         _say(f"features: {_names_list(described)}")
 
 
-@app.command()
+@app.command(cls=FlagCommand)
 def predict(
     model: ModelArg,
     data: DataArg,
@@ -618,10 +664,12 @@ def predict(
     stream: StreamOpt = None,
     block_rows: BlockRowsOpt = None,
     scheduler: SchedulerOpt = None,
+    incomplete: IncompleteOpt = "empty",
 ) -> None:
     """Predict the class of every row: one output row per input row."""
     import pandas as pd
 
+    _check_choice("--incomplete", incomplete, INCOMPLETE)
     est = _load_model(model)
     source = data_source(data)
     kept = split_names(keep)
@@ -634,7 +682,7 @@ def predict(
         _predict_on_cluster(est, source, output, proba, kept, label, sep, scheduler)
         return
     if should_stream(source, stream, block_rows):
-        _predict_streamed(est, source, output, proba, kept, label, sep, block_rows)
+        _predict_streamed(est, source, output, proba, kept, label, sep, block_rows, incomplete)
         return
     ds = _features_for(est, source, label, split, need_target=False, sep=_parse_sep(sep))
     table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))
@@ -644,15 +692,41 @@ def predict(
     clash = [c for c in ("prediction",) if c in table.columns]
     if clash:
         raise UsageError("--keep prediction: the output has its own 'prediction' column.")
-    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
-        table["prediction"] = est.predict(ds.X)
+    scorer = est if incomplete == "error" else gapped(est)
+    with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds, est, "predict"):
+        table["prediction"] = _label_column(scorer.predict(ds.X), est.classes_)
         if proba:
-            P = est.predict_proba(ds.X)
+            P = scorer.predict_proba(ds.X)
             for k, c in enumerate(est.classes_):
                 table[f"proba_{c}"] = P[:, k]
+    if incomplete == "empty":
+        _note_unscored(est, ds, "their prediction cells are empty")
     write_table(table, output)
     if output != STDIN:
         _say(f"{ds.n_rows:,} predictions -> {output}")
+
+
+def _label_column(values: Any, classes: Any) -> Any:
+    """Predicted labels with empty cells (None) in the classes' own type (integers stay integers)."""
+    import pandas as pd
+
+    values = np.asarray(values)
+    if values.dtype.kind != "O" or classes.dtype.kind == "O":
+        return values
+    nullable = {"i": "Int64", "u": "UInt64", "b": "boolean"}.get(classes.dtype.kind)
+    if nullable is not None:
+        return pd.array(values, dtype=nullable)
+    return pd.array(values, dtype="string") if classes.dtype.kind == "U" else values
+
+
+def _note_unscored(est: Any, ds: Dataset, what: str) -> None:
+    rows = scorable(est, ds.X)
+    k = int(rows.size - rows.sum())
+    if k:
+        notes.append(
+            f"{k:,} of {rows.size:,} rows hold {describe_cells(est, ds.X)}, which "
+            f"{type(est).__name__} cannot take: {what} (--incomplete error refuses them)."
+        )
 
 
 def _methods(proba: bool) -> list[str]:
@@ -685,6 +759,7 @@ def _predict_streamed(
     label: str | None,
     sep: str | None,
     block_rows: int | None,
+    incomplete: str = "empty",
 ) -> None:
     """``predict --stream``: blocks from ``iter_predict`` written one after the other."""
     from ..streaming import iter_predict
@@ -694,7 +769,7 @@ def _predict_streamed(
     if keep and "prediction" in keep:
         raise UsageError("--keep prediction: the output has its own 'prediction' column.")
     blocks = iter_predict(
-        est,
+        est if incomplete == "error" else gapped(est),
         stream_source(data),
         method=_methods(proba),
         keep=keep,
@@ -703,11 +778,12 @@ def _predict_streamed(
         block_rows=block_rows,
         progress=interactive(),
     )
-    n = [0]
+    n = [0, 0]  # rows, rows left empty
 
     def counted() -> Iterator[Any]:
         for block in blocks:
             n[0] += len(block)
+            n[1] += int(block["prediction"].isna().sum())
             yield block
 
     if output == STDIN:
@@ -716,9 +792,15 @@ def _predict_streamed(
         for i, block in enumerate(counted()):
             block.to_csv(sys.stdout, index=False, header=i == 0)
         sys.stdout.flush()
-        return
-    write_files({output: block_writer(counted(), output)})
-    _say(f"{n[0]:,} predictions -> {output}")
+    else:
+        write_files({output: block_writer(counted(), output)})
+        _say(f"{n[0]:,} predictions -> {output}")
+    if n[1]:
+        notes.append(
+            f"{n[1]:,} of {n[0]:,} rows hold missing or infinite cells that "
+            f"{type(est).__name__} cannot take: their prediction cells are empty "
+            "(--incomplete error refuses them)."
+        )
 
 
 def _compute(*collections: Any) -> tuple[Any, ...]:
@@ -793,7 +875,7 @@ def _target_for(model: Path, target: str | None, data: Data) -> str | None:
     return stored
 
 
-@app.command()
+@app.command(cls=FlagCommand)
 def evaluate(
     model: ModelArg,
     data: DataArg,
@@ -808,9 +890,11 @@ def evaluate(
     stream: StreamOpt = None,
     block_rows: BlockRowsOpt = None,
     scheduler: SchedulerOpt = None,
+    incomplete: IncompleteOpt = "empty",
 ) -> None:
     """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
     _check_choice("--missing-target", missing_target, ("drop", "error"))
+    _check_choice("--incomplete", incomplete, INCOMPLETE)
     est = _load_model(model)
     source = data_source(data)
     target = _target_for(model, target, source)
@@ -819,7 +903,9 @@ def evaluate(
         _no_stream_with_scheduler(stream, block_rows)
         ds, report = _evaluate_on_cluster(est, source, target, sep, missing_target, scheduler)
     elif should_stream(source, stream, block_rows):
-        ds, report = _evaluate_streamed(est, source, target, sep, missing_target, block_rows)
+        ds, report = _evaluate_streamed(
+            est, source, target, sep, missing_target, block_rows, incomplete
+        )
     else:
         ds = _features_for(
             est,
@@ -831,9 +917,12 @@ def evaluate(
             missing_target=missing_target,
         )
         assert ds.y is not None
-        with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds):
-            log_proba = est.predict_log_proba(ds.X)
+        scorer = est if incomplete == "error" else gapped(est)
+        with busy(f"predicting {ds.n_rows:,} rows"), _named_values(ds, est, "evaluate"):
+            log_proba = scorer.predict_log_proba(ds.X)
         report = _metrics(est, ds.y, log_proba, source)
+        if report["unscored"]:
+            _note_unscored(est, ds, "they are left out of every figure")
     _print_report(est, ds, report)
     if output is not None:
         _write_report(output, model, est, ds, report)
@@ -850,6 +939,7 @@ def _evaluate_streamed(
     sep: str | None,
     missing_target: str,
     block_rows: int | None,
+    incomplete: str = "empty",
 ) -> tuple[Any, dict[str, Any]]:
     """``evaluate --stream``: the counts and the log-loss summed block by block."""
     from types import SimpleNamespace
@@ -863,7 +953,7 @@ def _evaluate_streamed(
     names = [f"log_proba_{c}" for c in est.classes_]
     dropped = 0
     blocks = iter_predict(
-        est,
+        est if incomplete == "error" else gapped(est),
         stream_source(data),
         method="predict_log_proba",
         keep=[target],
@@ -878,7 +968,7 @@ def _evaluate_streamed(
             if missing_target == "error":
                 raise UsageError(
                     f"{data}: the target column {target!r} is missing in data row "
-                    f"{tally.rows + dropped + int(np.flatnonzero(missing)[0]) + 1}; "
+                    f"{tally.rows + tally.unscored + dropped + int(np.flatnonzero(missing)[0]) + 1}; "
                     "--missing-target drop leaves such rows out."
                 )
             dropped += int(missing.sum())
@@ -888,9 +978,14 @@ def _evaluate_streamed(
             tally.add(y, block[names].to_numpy())
     if dropped:
         notes.append(f"left out {dropped:,} rows whose target {target!r} is missing.")
-    if tally.rows == 0:
+    if tally.unscored:
+        notes.append(
+            f"{tally.unscored:,} rows hold missing or infinite cells that {type(est).__name__} "
+            "cannot take: they are left out of every figure (--incomplete error refuses them)."
+        )
+    if tally.rows == 0 and tally.unscored == 0:
         raise UsageError(f"{data}: no row with a label to evaluate.")
-    info = SimpleNamespace(source=str(data), n_rows=tally.rows, target=target)
+    info = SimpleNamespace(source=str(data), n_rows=tally.rows + tally.unscored, target=target)
     return info, tally.metrics()
 
 
@@ -925,7 +1020,16 @@ def _evaluate_on_cluster(
 
 
 class _Tally:
-    """Confusion counts and the log-loss, accumulated over blocks of rows (memory: K x K)."""
+    """Confusion counts and the log-loss, accumulated over blocks of rows (memory: K x K).
+
+    The log-loss is scikit-learn's ``log_loss``: each row's probability of its
+    true class clipped to ``[eps, 1 - eps]`` (``eps`` of the probabilities'
+    float type) before the logarithm, so that one row the model calls
+    impossible costs at most ``-log(eps)`` (36.04 in float64) rather than
+    hundreds or infinity, and the figure equals scikit-learn's on the same
+    probabilities. The mean of the unclipped ``-log p`` is kept as
+    ``log_loss_unclipped``.
+    """
 
     def __init__(self, est: Any, data: Data) -> None:
         self.classes = est.classes_
@@ -934,11 +1038,17 @@ class _Tally:
         self.counts = np.zeros((k, k), dtype=np.int64)  # true (a class) x predicted
         self.unseen: dict[Any, NDArray[np.int64]] = {}  # a label the model never saw
         self.loss = 0.0
+        self.unclipped = 0.0
         self.seen_rows = 0
         self.rows = 0
+        self.unscored = 0  # rows the model could not score (empty: --incomplete empty)
 
     def add(self, y: Any, log_proba: Any) -> None:
         classes, k = self.classes, self.classes.size
+        empty = unscored(log_proba)
+        if empty.any():
+            self.unscored += int(empty.sum())
+            y, log_proba = y[~empty], np.asarray(log_proba)[~empty]
         pred = np.argmax(log_proba, axis=1)
         try:
             seen = np.isin(y, classes)
@@ -950,7 +1060,12 @@ class _Tally:
             ) from None
         true = np.searchsorted(classes, y[seen])
         self.counts += np.bincount(true * k + pred[seen], minlength=k * k).reshape(k, k)
-        self.loss -= float(np.sum(log_proba[np.flatnonzero(seen), true]))
+        nll = -np.asarray(log_proba[np.flatnonzero(seen), true])
+        kind = nll.dtype if nll.dtype.kind == "f" else np.dtype(np.float64)
+        eps = float(np.finfo(kind).eps)
+        # scikit-learn's clipping of p to [eps, 1 - eps], on -log p
+        self.loss += float(np.sum(np.clip(nll, -np.log1p(-eps), -np.log(eps))))
+        self.unclipped += float(np.sum(nll))
         for label in np.unique(y[~seen]):
             row = np.bincount(pred[~seen][y[~seen] == label], minlength=k)
             self.unseen[label] = self.unseen.get(label, 0) + row
@@ -960,6 +1075,12 @@ class _Tally:
     def metrics(self) -> dict[str, Any]:
         """Every figure of ``evaluate``, from the counts."""
         import warnings
+
+        if self.rows == 0 and self.unscored:
+            raise UsageError(
+                f"{self.data}: none of the {self.unscored:,} rows can be scored: each holds "
+                "cells the model cannot take (missing or infinite values)."
+            )
 
         classes = self.classes
         unseen = np.array(sorted(self.unseen, key=str)) if self.unseen else classes[:0]
@@ -994,7 +1115,10 @@ class _Tally:
             "normalised": normalised,
             "accuracy": float(hits.sum() / max(self.rows, 1)),
             "log_loss": self.loss / self.seen_rows if self.seen_rows else None,
+            "log_loss_unclipped": self.unclipped / self.seen_rows if self.seen_rows else None,
             "log_loss_rows": self.seen_rows,
+            "rows": self.rows,
+            "unscored": self.unscored,
             "precision": precision,
             "recall": recall,
             "f1": f1,
@@ -1020,9 +1144,12 @@ def _plain(value: Any) -> Any:
 def _print_report(est: Any, ds: Any, m: dict[str, Any]) -> None:
     labels = m["labels"]
     loss = "n/a" if m["log_loss"] is None else f"{m['log_loss']:.4f}"
+    rows = f"{ds.n_rows:,} rows"
+    if m["unscored"]:
+        rows = f"{m['rows']:,} of {ds.n_rows:,} rows; {m['unscored']:,} incomplete left out"
     out.print(
         f"{type(est).__name__} on {_display_name(ds.source)}: accuracy {m['accuracy']:.2%}, "
-        f"log-loss {loss} ({ds.n_rows:,} rows)",
+        f"log-loss {loss} ({rows})",
         soft_wrap=True,
     )
     summary = Table(title="Per class")
@@ -1080,8 +1207,11 @@ def _write_report(output: Path, model: Path, est: Any, ds: Any, m: dict[str, Any
         "data": ds.source,
         "target": ds.target,
         "n_samples": ds.n_rows,
+        "n_samples_scored": m["rows"],
+        "n_samples_not_scored": m["unscored"],
         "accuracy": m["accuracy"],
         "log_loss": m["log_loss"],
+        "log_loss_unclipped": m["log_loss_unclipped"],
         "log_loss_rows": m["log_loss_rows"],
         "macro_avg": dict(zip(("precision", "recall", "f1"), m["macro"], strict=True)),
         "weighted_avg": dict(zip(("precision", "recall", "f1"), m["weighted"], strict=True)),
@@ -1131,7 +1261,7 @@ def _new_folder(path: Path) -> Iterator[None]:
         raise
 
 
-@app.command()
+@app.command(cls=FlagCommand)
 def info(
     model: ModelArg,
     as_json: Annotated[
@@ -1247,13 +1377,33 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-@app.command()
+@app.command(cls=FlagCommand)
 def sample(
     model: ModelArg,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="CSV (or Parquet) file of samples.")
     ],
-    n: Annotated[int, typer.Option("-n", "--n-samples", min=1, help="Samples per class.")] = 10,
+    per_class: Annotated[
+        int | None,
+        typer.Option(
+            "--per-class", min=1, help="Rows drawn from each class (default 10; an image grid)."
+        ),
+    ] = None,
+    total: Annotated[
+        int | None,
+        typer.Option(
+            "--total",
+            min=1,
+            help="Rows drawn in all, each class drawn with the model's priors, as Python's "
+            "sample(n).",
+        ),
+    ] = None,
+    n: Annotated[
+        int | None,
+        typer.Option(
+            "-n", "--n-samples", min=1, help="Old spelling of --per-class (rows per class)."
+        ),
+    ] = None,
     class_: Annotated[str | None, typer.Option("--class", help="Only this class.")] = None,
     seed: Annotated[int, typer.Option(min=0, help="Random seed.")] = 0,
     png: Annotated[
@@ -1261,11 +1411,27 @@ def sample(
         typer.Option(help="Image grid to write (default: OUT with .png, for image data)."),
     ] = None,
 ) -> None:
-    """Draw new rows from the fitted generative model: N per class."""
+    """Draw new rows from the fitted generative model: --per-class N, or --total N."""
+    import warnings
+
     import pandas as pd
 
     from ..plotting import SampleGridDisplay, grey_scale
 
+    if n is not None:
+        if per_class is not None:
+            raise UsageError("-n is the old spelling of --per-class: give one of them.")
+        warnings.warn(
+            "-n draws N rows from each class; it is spelled --per-class N now (--total N "
+            "draws N rows in all, as Python's sample(n)).",
+            FutureWarning,
+            stacklevel=2,
+        )
+        per_class = n
+    if per_class is not None and total is not None:
+        raise UsageError(
+            "--per-class and --total are two ways to say how many rows: give one of them."
+        )
     est = _load_model(model)
     present = est.classes_[np.asarray(est.class_count_) > 0]
     if class_ is None:
@@ -1278,8 +1444,16 @@ def sample(
                 f"{', '.join(str(c) for c in est.classes_)}."
             )
         chosen = np.asarray(match)
-    y = np.repeat(chosen, n)
-    X, y = est.sample(y.size, y=y, random_state=seed)
+    if total is not None and class_ is None:
+        X, y = est.sample(total, random_state=seed)  # the classes drawn from the priors
+        order = np.argsort(np.searchsorted(est.classes_, y), kind="stable")
+        X, y = X[order], y[order]  # grouped by class, as --per-class writes them
+        chosen = present[np.isin(present, y)]
+        said = f"{y.size:,} samples, classes drawn with the priors"
+    else:
+        k = total if total is not None else (per_class or 10)
+        X, y = est.sample(k * chosen.size, y=np.repeat(chosen, k), random_state=seed)
+        said = f"{y.size:,} samples ({k} per class)"
     names = getattr(est, "feature_names_in_", None)
     cols = (
         [str(c) for c in names] if names is not None else [f"x{j + 1}" for j in range(X.shape[1])]
@@ -1297,23 +1471,34 @@ def sample(
             )
         target = png or output.with_suffix(".png")
         vmin, vmax = grey_scale(est, chosen, X)
-        disp = SampleGridDisplay(
-            images=X.reshape(chosen.size, n, *shape),
-            labels=chosen,
-            vmin=vmin,
-            vmax=vmax,
-            title=f"{n} generated samples per class ({type(est).__name__})",
+        images = _grid(X, y, chosen, shape)
+        per_row = images.shape[1]
+        title = (
+            f"{per_row} generated samples per class ({type(est).__name__})"
+            if total is None or class_ is not None
+            else f"{y.size} generated samples, classes by the priors ({type(est).__name__})"
         )
-        fig = _figure((max(4.0, 0.75 * n + 1.5), max(3.0, 0.75 * chosen.size + 1.0)))
+        disp = SampleGridDisplay(images=images, labels=chosen, vmin=vmin, vmax=vmax, title=title)
+        fig = _figure((max(4.0, 0.75 * per_row + 1.5), max(3.0, 0.75 * chosen.size + 1.0)))
         disp.plot(ax=fig.subplots())
         files[target] = _figure_bytes(fig, target)
     write_files(files)
-    _say(f"{y.size:,} samples ({n} per class) -> {output}")
+    _say(f"{said} -> {output}")
     if target is not None:
         _say(f"image grid -> {target}")
 
 
-@app.command()
+def _grid(X: Any, y: Any, classes: Any, shape: tuple[int, int]) -> NDArray[np.float64]:
+    """The samples as a (class, column, height, width) grid; a short row is padded with NaN."""
+    counts = [int(np.sum(y == c)) for c in classes]
+    width = max(counts)
+    images = np.full((len(classes), width, *shape), np.nan)
+    for k, c in enumerate(classes):
+        images[k, : counts[k]] = np.asarray(X[y == c], dtype=float).reshape(-1, *shape)
+    return images
+
+
+@app.command(cls=FlagCommand)
 def plot(
     model: ModelArg,
     data: DataArg,
@@ -1390,7 +1575,7 @@ def _feature_key(value: str, names: list[str], option: str) -> Any:
     )
 
 
-@app.command()
+@app.command(cls=FlagCommand)
 def demo(
     output: Annotated[Path, typer.Option("--output", "-o", help="Report folder.")] = Path("report"),
     data_dir: Annotated[

@@ -11,6 +11,8 @@ with the message cleaned up for a reader who does not know Python (first
 line only, no ``np.float64(...)`` reprs, no module paths), and the command
 exits with status 2; ``KeyboardInterrupt`` exits with 130. Usage errors
 found by the argument parser keep typer's usage output and its status 2.
+A closed pipe (``bayesrule evaluate m d | head -1``) is no error: the reader
+has what it wanted, and the command ends quietly with status 0.
 
 ``--debug`` (anywhere before a ``--``, before or after the subcommand) or
 ``BAYESRULE_DEBUG=1`` lets the exception through, so Python prints its
@@ -32,11 +34,22 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from ._data import UsageError
 
-__all__ = ["BoundaryGroup", "debug_requested", "describe", "notes", "report", "state"]
+__all__ = [
+    "BoundaryGroup",
+    "FlagCommand",
+    "debug_requested",
+    "describe",
+    "is_closed_pipe",
+    "models_taking_nan",
+    "notes",
+    "quiet_closed_pipe",
+    "report",
+    "state",
+]
 
 #: Per-invocation settings shared with the commands (reset by ``BoundaryGroup.main``).
 state: dict[str, bool] = {"debug": False, "quiet": False, "interrupted": False}
@@ -151,7 +164,52 @@ def report(exc: BaseException) -> None:
         sys.stdout.flush()
     except (OSError, ValueError):  # stdout closed or a broken pipe: the error still counts
         pass
-    print(PREFIX + describe(exc), file=sys.stderr, flush=True)
+    try:
+        print(PREFIX + describe(exc), file=sys.stderr, flush=True)
+    except OSError as err:  # stderr's reader has gone too: the exit status still says it
+        if not is_closed_pipe(err):
+            raise
+        quiet_closed_pipe()
+
+
+def is_closed_pipe(exc: BaseException) -> bool:
+    """Whether ``exc`` says the reader of a pipe has gone (``bayesrule ... | head -1``)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.EPIPE, errno.ESHUTDOWN)
+
+
+def _rich_closed_pipe(exc: BaseException) -> bool:
+    """Whether ``exc`` is rich's way of ending on a closed pipe.
+
+    rich's ``Console`` meets a ``BrokenPipeError`` by pointing stdout at the
+    null device and raising ``SystemExit(1)``; nothing else in the command
+    exits with 1, so that pair is recognised and turned into a quiet end.
+    """
+    if not isinstance(exc, SystemExit) or exc.code != 1:
+        return False
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def quiet_closed_pipe() -> None:
+    """Point stdout and stderr at the null device after a pipe's reader has gone.
+
+    What was written has been read; what remains (buffered text, the
+    interpreter's last flush) goes nowhere instead of raising again, so the
+    command ends quietly with status 0, as ``cat`` or ``grep`` do when
+    ``head`` stops reading. Only the streams whose pipe is closed are moved.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
@@ -161,6 +219,67 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
         if line and line not in seen:
             seen.add(line)
             print(f"bayesrule: warning: {line}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------ hints
+def models_taking_nan(exclude: type | None = None) -> list[str]:
+    """Short names of the models that treat NaN as missing, never ``exclude`` (the one used).
+
+    A hint names other models to try; it must never suggest the model that
+    has just failed, so the model in use is always left out of the list.
+    """
+    from .._registry import available
+
+    return [
+        short
+        for short, cls in available().items()
+        if getattr(cls, "_allow_nan", False) and cls is not exclude
+    ]
+
+
+# ------------------------------------------------------------------ flags
+#: words a user may write after a flag, meaning it as the flag's value
+_BOOL_WORDS = frozenset(("true", "false", "yes", "no", "on", "off", "1", "0", "y", "n"))
+
+
+def _is_flag(param: Any) -> bool:
+    return bool(getattr(param, "is_flag", False))
+
+
+class FlagCommand(TyperCommand):
+    """A subcommand whose flags show as flags in ``--help`` and refuse a value after them.
+
+    typer prints ``<bool>`` after every flag, which reads as if ``--proba
+    true`` were meant; it is not (``true`` would be taken as the next
+    argument, a data file). The help shows nothing after a flag, and a word
+    such as ``true`` or ``no`` right after a flag, that is not a file, is
+    refused with the flag named.
+    """
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            if _is_flag(param) and param.metavar is None:
+                param.metavar = ""  # typer's help shows the metavar in place of <bool>
+        return params
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        flags = {
+            name: param
+            for param in self.get_params(ctx)
+            if _is_flag(param)
+            for name in (*param.opts, *param.secondary_opts)
+        }
+        end = args.index("--") if "--" in args else len(args)
+        for given, after in zip(args[: end - 1], args[1:end], strict=True):
+            if given in flags and after.lower() in _BOOL_WORDS and not os.path.exists(after):
+                raise typer.BadParameter(
+                    f"{given} is a flag and takes no value: give {given} alone "
+                    f"({after!r} would be read as the next argument).",
+                    ctx=ctx,
+                    param=flags[given],
+                )
+        return super().parse_args(ctx, args)
 
 
 # ------------------------------------------------------------------ the group
@@ -200,15 +319,36 @@ class BoundaryGroup(TyperGroup):
         notes.clear()
         return super().main(_strip_debug(argv), *rest, **kwargs)
 
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:  # the group's own flags, as FlagCommand shows them
+            if _is_flag(param) and param.metavar is None:
+                param.metavar = ""
+        return params
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:  # --help is printed while the arguments are parsed
+            return super().make_context(*args, **kwargs)
+        except (OSError, SystemExit) as exc:
+            if not (is_closed_pipe(exc) or _rich_closed_pipe(exc)):
+                raise
+            quiet_closed_pipe()
+            raise typer.Exit(0) from None
+
     def invoke(self, ctx: Any) -> Any:
         with _noting_interrupts():
             try:
                 return self._invoke_quietly(ctx)
             except _PASS_THROUGH:
                 raise
+            except SystemExit as exc:
+                if _rich_closed_pipe(exc):
+                    raise typer.Exit(0) from None
+                raise
             except (Exception, KeyboardInterrupt) as exc:
-                if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
-                    raise  # `bayesrule ... | head`: typer exits quietly
+                if is_closed_pipe(exc):  # `bayesrule ... | head -1`: the reader has what it wanted
+                    quiet_closed_pipe()
+                    raise typer.Exit(0) from None
                 interrupted = isinstance(exc, KeyboardInterrupt) or state["interrupted"]
                 if state["debug"]:
                     if not interrupted:
