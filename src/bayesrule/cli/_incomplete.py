@@ -116,5 +116,6 @@ def unscored(values: Any) -> NDArray[np.bool_]:
     if arr.dtype.kind == "O":
         import pandas as pd
 
-        return np.asarray(pd.isna(arr), dtype=bool).reshape(arr.shape[0], -1).any(axis=1)
+        empty = np.asarray(pd.isna(arr), dtype=bool).reshape(arr.shape[0], -1)
+        return np.asarray(empty.any(axis=1), dtype=bool)
     return np.zeros(arr.shape[0], dtype=bool)
