@@ -258,8 +258,9 @@ class DecisionRegionsDisplay:
             raise ValueError(f"decision regions need at least 2 features; X has {p}.")
         name = type(estimator).__name__
         own_fisher = _fisher_directions(estimator)
+        all_numeric = all(_is_number(frame[c]) for c in names)
         if projection == "auto":
-            projection = "fisher" if (p > 2 and own_fisher is not None) else "features"
+            projection = "fisher" if (p > 2 and all_numeric) else "features"
         if features is not None and projection == "fisher":
             raise ValueError("features=(x, y) chooses the 'features' plane, not the Fisher one.")
         if p == 2 and features is None:
@@ -268,37 +269,44 @@ class DecisionRegionsDisplay:
         note: str | None = None
         if projection == "fisher":
             numeric = _numeric(frame, "the Fisher plane")
+            spread = False
             if own_fisher is not None:
                 x0, S, cov = own_fisher
                 source = f"{name}'s own"
             else:
-                from .estimators import LinearDiscriminantAnalysis
-
-                lda = LinearDiscriminantAnalysis().fit(numeric, ya)
-                found = _fisher_directions(lda)
-                if found is None:
-                    raise ValueError(
-                        "no 2-D Fisher projection: the Fisher space of "
-                        f"{np.unique(ya).size} classes has fewer than 2 dimensions; "
-                        "choose two features instead."
-                    )
-                x0, S, cov = found
-                source = "an LDA's (directions only)"
+                moments = _class_moments(estimator)
+                if moments is not None:
+                    source = f"{name}'s class means and pooled covariance:"
+                else:
+                    moments = _data_moments(numeric, ya)
+                    source = "the data's class means and pooled covariance:"
+                x0, S, cov, spread = _fisher_plane(*moments)
             S2 = S[:, :2]
             # x0 + A c maps to c in the first two discriminants; A spans the conditional mean
             A = cov @ S2 @ np.linalg.inv(S2.T @ cov @ S2)
             Z = (numeric - x0) @ S2
-            xlabel, ylabel = "first Fisher discriminant", "second Fisher discriminant"
-            rest = S.shape[1] - 2
-            held = (
-                ""
-                if rest == 0
-                else f", the other {rest} discriminant{'s' if rest > 1 else ''} at the centre"
-            )
-            note = (
-                f"{source} Fisher plane of {p} features{held}; regions and densities of the "
-                "saved model on that plane"
-            )
+            xlabel = "first Fisher discriminant"
+            if spread:
+                ylabel = "most spread direction within the classes"
+            else:
+                ylabel = "second Fisher discriminant"
+            if own_fisher is not None:
+                rest = S.shape[1] - 2
+                held = (
+                    ""
+                    if rest == 0
+                    else f", the other {rest} discriminant{'s' if rest > 1 else ''} at the centre"
+                )
+                note = (
+                    f"{source} Fisher plane of {p} features{held}; regions and densities of the "
+                    "saved model on that plane"
+                )
+            else:
+                note = (
+                    f"the Fisher plane of {p} features from {source} each point of the plane "
+                    "stands for the most typical point with those coordinates; regions and "
+                    "densities of the saved model there"
+                )
 
             def points(c: NDArray[Any]) -> Any:
                 return _frame_like(x0 + c @ A.T, frame)
@@ -335,8 +343,8 @@ class DecisionRegionsDisplay:
                 )
             else:
                 note = None
-            if p > 2 and features is None and projection == "features" and own_fisher is None:
-                note = f"the first two of {p} features, " + note  # type: ignore[operator]
+            if p > 2 and features is None:
+                note = f"the first two numeric of {p} features, " + note  # type: ignore[operator]
 
             def points(c: NDArray[Any]) -> Any:
                 grid = reference.iloc[np.zeros(c.shape[0], dtype=np.intp)].reset_index(drop=True)
@@ -368,10 +376,10 @@ class DecisionRegionsDisplay:
             # the plane is the model's whole space: its Gaussians are drawn exactly
             order = [i, j]
             for c in np.flatnonzero(np.asarray(estimator.class_count_) > 0):
-                moments = _gaussian_moments(estimator.class_model(classes[c]))
-                if moments is not None:
-                    means[c] = moments[0][order]
-                    covariances[c] = moments[1][np.ix_(order, order)]
+                own = _gaussian_moments(estimator.class_model(classes[c]))
+                if own is not None:
+                    means[c] = own[0][order]
+                    covariances[c] = own[1][np.ix_(order, order)]
         disp = cls(
             xx=xx,
             yy=yy,
@@ -390,13 +398,24 @@ class DecisionRegionsDisplay:
         return disp.plot(ax=ax, **plot_kwargs)
 
     def plot(
-        self, ax: Any = None, *, n_std: float = 2.0, alpha: float = 0.22
+        self,
+        ax: Any = None,
+        *,
+        n_std: float = 2.0,
+        alpha: float = 0.22,
+        max_points: int = 2000,
     ) -> DecisionRegionsDisplay:
         """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_``, ``figure_``.
 
         Gaussian class models get their ``n_std``-sigma ellipse (solid), the
         others the contour of their log density holding the same share of the
         density on the grid (dashed), ``1 - exp(-n_std²/2)``.
+
+        At most ``max_points`` points are drawn: a random sample of the rows
+        (seeded, keeping at least 30 rows of every class), in random order so
+        that no class hides another; beyond 300 points they are drawn smaller
+        and translucent. ``shown_`` holds the indices of the rows drawn, and
+        the title says how many when some are left out.
         """
         from matplotlib.colors import ListedColormap
         from matplotlib.lines import Line2D
@@ -421,11 +440,24 @@ class DecisionRegionsDisplay:
         self.ellipses_: list[Any] = [None] * K
         self.contours_: list[Any] = [None] * K
         handles = []
+        shown = _thinned(self.y, max_points)
+        self.shown_ = shown
+        m = shown.size
+        # thousands of points hide the regions: smaller, translucent, in random order
+        fade = 1.0 if m <= 300 else math.sqrt(300 / m)
+        which = np.searchsorted(self.classes, self.y[shown])
+        known = (which < K) & (self.classes[np.minimum(which, K - 1)] == self.y[shown])
+        pts, which = self.X[shown][known], which[known]
+        ax.scatter(
+            pts[:, 0],
+            pts[:, 1],
+            s=14 * max(fade, 0.35),
+            c=[colours[k] for k in which],
+            alpha=max(fade, 0.3),
+            edgecolors="0.15",
+            linewidths=0.3 * fade,
+        )
         for k, c in enumerate(self.classes):
-            pts = self.X[self.y == c]
-            ax.scatter(
-                pts[:, 0], pts[:, 1], s=14, color=colours[k], edgecolors="0.15", linewidths=0.3
-            )
             handles.append(
                 Line2D([], [], marker="o", ls="", color=colours[k], mec="0.15", label=str(c))
             )
@@ -482,11 +514,37 @@ class DecisionRegionsDisplay:
         ax.set_xlim(self.xx.min(), self.xx.max())
         ax.set_ylim(self.yy.min(), self.yy.max())
         title = self.title
-        if self.note is not None:  # wrapped, so that a long note is never cut at the edges
-            title += "\n" + textwrap.fill(f"({self.note})", width=80)
+        note = self.note
+        if m < self.y.size:
+            thinned = f"{m:,} of {self.y.size:,} rows drawn, at random"
+            note = thinned if note is None else f"{note}; {thinned}"
+        if note is not None:  # wrapped, so that a long note is never cut at the edges
+            title += "\n" + textwrap.fill(f"({note})", width=80)
         ax.set_title(title, fontsize="medium")
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+def _thinned(y: NDArray[Any], max_points: int, per_class: int = 30) -> NDArray[np.intp]:
+    """Indices of at most ``max_points`` rows (more only to keep ``per_class`` of each class).
+
+    A seeded random sample, so that the picture is the same every time; a
+    class with few rows keeps up to ``per_class`` of them. The indices come
+    in random order (points drawn later cover earlier ones).
+    """
+    rng = np.random.default_rng(0)
+    n = y.size
+    if n <= max_points:
+        return np.asarray(rng.permutation(n), dtype=np.intp)
+    chosen = np.zeros(n, dtype=bool)
+    chosen[rng.choice(n, size=max_points, replace=False)] = True
+    _, inverse = np.unique(y, return_inverse=True)
+    for k in range(int(inverse.max()) + 1):
+        rows = np.flatnonzero(inverse == k)
+        short = min(per_class, rows.size) - int(chosen[rows].sum())
+        if short > 0:
+            chosen[rng.choice(rows[~chosen[rows]], size=short, replace=False)] = True
+    return np.asarray(rng.permutation(np.flatnonzero(chosen)), dtype=np.intp)
 
 
 def _as_frame(X: Any, estimator: Any, feature_names: list[str] | None) -> Any:
@@ -545,6 +603,96 @@ def _fisher_directions(
     if S.ndim != 2 or S.shape[1] < 2:
         return None
     return np.asarray(xbar, dtype=float), S, np.asarray(cov, dtype=float)
+
+
+def _class_moments(
+    estimator: Any,
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]] | None:
+    """Class weights, means and the pooled covariance of a model's Gaussian class models.
+
+    The pooled covariance is the class covariances (the model's own:
+    regularised, diagonal for naive Bayes) averaged with the training class
+    weights. None when a class model has no mean and covariance.
+    """
+    counts = np.asarray(getattr(estimator, "class_count_", []), dtype=float)
+    present = np.flatnonzero(counts > 0)
+    means, covs = [], []
+    for k in present:
+        moments = _gaussian_moments(estimator.class_model(estimator.classes_[k]))
+        if moments is None:
+            return None
+        means.append(moments[0])
+        covs.append(moments[1])
+    if len(means) < 2:
+        return None
+    w = counts[present]
+    pooled = np.einsum("k,kij->ij", w / w.sum(), np.stack(covs))
+    return w, np.vstack(means), pooled
+
+
+def _data_moments(
+    X: NDArray[Any], y: NDArray[Any]
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
+    """Class weights, means and the pooled within-class covariance of the rows drawn."""
+    ok = np.all(np.isfinite(X), axis=1)
+    X, y = X[ok], y[ok]
+    classes, inverse = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"the Fisher plane needs at least 2 classes among the rows drawn; got {classes.size}."
+        )
+    w = np.bincount(inverse).astype(float)
+    onehot = np.zeros((y.size, classes.size))
+    onehot[np.arange(y.size), inverse] = 1.0
+    means = (onehot.T @ X) / w[:, None]
+    resid = X - means[inverse]
+    pooled = resid.T @ resid / max(y.size - classes.size, 1)
+    return w, means, pooled
+
+
+def _fisher_plane(
+    weights: NDArray[Any], means: NDArray[Any], pooled: NDArray[Any]
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any], bool]:
+    """``(centre, directions, pooled covariance, spread)`` of the Fisher plane of class moments.
+
+    The directions ``S`` solve ``B s = λ W s`` (``B``: the weighted scatter
+    of the class means about their weighted centre, ``W``: the pooled
+    covariance) with ``Sᵀ W S = I``, largest ``λ`` first; features are
+    scaled to unit within-class variance first, so units do not matter.
+    With two classes there is one discriminant: the second axis is then the
+    direction in which the classes spread most, ``W``-orthogonal to it
+    (``spread`` is then True).
+    """
+    from scipy.linalg import eigh
+
+    w = weights / weights.sum()
+    centre = w @ means
+    D = means - centre
+    B = (D * w[:, None]).T @ D
+    scale = np.sqrt(np.clip(np.diag(pooled), 0.0, None))
+    scale[~(scale > 0)] = 1.0
+    outer = np.outer(scale, scale)
+    Ws = pooled / outer + 1e-10 * np.eye(pooled.shape[0])  # a constant feature is no singularity
+    Bs = B / outer
+    vals, vecs = eigh(Bs, Ws)
+    order = np.argsort(vals)[::-1]
+    vals, vecs = vals[order], vecs[:, order]
+    rank = int(np.sum(vals > 1e-10 * max(float(vals[0]), 1e-300)))
+    if rank == 0:
+        raise ValueError("no Fisher plane: the class means coincide; choose two features instead.")
+    spread = rank < 2
+    if spread:
+        first = vecs[:, :1]
+        # the within-class principal direction, made W-orthogonal to the discriminant
+        _, pcs = np.linalg.eigh(Ws)
+        u = pcs[:, -1:] - first @ (first.T @ Ws @ pcs[:, -1:])
+        if float(np.linalg.norm(u)) < 1e-12:
+            u = pcs[:, -2:-1] - first @ (first.T @ Ws @ pcs[:, -2:-1])
+        u /= np.sqrt((u.T @ Ws @ u).item())
+        vecs = np.hstack([first, u])
+    else:
+        vecs = vecs[:, :rank]
+    return centre, vecs / scale[:, None], pooled, spread
 
 
 def _reference(estimator: Any, frame: Any) -> tuple[Any, str]:
