@@ -178,13 +178,119 @@ def test_more_features_use_the_fisher_plane_and_say_so(blobs):
     assert "Fisher" in disp.note and "Fisher" in disp.ax_.get_title()
 
 
-def test_two_classes_fall_back_to_the_first_two_features(blobs):
+def _hidden_signal(seed, n_classes=3, n=90, p=6):
+    """Classes that differ only in the last features: the first two show one class."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(n_classes), n // n_classes)
+    X = rng.normal(size=(y.size, p)) * rng.uniform(0.5, 3.0, size=p)
+    X[:, -2] += 4.0 * (y == 1)
+    X[:, -1] += 4.0 * (y == 2)
+    return np.abs(X) + 1.0, y  # positive: the count models take it too
+
+
+OTHER_MODELS = {
+    "QDA": bayesrule.QuadraticDiscriminantAnalysis,
+    "GaussianNB": bayesrule.GaussianNB,
+    "KernelNB": bayesrule.KernelNB,
+    "RDA": bayesrule.RegularizedDiscriminantAnalysis,
+}
+
+
+@pytest.mark.parametrize("make", OTHER_MODELS.values(), ids=OTHER_MODELS.keys())
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_model_is_drawn_in_a_fisher_plane_by_default(make, seed):
+    X, y = _hidden_signal(seed)
+    model = make().fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=40)
+    assert "Fisher" in disp.note and disp.xlabel == "first Fisher discriminant"
+    # every class has a region in the plane (a slice through the first two features shows one)
+    assert np.unique(disp.regions).size == 3
+    # the regions are the model's predictions at the feature vectors the plane stands for
+    origin, basis = disp.plane_
+    c = _grid(disp)
+    pred = model.predict(origin + c @ basis.T)
+    np.testing.assert_array_equal(model.classes_[disp.regions.ravel()], pred)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_fisher_plane_from_the_data_is_ldas_discriminant_space(seed):
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA
+
+    X, y = _hidden_signal(seed, n_classes=3, n=150)
+    model = bayesrule.KernelNB().fit(X, y)  # no Gaussian class models: the data's moments
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=20)
+    assert "the data's class means" in disp.note
+    reference = SkLDA(solver="eigen").fit(X, y).transform(X)[:, :2]
+    for k in range(2):  # the same directions, up to sign and scale
+        r = np.corrcoef(disp.X[:, k], reference[:, k])[0, 1]
+        assert abs(r) > 1 - 1e-8
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fisher_plane_from_a_models_own_moments(seed):
+    X, y = _hidden_signal(seed)
+    model = bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.3).fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=20)
+    assert "QuadraticDiscriminantAnalysis's class means" in disp.note
+    w = model.class_count_ / model.class_count_.sum()
+    origin, basis = disp.plane_
+    np.testing.assert_allclose(origin, w @ model.means_, atol=1e-10)
+    pooled = np.einsum(
+        "k,kij->ij", w, np.stack([model.class_model(c).covariance for c in (0, 1, 2)])
+    )
+    # the plane's point at c projects back onto c, and the axes are W-orthonormal
+    S = np.linalg.solve(pooled, basis) @ np.linalg.inv(np.linalg.solve(pooled, basis).T @ basis)
+    np.testing.assert_allclose((disp.X[:5] @ basis.T) @ S, disp.X[:5], atol=1e-8)
+    np.testing.assert_allclose(S.T @ pooled @ S, np.eye(2), atol=1e-8)
+
+
+def test_two_classes_get_the_discriminant_and_the_spread_within_classes(blobs):
     X, y = blobs
     two = y != "c"
     model = bayesrule.QuadraticDiscriminantAnalysis().fit(X[two], y[two])
     disp = DecisionRegionsDisplay.from_estimator(model, X[two], y[two], grid_resolution=30)
-    assert "first two of 4 features" in disp.note
-    np.testing.assert_array_equal(disp.X, X[two][:, :2])
+    assert disp.xlabel == "first Fisher discriminant"
+    assert disp.ylabel == "most spread direction within the classes"
+    assert np.unique(disp.regions).size == 2
+    # the classes are apart along the first axis
+    a, b = disp.X[y[two] == "a", 0], disp.X[y[two] == "b", 0]
+    assert abs(a.mean() - b.mean()) > 2 * max(a.std(), b.std())
+
+
+def test_features_projection_still_slices_through_two_features(blobs):
+    X, y = blobs
+    model = bayesrule.GaussianNB().fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(
+        model, X, y, projection="features", grid_resolution=30
+    )
+    assert "first two numeric of 4 features" in disp.note and disp.plane_ is None
+    np.testing.assert_array_equal(disp.X, X[:, :2])
+
+
+@pytest.mark.parametrize("n,small", [(10_000, 5), (5_000, 100), (2_500, 1)])
+def test_thousands_of_points_are_thinned_and_every_class_kept(n, small):
+    rng = np.random.default_rng(n)
+    y = np.concatenate([np.zeros(n - small, dtype=int), np.ones(small, dtype=int)])
+    X = rng.normal(size=(n, 2)) + 3.0 * y[:, None]
+    model = bayesrule.GaussianNB().fit(X, y)
+    disp = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=20)
+    shown = disp.shown_
+    assert 2000 <= shown.size <= 2000 + 30 and np.unique(shown).size == shown.size
+    assert np.sum(y[shown] == 1) >= min(small, 30)  # a small class is never lost
+    assert f"{shown.size:,} of {n:,} rows drawn" in disp.ax_.get_title()
+    again = DecisionRegionsDisplay.from_estimator(model, X, y, grid_resolution=20)
+    np.testing.assert_array_equal(again.shown_, shown)  # the same picture every time
+    (points,) = [c for c in disp.ax_.collections if c.get_offsets().shape[0] == shown.size]
+    assert points.get_alpha() < 0.5  # translucent
+
+
+def test_few_points_are_all_drawn_opaque(plane):
+    X, y = plane
+    disp = DecisionRegionsDisplay.from_estimator(
+        bayesrule.GaussianNB().fit(X, y), X, y, grid_resolution=20
+    )
+    assert sorted(disp.shown_) == list(range(len(y)))
+    assert "rows drawn" not in disp.ax_.get_title()
 
 
 def test_bad_projection_is_named(blobs):

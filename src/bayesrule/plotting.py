@@ -130,11 +130,12 @@ class DecisionRegionsDisplay:
 
     Build it with :meth:`from_estimator`. The model is drawn as it is, never
     refitted. For two features the plane is its whole space. For more, the
-    plane is a slice of the feature space: LDA's own Fisher plane (the first
-    two discriminants of its ``transform``), or two chosen features with the
-    others held at their training means; the regions are the model's
-    predictions on the slice and the contours its class densities there.
-    ``note`` says which.
+    plane is a slice of the feature space: by default a Fisher plane (LDA's
+    own ``transform``; for other models the discriminants of their class
+    means and pooled covariance, or of the data drawn when the class models
+    have none), or two chosen features with the others held at their
+    training means; the regions are the model's predictions on the slice and
+    the contours its class densities there. ``note`` says which.
 
     Each class density drawn is the model's own, read through the estimator's
     public ``class_model(label)`` and ``class_log_density(X)``: for a Gaussian
@@ -165,6 +166,13 @@ class DecisionRegionsDisplay:
     ellipses_, contours_ : lists of length n_classes
         After :meth:`plot`: the matplotlib ``Ellipse`` or ``ContourSet`` of
         each class, None where the class has the other kind (or none).
+    plane_ : (origin, basis) or None
+        For a Fisher plane, the point ``(u, v)`` of the plane is the feature
+        vector ``origin + basis @ (u, v)``, where the regions and densities
+        are computed; None for a plane of two features.
+    shown_ : ndarray of int
+        After :meth:`plot`: the rows of ``X`` drawn (all of them, or a sample
+        of ``max_points``).
     """
 
     def __init__(
@@ -189,6 +197,7 @@ class DecisionRegionsDisplay:
         self.means, self.covariances = means, covariances
         self.log_density = log_density
         self.xlabel, self.ylabel, self.title, self.note = xlabel, ylabel, title, note
+        self.plane_: tuple[NDArray[Any], NDArray[Any]] | None = None
 
     @classmethod
     def from_estimator(
@@ -217,12 +226,18 @@ class DecisionRegionsDisplay:
             True labels, used to colour the points.
         projection : {"auto", "fisher", "features"}
             For more than two features, the plane drawn. "fisher": the first
-            two Fisher discriminants, the model's own ``transform`` for LDA
-            (whose decision in that plane is its own), otherwise those of an
-            LDA fitted to ``X`` for the directions only. "features": two
-            features (``features``, default the first two), the others held
-            at their training means. "auto": the model's own Fisher plane
-            when it has one, else "features".
+            two Fisher discriminants: LDA's own ``transform`` (whose decision
+            in that plane is its own); for another model, the directions
+            that separate its class means most against its pooled
+            covariance (the class covariances averaged with the training
+            weights), from the model's Gaussian class models (QDA, RDA,
+            Gaussian naive Bayes, MDA's ...) or, for a model without them
+            (kernel, count and mixed naive Bayes), from the class means and
+            pooled covariance of ``X`` and ``y``. With two classes the
+            second axis is the direction of most spread within the classes.
+            "features": two features (``features``, default the first two
+            numeric ones), the others held at their training means. "auto":
+            "fisher" when every feature is numeric, else "features".
         features : pair of column names or indices, optional
             The two features of the "features" plane.
         feature_names : list of str, optional
@@ -236,12 +251,16 @@ class DecisionRegionsDisplay:
         Notes
         -----
         With more than two features the plane is an affine slice of the
-        feature space, ``x = x0 + A @ (u, v)``: the regions are the model's
-        predictions and the contours its ``class_log_density`` at the points
-        of that slice. For LDA's Fisher plane, ``x0`` is ``xbar_`` and ``A`` is
-        chosen so that ``transform(x0 + A @ c)[:2] == c``; the slice then holds
-        the class densities' projections exactly (their precision in the
-        plane is ``A.T Σ⁻¹ A = (S.T Σ S)⁻¹`` for the Fisher directions ``S``).
+        feature space, ``x = x0 + A @ (u, v)`` (``plane_``): the regions are
+        the model's predictions and the contours its ``class_log_density`` at
+        the points of that slice. ``x0`` is the training mean (LDA's
+        ``xbar_``, else the class means weighted by the training weights) and
+        ``A = W S (Sᵀ W S)⁻¹`` for the two directions ``S`` and the pooled
+        covariance ``W``: the point of the slice at ``c`` is the most likely
+        point whose projections are ``c`` (a Gaussian's conditional mean),
+        so ``(x0 + A c) @ S == c``. For LDA the slice then holds the class
+        densities' projections exactly (their precision in the plane is
+        ``A.T Σ⁻¹ A = (S.T Σ S)⁻¹``).
         """
         ya = np.asarray(y)
         n_rows = int(np.shape(X)[0]) if hasattr(X, "shape") else len(X)  # type: ignore[arg-type]
@@ -267,6 +286,7 @@ class DecisionRegionsDisplay:
             projection = "features"
 
         note: str | None = None
+        plane: tuple[NDArray[Any], NDArray[Any]] | None = None
         if projection == "fisher":
             numeric = _numeric(frame, "the Fisher plane")
             spread = False
@@ -307,6 +327,8 @@ class DecisionRegionsDisplay:
                     "stands for the most typical point with those coordinates; regions and "
                     "densities of the saved model there"
                 )
+
+            plane = (x0, A)
 
             def points(c: NDArray[Any]) -> Any:
                 return _frame_like(x0 + c @ A.T, frame)
@@ -395,6 +417,7 @@ class DecisionRegionsDisplay:
             title=f"Decision regions of {name}",
             note=note,
         )
+        disp.plane_ = plane
         return disp.plot(ax=ax, **plot_kwargs)
 
     def plot(
