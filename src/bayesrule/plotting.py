@@ -279,7 +279,7 @@ class DecisionRegionsDisplay:
         own_fisher = _fisher_directions(estimator)
         all_numeric = all(_is_number(frame[c]) for c in names)
         if projection == "auto":
-            projection = "fisher" if (p > 2 and all_numeric) else "features"
+            projection = "fisher" if (p > 2 and all_numeric and features is None) else "features"
         if features is not None and projection == "fisher":
             raise ValueError("features=(x, y) chooses the 'features' plane, not the Fisher one.")
         if p == 2 and features is None:

@@ -59,12 +59,30 @@ def describe(est: Any, X: Any, names: list[str] | None = None) -> str:
     bad, cols = _bad_cells(est, X)
     if names is not None and len(names) == len(cols):
         cols = names
-    counts = bad.sum(axis=0)
-    parts = [f"{c!r} ({int(k):,})" for c, k in zip(cols, counts, strict=True) if k]
+    parts = []
+    for j in np.flatnonzero(bad.any(axis=0)):
+        values = _column(X, int(j))[bad[:, j]]
+        n_nan = int(np.isnan(values).sum())
+        what = (
+            "missing"
+            if n_nan == values.size
+            else "infinite"
+            if n_nan == 0
+            else "missing or infinite"
+        )
+        parts.append(f"{cols[j]!r} ({values.size:,} {what})")
     rows = np.flatnonzero(bad.any(axis=1))
     what = "infinite" if _takes_nan(est) else "missing or infinite"
     where = f" (first in data row {int(rows[0]) + 1})" if rows.size else ""
     return f"{what} cells in {', '.join(parts[:10])}{where}"
+
+
+def _column(X: Any, j: int) -> NDArray[np.float64]:
+    """The ``j``-th numeric column of ``X`` as floats (as :func:`_bad_cells` numbers them)."""
+    if hasattr(X, "columns"):
+        cols = [c for c in X.columns if X[c].dtype.kind in "fiuc"]
+        return np.asarray(X[cols[j]].to_numpy(dtype=float))
+    return np.asarray(np.asarray(X)[:, j], dtype=float)
 
 
 def _subset(X: Any, rows: NDArray[np.bool_]) -> Any:
