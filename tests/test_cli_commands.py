@@ -132,6 +132,11 @@ def test_a_value_after_a_flag_is_refused_naming_the_flag(table, models, word):
     assert "--proba is a flag and takes no value" in result.output
 
 
+def test_arguments_after_double_dash_are_never_flags(table, models):
+    result = ok(run("predict", models["lda"], "--proba", "--", table["train"]))
+    assert result.stdout.startswith("prediction,proba_ant")
+
+
 @pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "info", "sample", "plot", ""])
 def test_help_shows_flags_as_flags(command):
     result = ok(run(*([command] if command else []), "--help"))
@@ -168,6 +173,23 @@ def test_sample_total_of_one_class(models, tmp_path):
     out = tmp_path / "s.csv"
     ok(run("sample", models["gnb"], "--total", 7, "--class", "bee", "-o", out))
     assert pd.read_csv(out)["class"].tolist() == ["bee"] * 7
+
+
+def test_sample_total_of_images_draws_a_grid_row_per_class(tmp_path):
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1, 2], 50)
+    X = rng.normal(size=(150, 64)) + 2.0 * y[:, None]
+    df = pd.DataFrame(X, columns=[f"p{j}" for j in range(64)]).assign(digit=y)
+    df.to_csv(tmp_path / "img.csv", index=False)
+    model = tmp_path / "m.bayesrule"
+    ok(run("fit", tmp_path / "img.csv", "-t", "digit", "-m", "gnb", "-o", model))
+    out = tmp_path / "s.csv"
+    ok(run("sample", model, "--total", 9, "--seed", 4, "-o", out))
+    assert len(pd.read_csv(out)) == 9
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(out.with_suffix(".png"))
+    assert min(img.shape[:2]) >= 150 and img[..., :3].std() > 0.05
 
 
 def test_sample_refuses_two_counts(models, tmp_path):

@@ -271,7 +271,7 @@ class FlagCommand(TyperCommand):
             for name in (*param.opts, *param.secondary_opts)
         }
         end = args.index("--") if "--" in args else len(args)
-        for given, after in zip(args[: end - 1], args[1:end], strict=True):
+        for given, after in zip(args[:end], args[1:end], strict=False):
             if given in flags and after.lower() in _BOOL_WORDS and not os.path.exists(after):
                 raise typer.BadParameter(
                     f"{given} is a flag and takes no value: give {given} alone "
