@@ -1392,8 +1392,9 @@ def plot(
     projection: Annotated[
         str,
         typer.Option(
-            help="For more than 2 features: 'auto' (LDA: its Fisher plane; others: two "
-            "features), 'fisher' or 'features'."
+            help="For more than 2 features: 'auto' (the Fisher plane, for every model; two "
+            "features for a table with text columns), 'fisher' or 'features' (the first two, "
+            "or --x/--y, the others at their means)."
         ),
     ] = "auto",
     sep: SepOpt = None,
