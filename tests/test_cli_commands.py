@@ -364,3 +364,30 @@ def test_fit_refusals_of_cells_suggest_only_other_models(tmp_path, short, cell):
         assert short not in names and set(names) <= TAKES_NAN
     else:
         assert short in TAKES_NAN  # a model that takes NaN is told nothing about NaN models
+
+
+def test_a_cluster_leaves_the_same_rows_empty_and_its_refusal_is_one_line(table, models, tmp_path):
+    """``--scheduler local`` in real processes: the file of the in-memory predict, or one line."""
+    pytest.importorskip("distributed")
+    mem, cluster = tmp_path / "mem.csv", tmp_path / "cluster.csv"
+    ok(run("predict", models["lda"], table["test"], "--proba", "-k", "id", "-o", mem))
+    common = ["predict", str(models["lda"]), str(table["test"]), "--scheduler", "local"]
+    proc = subprocess.run(
+        [str(SCRIPT), *common, "--proba", "-k", "id", "-o", str(cluster)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert cluster.read_text() == mem.read_text()
+    assert "3 of 30 rows hold missing or infinite cells" in proc.stderr
+    proc = subprocess.run(
+        [str(SCRIPT), *common, "--incomplete", "error", "-o", str(tmp_path / "x.csv")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bayesrule: error: "), proc.stderr[-2000:]
+    assert "NaN" in lines[0]

@@ -36,7 +36,7 @@ from ._errors import BoundaryGroup, FlagCommand, clean, notes, state
 from ._feedback import busy, interactive
 from ._incomplete import CHOICES as INCOMPLETE
 from ._incomplete import describe as describe_cells
-from ._incomplete import gapped, scorable
+from ._incomplete import gapped, scorable, unscored
 from ._metrics import Tally, metrics, plain
 from ._scale import connect, dask_select, dask_table, head_frame, plan_columns, should_stream
 from ._sources import Data, FileSet, data_source, is_tabular, read_dataset, stream_source
@@ -680,7 +680,7 @@ def predict(
     label = target if _model_features(est) is None else None
     if scheduler is not None:
         _no_stream_with_scheduler(stream, block_rows)
-        _predict_on_cluster(est, source, output, proba, kept, label, sep, scheduler)
+        _predict_on_cluster(est, source, output, proba, kept, label, sep, scheduler, incomplete)
         return
     if should_stream(source, stream, block_rows):
         _predict_streamed(est, source, output, proba, kept, label, sep, block_rows, incomplete)
@@ -826,6 +826,7 @@ def _predict_on_cluster(
     label: str | None,
     sep: str | None,
     scheduler: str,
+    incomplete: str = "empty",
 ) -> None:
     """``predict --scheduler``: lazy predictions computed on the cluster, written here."""
     import pandas as pd
@@ -843,19 +844,56 @@ def _predict_on_cluster(
         keep = match_columns(kept, [str(c) for c in df.columns], "--keep") if kept else []
         if "prediction" in keep:
             raise UsageError("--keep prediction: the output has its own 'prediction' column.")
-        lazy = [est.predict(X)] + ([est.predict_proba(X)] if proba else [])
+        lazy = _lazy_results(est, X, _methods(proba), incomplete)
         with busy(f"predicting on the cluster at {scheduler}"):
             kept_frame, *results = _compute(df[keep], *lazy)
     table = pd.DataFrame(index=pd.RangeIndex(len(results[0])))
     for col in keep:
         table[col] = kept_frame[col].to_numpy()
-    table["prediction"] = results[0]
+    results = [np.asarray(r) for r in results]
+    table["prediction"] = _label_column(results[0], est.classes_)
     if proba:
         for k, c in enumerate(est.classes_):
             table[f"proba_{c}"] = results[1][:, k]
+    empty = int(unscored(results[0]).sum())
+    if empty:
+        notes.append(
+            f"{empty:,} of {len(table):,} rows hold missing or infinite cells that "
+            f"{type(est).__name__} cannot take: their prediction cells are empty "
+            "(--incomplete error refuses them)."
+        )
     write_table(table, output)
     if output != STDIN:
         _say(f"{len(table):,} predictions -> {output}")
+
+
+def _lazy_results(est: Any, X: Any, methods: list[str], incomplete: str) -> list[Any]:
+    """Lazy results of ``est``'s methods on a Dask DataFrame, unscorable rows left empty."""
+    if incomplete == "error":
+        return [getattr(est, m)(X) for m in methods]
+    import pandas as pd
+
+    twin = gapped(est)
+    lazy = []
+    for m in methods:
+        if m == "predict":
+            meta: Any = pd.Series([], dtype=object)
+        else:
+            meta = pd.DataFrame(
+                {str(k): pd.Series([], dtype=float) for k in range(len(est.classes_))}
+            )
+        lazy.append(X.map_partitions(_partition_result, twin, m, meta=meta))
+    return lazy
+
+
+def _partition_result(part: Any, twin: Any, method: str) -> Any:
+    """One partition's results of a gapped model, as pandas (a Dask task)."""
+    import pandas as pd
+
+    values = getattr(twin, method)(part)
+    if values.ndim == 1:
+        return pd.Series(values, index=part.index, dtype=object)
+    return pd.DataFrame(values, index=part.index, columns=[str(k) for k in range(values.shape[1])])
 
 
 TargetOpt = Annotated[
@@ -902,7 +940,9 @@ def evaluate(
     ds: Any
     if scheduler is not None:
         _no_stream_with_scheduler(stream, block_rows)
-        ds, report = _evaluate_on_cluster(est, source, target, sep, missing_target, scheduler)
+        ds, report = _evaluate_on_cluster(
+            est, source, target, sep, missing_target, scheduler, incomplete
+        )
     elif should_stream(source, stream, block_rows):
         ds, report = _evaluate_streamed(
             est, source, target, sep, missing_target, block_rows, incomplete
@@ -997,6 +1037,7 @@ def _evaluate_on_cluster(
     sep: str | None,
     missing_target: str,
     scheduler: str,
+    incomplete: str = "empty",
 ) -> tuple[Any, dict[str, Any]]:
     """``evaluate --scheduler``: log-probabilities computed on the cluster, the counts here."""
     from ._data import _labels
@@ -1012,12 +1053,20 @@ def _evaluate_on_cluster(
                 f"fitted with {est.n_features_in_}."
             )
         with busy(f"predicting on the cluster at {scheduler}"):
-            labels, log_proba = _compute(y, est.predict_log_proba(X))
+            (lazy,) = _lazy_results(est, X, ["predict_log_proba"], incomplete)
+            labels, log_proba = _compute(y, lazy)
     from types import SimpleNamespace
 
     y_ = _labels(np.asarray(labels), f"{data}: the target column {target!r}")
     info = SimpleNamespace(source=str(data), n_rows=int(y_.size), target=target)
-    return info, metrics(est, y_, log_proba, data)
+    report = metrics(est, y_, np.asarray(log_proba, dtype=float), data)
+    if report["unscored"]:
+        notes.append(
+            f"{report['unscored']:,} rows hold missing or infinite cells that "
+            f"{type(est).__name__} cannot take: they are left out of every figure "
+            "(--incomplete error refuses them)."
+        )
+    return info, report
 
 
 def _print_report(est: Any, ds: Any, m: dict[str, Any]) -> None:

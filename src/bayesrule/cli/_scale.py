@@ -291,10 +291,33 @@ def on_cluster(address: str) -> Iterator[Any]:
     from .._dask import client_for
 
     try:
-        with client_for(address, timeout=CONNECT_TIMEOUT) as client:
+        with _quiet_workers(address), client_for(address, timeout=CONNECT_TIMEOUT) as client:
             yield client
     except ImportError as exc:
         raise UsageError(f"--scheduler: {exc}") from None
+
+
+@contextlib.contextmanager
+def _quiet_workers(address: str) -> Iterator[None]:
+    """Keep a local cluster's log lines (a failed task's traceback) off the terminal.
+
+    The worker processes of ``--scheduler local`` print Dask's own log on
+    this terminal; a task that fails logs its traceback there before the
+    command's one-line error. Their logging level is set through Dask's
+    environment configuration, which the processes started here read; the
+    failure itself still reaches the command's error boundary.
+    """
+    import os
+
+    key = "DASK_LOGGING__DISTRIBUTED"
+    if address != "local" or key in os.environ:
+        yield
+        return
+    os.environ[key] = "critical"
+    try:
+        yield
+    finally:
+        os.environ.pop(key, None)
 
 
 def connect(address: str) -> contextlib.ExitStack:
