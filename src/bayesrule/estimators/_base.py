@@ -37,7 +37,7 @@ from .._validation import (
     explain_X_error,
 )
 from ..models._terms import combine_terms
-from ..stats._common import as_classes, block_bounds
+from ..stats._common import as_classes, block_bounds, class_label
 
 __all__ = ["GenerativeClassifier", "OutOfRangeWarning", "as_generator"]
 
@@ -967,7 +967,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         empty = self.stats_.weights[idx] <= 0
         if np.any(empty):
             raise ValueError(
-                f"cannot sample class {self.classes_[idx[empty][0]]!r}: no data has been seen for it."
+                f"cannot sample class {class_label(self.classes_, idx[empty][0])!r}: no data has been seen for it."
             )
         X = np.empty((idx.size, self.n_features_in_))
         for k in np.unique(idx):
