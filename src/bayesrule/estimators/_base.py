@@ -31,13 +31,13 @@ from .._validation import (
     check_finite,
     check_labels,
     check_lengths,
-    check_priors,
     check_sample_weight,
     check_table,
     explain_X_error,
 )
 from ..models._terms import combine_terms
 from ..stats._common import as_classes, block_bounds, class_label
+from ._priors import resolve_priors
 
 __all__ = ["GenerativeClassifier", "OutOfRangeWarning", "as_generator"]
 
@@ -706,7 +706,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         if self.priors is None:
             return np.asarray(stats.weights / stats.weights.sum(), dtype=float)
-        return check_priors(self.priors, stats.n_classes, strict=self._strict_priors)
+        return resolve_priors(self.priors, stats.classes, strict=self._strict_priors)
 
     def _derive(self, stats: Any, priors: NDArray[np.float64], **extra: Any) -> dict[str, Any]:
         raise NotImplementedError
