@@ -64,7 +64,10 @@ def by_class(priors: Any, classes: NDArray[Any], name: str = "priors") -> NDArra
         are not classes (a typo, a class of another data set), with the
         classes it should name.
     """
-    items = list(priors.to_dict().items() if not isinstance(priors, Mapping) else priors.items())
+    if isinstance(priors, Mapping):
+        items = list(priors.items())
+    else:  # a Series: its index may repeat a label, which to_dict would hide
+        items = list(zip(list(priors.index), list(priors.to_numpy()), strict=True))
     keys = [k for k, _ in items]
     classes = np.asarray(classes)
     labels = classes.tolist()
