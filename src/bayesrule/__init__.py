@@ -20,6 +20,7 @@ from .estimators import (
     RegularizedDiscriminantAnalysisCV,
 )
 from .estimators._base import OutOfRangeWarning
+from .estimators._classes import ClassWarning
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 from .streaming import fit_stream, iter_predict, predict_stream, read_blocks
@@ -41,6 +42,7 @@ __all__ = [
     "MixtureDiscriminantAnalysis",
     "MultinomialNB",
     "OutOfRangeWarning",
+    "ClassWarning",
     "PoissonNB",
     "LinearDiscriminantAnalysis",
     "QuadraticDiscriminantAnalysis",

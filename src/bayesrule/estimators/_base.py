@@ -37,6 +37,7 @@ from .._validation import (
 )
 from ..models._terms import combine_terms
 from ..stats._common import as_classes, block_bounds, class_label
+from ._classes import warn_about_classes, warn_about_labels
 from ._priors import resolve_priors
 
 __all__ = ["GenerativeClassifier", "OutOfRangeWarning", "as_generator"]
@@ -467,6 +468,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"({stats.classes.tolist()})."
             )
         self._install(stats, schema=schema)
+        warn_about_classes(self, stats)
         return self
 
     def partial_fit(
@@ -505,6 +507,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 )
             stats, schema = self._stats_of(X, y, sample_weight, classes, reset=True)
             self._install(stats, schema=schema)
+            warn_about_labels(self, declared)
             return self
         if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
             raise ValueError(
