@@ -467,8 +467,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"{self._min_classes} classes to classify; y has {stats.n_classes} class "
                 f"({stats.classes.tolist()})."
             )
+        warn_about_classes(self, stats)  # before: a model that refuses a class still warns
         self._install(stats, schema=schema)
-        warn_about_classes(self, stats)
         return self
 
     def partial_fit(
@@ -506,8 +506,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                     f"got {declared.tolist()}."
                 )
             stats, schema = self._stats_of(X, y, sample_weight, classes, reset=True)
-            self._install(stats, schema=schema)
             warn_about_labels(self, declared)
+            self._install(stats, schema=schema)
             return self
         if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
             raise ValueError(
