@@ -19,7 +19,7 @@ from .estimators import (
     RegularizedDiscriminantAnalysis,
     RegularizedDiscriminantAnalysisCV,
 )
-from .estimators._base import OutOfRangeWarning
+from .estimators._base import OutOfRangeWarning, UnitsWarning
 from .estimators._classes import ClassWarning
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
@@ -42,6 +42,7 @@ __all__ = [
     "MixtureDiscriminantAnalysis",
     "MultinomialNB",
     "OutOfRangeWarning",
+    "UnitsWarning",
     "ClassWarning",
     "PoissonNB",
     "LinearDiscriminantAnalysis",

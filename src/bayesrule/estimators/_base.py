@@ -39,8 +39,9 @@ from ..models._terms import combine_terms
 from ..stats._common import as_classes, block_bounds, class_label
 from ._classes import warn_about_classes, warn_about_labels
 from ._priors import resolve_priors
+from ._units import units_message, units_suspects
 
-__all__ = ["GenerativeClassifier", "OutOfRangeWarning", "as_generator"]
+__all__ = ["GenerativeClassifier", "OutOfRangeWarning", "UnitsWarning", "as_generator"]
 
 
 class OutOfRangeWarning(UserWarning):
@@ -55,6 +56,18 @@ class OutOfRangeWarning(UserWarning):
     fitted on pixels in [0, 1]). Silence it with the standard filter::
 
         warnings.filterwarnings("ignore", category=bayesrule.OutOfRangeWarning)
+    """
+
+
+class UnitsWarning(OutOfRangeWarning):
+    """Data to predict look like data in other units: a tiny, far-off part of a feature's range.
+
+    Warned by the prediction methods when, in a batch of 20 rows or more,
+    a feature's values span at most a tenth of its training range and lie
+    wholly outside it, at least ten of their own widths away (the rule is in
+    :mod:`bayesrule.estimators._units`): the signature of units too small,
+    such as kilograms given to a model fitted in grams. A subclass of
+    :class:`OutOfRangeWarning`, whose filter silences both.
     """
 
 
@@ -209,6 +222,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _warn_out_of_range(self, Xv: Any) -> None:
         """Warn (:class:`OutOfRangeWarning`) if some feature of ``Xv`` is far outside its range.
 
+        Also warns :class:`UnitsWarning` for features whose values look like
+        data in smaller units (:func:`._units.units_suspects`, from the same
+        sample and bounds).
+
         The rule (:data:`OUT_OF_RANGE_FRACTION`, :data:`OUT_OF_RANGE_MARGIN`):
         more than 1% of a feature's values below ``lower - 2 width`` or above
         ``upper + 2 width`` (in a batch of more than 2048 rows, 1% of an evenly
@@ -233,28 +250,40 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             fence_hi = hi + OUT_OF_RANGE_MARGIN * width
             seen_lo, seen_hi = block_bounds(Xv)
             maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
-            if not maybe.any():
-                return
-            cols = np.flatnonzero(maybe)
-            part = Xv[:, cols]
-            part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
-            outside = np.count_nonzero((part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0)
-        far = cols[outside > OUT_OF_RANGE_FRACTION * n]
-        if far.size == 0:
+            far = np.empty(0, dtype=np.intp)
+            if maybe.any():
+                cols = np.flatnonzero(maybe)
+                part = Xv[:, cols]
+                part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+                outside = np.count_nonzero(
+                    (part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0
+                )
+                far = cols[outside > OUT_OF_RANGE_FRACTION * n]
+        units = units_suspects(Xv, lo, hi, seen_lo, seen_hi)
+        far = np.setdiff1d(far, units)  # the more specific cause is reported
+        if far.size == 0 and units.size == 0:
             return
         names = getattr(self, "feature_names_in_", None)
 
         def label(j: int) -> str:
             return repr(str(names[j])) if names is not None else f"{j}"
 
+        import warnings
+
+        if units.size:
+            warnings.warn(
+                units_message(units, label, lo, hi, seen_lo, seen_hi, _NAMED),
+                UnitsWarning,
+                stacklevel=_caller_level(),
+            )
+        if far.size == 0:
+            return
         shown = "; ".join(
             f"feature {label(int(j))}: training range [{lo[j]:.4g}, {hi[j]:.4g}], "
             f"here [{seen_lo[j]:.4g}, {seen_hi[j]:.4g}]"
             for j in far[:_NAMED]
         )
         more = f" (and {far.size - _NAMED} more features)" if far.size > _NAMED else ""
-        import warnings
-
         warnings.warn(
             f"X lies far outside the range of the training data in {far.size} of "
             f"{lo.size} features: {shown}{more}. More than "
