@@ -121,6 +121,7 @@ NAMING_PATHS = [
     ("catnb", {}, "missing", r"class 'Adelie'"),
     ("knb", {}, "missing", r"class 'Adelie'"),
     ("qda", {}, "single", r"class 'Adelie' has 1 sample"),
+    ("qda", {}, "constant", r"covariance matrix of class 'Adelie'"),
     ("rda", {}, "single", r"class 'Adelie' has 1 sample"),
 ]
 
