@@ -56,10 +56,25 @@ def _labels(kind: str, values: list) -> object:
         return np.array([TEXT.index(v) * 7 - 3 for v in values])
     if kind == "bool":
         return np.array([v != TEXT[0] for v in values])
+    if kind == "nullable_int":
+        return pd.Series([TEXT.index(v) for v in values], dtype="Int64")
+    if kind == "nullable_bool":
+        return pd.Series([v != TEXT[0] for v in values], dtype="boolean")
     raise AssertionError(kind)
 
 
-KINDS = ["series", "categorical", "string_dtype", "list", "object", "numpy_str", "int", "bool"]
+KINDS = [
+    "series",
+    "categorical",
+    "string_dtype",
+    "list",
+    "object",
+    "numpy_str",
+    "int",
+    "bool",
+    "nullable_int",
+    "nullable_bool",
+]
 
 
 def _table(n_per_class: int = 12, n_classes: int = 3, seed: int = 0):
@@ -84,7 +99,7 @@ def _plain(v):
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_form_of_labels_fits_predicts_and_streams(short, kind):
     cls = MODELS[short]
-    n_classes = 2 if kind == "bool" else 3
+    n_classes = 2 if kind.endswith("bool") else 3
     X, texts = _table(n_classes=n_classes)
     y = _labels(kind, texts)
     expected = np.unique(np.asarray(y))
