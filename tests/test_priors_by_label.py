@@ -150,7 +150,9 @@ def test_merge_maps_the_united_classes_and_refuses_a_class_the_mapping_lacks(sho
         merged = a.merge(b)
     whole = _fit(_est(short, mapping), X, Y_STR)
     np.testing.assert_allclose(merged.priors_, [0.6, 0.3, 0.1])
-    np.testing.assert_allclose(merged.predict_proba(X), whole.predict_proba(X), rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(
+        merged.predict_proba(X), whole.predict_proba(X), rtol=1e-7, atol=1e-12
+    )
     # a model whose mapping names only its own classes cannot take in another class
     c = _fit(_est(short, {"Adelie": 0.6, "Chinstrap": 0.4}), X[first], Y_STR[first])
     last = Y_STR != "Adelie"
