@@ -192,3 +192,48 @@ def test_any_order_of_any_mapping_gives_the_normalised_priors(weights, rnd):
         warnings.simplefilter("ignore")
         est = cls(priors=mapping).fit(Xk, y)
     np.testing.assert_allclose(est.priors_, np.array(weights) / np.sum(weights), rtol=1e-12)
+
+
+def _forged(path, change):
+    """The model file at ``path`` with its ``params.priors`` node changed, checksum resealed."""
+    import hashlib
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    meta = json.loads(members["metadata.json"])
+    change(meta["params"]["priors"])
+    body = {k: v for k, v in meta.items() if k != "checksum"}
+    canon = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    meta["checksum"] = hashlib.sha256(canon).hexdigest()
+    members["metadata.json"] = json.dumps(meta).encode()
+    out = path.with_name("forged.zip")
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (lambda node: node["values"]["items"].pop(), r"3 keys, 2 values"),
+        (lambda node: node["keys"]["items"].__setitem__(1, node["keys"]["items"][0]), "twice"),
+        (lambda node: node.pop("values"), "malformed pairs entry"),
+        (lambda node: node.__setitem__("keys", {"kind": "value", "value": 1}), "must be a list"),
+        (
+            lambda node: node["keys"].__setitem__(
+                "items", [{"kind": "list", "items": []}, *node["keys"]["items"][1:]]
+            ),
+            "not a label",
+        ),
+    ],
+)
+def test_a_forged_mapping_in_a_model_file_is_refused(change, match, tmp_path):
+    from bayesrule.io import ModelFileError
+
+    est = _fit(WITH_PRIORS["gnb"](priors={1: 0.2, 11: 0.3, 21: 0.5}), X, Y_INT)
+    path = save(est, tmp_path / "m.zip")
+    with pytest.raises(ModelFileError, match=match):
+        load(_forged(path, change))
