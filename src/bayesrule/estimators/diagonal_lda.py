@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval
 from ..models.diagonal import DiagonalGaussian, variance_epsilon
 from ..stats import DiagonalStats
 from ._nb import _F, _BaseNB
+from ._priors import PRIORS_CONSTRAINT
 
 
 class DiagonalLDA(_BaseNB):
@@ -56,7 +57,7 @@ class DiagonalLDA(_BaseNB):
 
     _stats_type = DiagonalStats
     _parameter_constraints: dict = {
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
         "bias": ["boolean"],
     }

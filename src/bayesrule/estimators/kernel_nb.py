@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..models.point_mass import PointMassKernelDensity
 from ..stats import ValueCountStats
 from ._nb import _F, _BaseNB, per_class
+from ._priors import PRIORS_CONSTRAINT
 
 _BANDWIDTH = [
     StrOptions({"scott", "silverman", "cv"}),
@@ -85,7 +86,7 @@ class KernelNB(_BaseNB):
     _stats_type = ValueCountStats
     _parameter_constraints: dict = {
         "bandwidth": _BANDWIDTH,
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "bandwidth_floor": [Interval(Real, 0, None, closed="left")],
         "point_mass": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],

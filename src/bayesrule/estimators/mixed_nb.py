@@ -24,6 +24,7 @@ from ..stats._common import as_classes
 from ..stats._mixed import Vocabulary
 from ._base import GenerativeClassifier
 from ._nb import _F, KINDS, _BaseNB, _name
+from ._priors import PRIORS_CONSTRAINT
 from .kernel_nb import _BANDWIDTH
 
 # ---------------------------------------------------------------------------------
@@ -383,7 +384,7 @@ class MixedNB(_BaseNB):
 
     _parameter_constraints: dict = {
         "columns": [dict, list, None],
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "bandwidth": _BANDWIDTH,

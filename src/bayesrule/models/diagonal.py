@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._products import rows_dot
+from ..stats._common import class_label
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, matrix_exponent, row_exponent
@@ -156,7 +157,7 @@ class DiagonalGaussian:
                 raise ValueError(
                     f"feature {feature_name(feature_names, j)!r} has zero variance (or too few "
                     f"rows: {_samples(stats.counts[present][k])}) in class "
-                    f"{stats.classes[present][k].tolist()!r} and "
+                    f"{class_label(stats.classes[present], k)!r} and "
                     f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0."
                 )
         with np.errstate(invalid="ignore"):
@@ -165,7 +166,7 @@ class DiagonalGaussian:
             k, j = (int(v[0]) for v in np.nonzero(bad))
             raise ValueError(
                 f"feature {feature_name(feature_names, j)!r} has a mean or variance that is not "
-                f"finite in class {stats.classes[present][k].tolist()!r}: its values are so large "
+                f"finite in class {class_label(stats.classes[present], k)!r}: its values are so large "
                 "that their squared deviations overflow float64 (or the sample weights are so "
                 "small that their sums underflow); rescale X or sample_weight."
             )
