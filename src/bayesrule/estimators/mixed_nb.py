@@ -15,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_table
 from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
-from ..models.diagonal import DiagonalGaussian
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MixedStats, check_categories
@@ -31,6 +30,7 @@ from ._mixed_columns import (
     _is_dataframe,
     _object_column,
 )
+from ._mixed_families import gaussian_family, pooled_where_unobserved
 from ._nb import _F, KINDS, _BaseNB, _name
 from .kernel_nb import _BANDWIDTH
 
@@ -159,7 +159,12 @@ class MixedNB(_BaseNB):
         from 0.
     priors : array-like of shape (n_classes,), default=None
     var_smoothing : float, default=1e-9
-        For the gaussian columns (see :class:`GaussianNB`).
+        For the gaussian columns: each class's variance of a column is raised
+        by ``var_smoothing`` times the column's variance over all classes.
+        Unlike :class:`GaussianNB`, which keeps scikit-learn's rule (the
+        largest variance of all features, a rule tied to the units of the
+        widest feature), this makes no prediction depend on the units of a
+        column; with one gaussian column the two rules agree.
     alpha : float, default=1.0
         Smoothing of the bernoulli, categorical and poisson columns.
     bandwidth : {'scott', 'silverman', 'cv'} or float, default='scott'
@@ -639,10 +644,9 @@ class MixedNB(_BaseNB):
 
     def _family(self, kind: str, part: Any, names: list[Any]) -> Any:
         """The family of class models of the columns of one kind, from their statistics."""
+        part = pooled_where_unobserved(kind, part, names)
         if kind == "gaussian":
-            return DiagonalGaussian.from_stats(
-                part, var_smoothing=self.var_smoothing, feature_names=names
-            )
+            return gaussian_family(part, self.var_smoothing, names)
         if kind == "kernel":
             return KernelDensity.from_stats(
                 part,

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ..stats._common import label_repr
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._terms import scale_rows
 from .diagonal import total_variance
@@ -266,7 +267,7 @@ class KernelDensity:
             k, j = (int(v[0]) for v in np.nonzero(~np.isfinite(h_present)))
             raise ValueError(
                 f"the kernel bandwidth of feature {feature_name(feature_names, j)!r} in class "
-                f"{stats.classes[present][k].tolist()!r} is not finite: the feature's values are "
+                f"{label_repr(stats.classes[present][k])} is not finite: the feature's values are "
                 "so large that their squared deviations overflow float64; rescale X or give "
                 "bandwidth as a number."
             )
