@@ -96,8 +96,9 @@ def gaussian_family(part: Any, var_smoothing: float, names: list[Any]) -> Diagon
     ``var_kj = M2_kj / V_kj + var_smoothing * Var(x_j)``, with ``Var(x_j)``
     the (biased) variance of column ``j`` over all classes: rescaling a
     column rescales its variances and leaves every prediction as it was. A
-    column constant in all the training data gets variance 1 in every class
-    (its term is then the same for every class and has no say).
+    column constant in all the training data (to 1e-12 of its value, the
+    rounding of its class means) gets variance 1 in every class: its term
+    is then the same for every class and has no say.
     """
     present = np.asarray(part.weights > 0)
     total = total_variance(part.feature_weights, part.means, part.m2)
@@ -105,7 +106,10 @@ def gaussian_family(part: Any, var_smoothing: float, names: list[Any]) -> Diagon
     means = part.means[present]
     with np.errstate(over="ignore", invalid="ignore"):
         var = part.variances(ddof=0)[present] + eps
-    var[:, total == 0] = 1.0
+    # constant up to the rounding of the class means: no variance to be relative to
+    V_all = part.feature_weights
+    center_all = (V_all * part.means).sum(axis=0) / np.maximum(V_all.sum(axis=0), 1e-300)
+    var[:, total <= (1e-12 * np.abs(center_all)) ** 2] = 1.0
     if np.any(~(var > 0) & ~np.isposinf(var)):
         k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
         raise ValueError(

@@ -130,6 +130,10 @@ def _bandwidths(moments: tuple[_F, _F, _F], b: Any, floor: float) -> tuple[_F, _
         Vt = V.sum(axis=0)
         var_t = total_variance(V, mean, m2) * Vt / np.where(Vt > 1, Vt - 1, 1.0)
         h_total = np.sqrt(var_t) * np.where(Vt > 0, Vt, 1.0) ** (-0.2)
+        # a feature constant up to the rounding of its mean has no spread to be relative
+        # to; every class then has its one value, and any common bandwidth cancels
+        centre = (V * mean).sum(axis=0) / np.where(Vt > 0, Vt, 1.0)
+        h_total = np.where(var_t <= (1e-12 * centre) ** 2, 0.0, h_total)
     h_total = np.where(h_total > 0, h_total, 1.0)
     lower = np.broadcast_to(floor * h_total, V.shape)
     if isinstance(b, str):
