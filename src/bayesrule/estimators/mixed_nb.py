@@ -352,6 +352,9 @@ class MixedNB(_BaseNB):
         vocabs: list[Vocabulary] = []
         for j, col in enumerate(cols):
             kind, fv = kinds[j], fitted_vocabs[j]
+            if col.text and kind != "categorical" and col.missing.all():
+                # nothing observed (an object column of None): missing numbers
+                col = _Column(np.full(n, np.nan), False, col.dtype)
             if col.text and kind != "categorical":
                 raise ValueError(
                     f"column {shown[j]!r} holds {col.dtype} values, which only the "
