@@ -575,6 +575,23 @@ class MixedNB(_BaseNB):
             for j in range(p)
         ]
 
+    def kinds_line(self, max_columns: int = 8) -> str:
+        """One line saying the kind of each column and whether it was inferred (for a log).
+
+        ``'kinds: island categorical, bill gaussian, chicks poisson (inferred: 3,
+        declared: 0; describe() says why)'``; beyond ``max_columns`` columns,
+        the number of columns of each kind instead.
+        """
+        rows = self.column_summary()
+        inferred = sum(r["why"].startswith("inferred") for r in rows)
+        declared = sum(r["why"] == "declared in columns" for r in rows)
+        if len(rows) <= max_columns:
+            body = ", ".join(f"{r['column']} {r['kind']}" for r in rows)
+        else:
+            counts = {k: list(self.kinds_).count(k) for k in dict.fromkeys(self.kinds_)}
+            body = ", ".join(f"{n} {k}" for k, n in counts.items()) + f" ({len(rows)} columns)"
+        return f"kinds: {body} (inferred: {inferred}, declared: {declared}; describe() says why)"
+
     def describe(self) -> str:
         """A table of the columns: name, kind, dtype, why that kind, parameters by class.
 
