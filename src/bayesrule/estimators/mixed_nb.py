@@ -107,25 +107,31 @@ class MixedNB(_BaseNB):
       that pandas read as float because of a missing value: convert it with
       ``astype('Int64')``, or declare its kind);
     * integers (of an integer dtype, including nullable ``Int64``, or Python
-      ints in an object column): 'poisson' if they look like counts — no
-      negative value, a variance at least half the mean (years are far less
-      spread), a lower end that reaches towards 0 (a smallest value 1.5
-      standard deviations below the mean, or 0 with a right skew, and at
-      most half the mean), and not
-      the flat spread of codes or ratings (excess kurtosis above -0.9);
-      otherwise 'categorical' if they take two values, or at
-      most ``MAX_LEVELS`` (20) values each seen twice on average (years,
-      ratings, codes); otherwise 'gaussian'. Integers with a negative value
-      are never counts.
+      ints in an object column) of two values: 'categorical'; of three or
+      more: the model that fits the column's values best by BIC among
+      Poisson counts (one Poisson or a mixture of two), a normal
+      distribution rounded to the values' grid, and categories. Counts are
+      left out for negative values, a smallest value above half the mean (a
+      measurement in grams), a variance more than ``MAX_DISPERSION`` (4)
+      times from the mean (horsepower, overdispersed counts) or a flat
+      spread (codes); categories for more than ``MAX_LEVELS`` (20) values or
+      fewer than two rows per value, and they are preferred to the normal
+      model for at most ``FEW_LEVELS`` (10) values. So years, ratings and
+      codes are 'categorical', counts 'poisson', and integer measurements
+      (horsepower, a width in inches) 'gaussian'.
 
     'kernel' is never inferred (declare it for a skewed or many-peaked
-    measurement). Codes whose frequencies fall off like counts' (many 0s,
-    fewer 1s, fewer 2s) look like counts: declare them 'categorical'. The
-    kinds, with the reason for each,
-    are listed by :meth:`describe` and :meth:`column_summary`.
+    measurement). The kinds, with the reason for each, are listed by
+    :meth:`describe` and :meth:`column_summary`, and in one line by
+    :meth:`kinds_line`.
+
+    A class in which a column is missing in every row gets the column's
+    model over all classes (the column carries no evidence for that
+    class), with a warning naming the class and the column.
 
     Arrays are read the same way, column by column: a float array is all
-    'gaussian' (so ``MixedNB`` on one equals :class:`GaussianNB`), an integer
+    'gaussian' (so ``MixedNB`` on one equals :class:`GaussianNB` up to the
+    smoothing of the variances, see ``var_smoothing``), an integer
     or boolean array is inferred per column, and an object array (a
     ``ColumnTransformer``'s output) per column from its values: strings are
     categories, numbers numbers.
