@@ -163,6 +163,11 @@ MAX_DISPERSION = 4.0
 #: Integers with at most this many distinct values (and two rows per value)
 #: are categories or counts, never a rounded normal distribution.
 FEW_LEVELS = 10
+#: An integer column that is neither counts nor categories, with one value
+#: holding this share of the rows, is a 'kernel' density, not a normal one.
+PEAK_SHARE = 0.25
+#: Beyond ``FEW_LEVELS`` values, categories need every value seen this often.
+MIN_ROWS = 3
 
 
 def _integer_kind(v: _F, levels: _F, freq: NDArray[np.intp]) -> tuple[str, str]:
@@ -178,10 +183,15 @@ def _integer_kind(v: _F, levels: _F, freq: NDArray[np.intp]) -> tuple[str, str]:
     ``MAX_DISPERSION`` times from the mean, or values spread flat as codes
     and ratings are (excess kurtosis at most -0.9; a uniform spread has
     -1.2, Poisson counts ``1 / mean``); categories for more than
-    ``MAX_LEVELS`` values or fewer than two rows per value; the normal
+    ``MAX_LEVELS`` values, fewer than two rows per value, or (beyond
+    ``FEW_LEVELS`` values) a value seen fewer than ``MIN_ROWS`` times; the normal
     distribution for at most ``FEW_LEVELS`` values when categories apply
     (codes, ratings, years: a few categories cost few parameters, and codes
-    whose frequencies happen to look bell-shaped are still codes).
+    whose frequencies happen to look bell-shaped are still codes). Where
+    the normal model wins but one value holds ``PEAK_SHARE`` of the rows
+    (mostly-empty pixels, overdispersed counts piled at 0), the column is
+    'kernel': a class holding only that value would get a normal of no
+    variance, a kernel density keeps a width relative to the column.
     """
     n, d = v.size, levels.size
     lo, hi = float(levels[0]), float(levels[-1])
@@ -214,6 +224,10 @@ def _integer_kind(v: _F, levels: _F, freq: NDArray[np.intp]) -> tuple[str, str]:
         notes.append(f"more than {MAX_LEVELS} values: not categories")
     elif 2 * d > n:
         notes.append("fewer than 2 rows per value: not categories")
+    elif d > FEW_LEVELS and freq.min() < MIN_ROWS:
+        # a long sparse tail (overdispersed counts): each class would see its rare
+        # values once or never, and categories estimate nothing there
+        notes.append(f"values seen fewer than {MIN_ROWS} times: not categories")
     else:
         scores["categorical"] = float(freq @ np.log(freq / n)) - 0.5 * (d - 1) * log_n
     if "categorical" in scores and d <= FEW_LEVELS:
@@ -226,6 +240,12 @@ def _integer_kind(v: _F, levels: _F, freq: NDArray[np.intp]) -> tuple[str, str]:
     if best == "categorical":
         return "categorical", span + (beat if d > FEW_LEVELS or "poisson" in scores else "")
     span = span.replace("distinct integers", "distinct")
+    top = float(freq.max()) / n
+    if top >= PEAK_SHARE:
+        # a peak (the 0s of mostly-empty pixels or of overdispersed counts) beside a
+        # spread: a class holding only the peak would get a normal of no variance
+        why = f"integers, {span}; {top:.0%} of the rows at {_fmt(levels[np.argmax(freq)])}"
+        return "kernel", "; ".join([why, *notes])
     return "gaussian", "; ".join([f"integers, {span}{beat}", *notes])
 
 

@@ -120,8 +120,9 @@ class MixedNB(_BaseNB):
       codes are 'categorical', counts 'poisson', and integer measurements
       (horsepower, a width in inches) 'gaussian'.
 
-    'kernel' is never inferred (declare it for a skewed or many-peaked
-    measurement). The kinds, with the reason for each, are listed by
+    'kernel' is inferred only for such integers when the normal model wins
+    but one value holds a quarter of the rows (``PEAK_SHARE``); declare it
+    for a skewed or many-peaked measurement. The kinds, with the reason for each, are listed by
     :meth:`describe` and :meth:`column_summary`, and in one line by
     :meth:`kinds_line`.
 
