@@ -7,6 +7,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.model_selection import StratifiedKFold
 
 import bayesrule as br
@@ -231,3 +233,20 @@ def test_scikit_learn_tables_made_mixed_score_as_well_as_declared():
     pixels = pd.DataFrame(X[:600].astype(np.int64), columns=[f"p{j}" for j in range(64)])
     all_gaussian = dict.fromkeys(pixels.columns, "gaussian")
     assert _cv_accuracy(pixels, t[:600], None) >= _cv_accuracy(pixels, t[:600], all_gaussian) - 0.01
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    values=st.lists(
+        st.one_of(st.integers(0, 30), st.integers(-(2**62), 2**62)), min_size=1, max_size=80
+    )
+)
+def test_any_integer_column_gets_a_kind_and_a_finite_fit(values):
+    v = np.asarray(values, dtype=np.int64)
+    y = np.arange(v.size) % 2
+    m = br.MixedNB().fit(pd.DataFrame({"v": v}), y)
+    assert m.kinds_[0] in ("gaussian", "kernel", "poisson", "bernoulli", "categorical")
+    assert m.column_summary()[0]["why"].startswith("inferred: ")
+    P = m.predict_proba(pd.DataFrame({"v": v}))
+    assert np.all(np.isfinite(P))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)

@@ -199,7 +199,8 @@ def _integer_kind(v: _F, levels: _F, freq: NDArray[np.intp]) -> tuple[str, str]:
     span = f"{d} distinct integers ({_fmt(lo)} to {_fmt(hi)})"
     log_n = float(np.log(n))
     # the normal distribution rounded to the grid of the values (1 for integers, 10 for tens)
-    step = float(np.gcd.reduce(np.diff(levels).astype(np.int64))) if d > 1 else 1.0
+    exact = hi - lo < 2.0**53  # integers a float64 holds exactly
+    step = float(np.gcd.reduce(np.diff(levels).astype(np.int64))) if exact else 1.0
     sd = max(np.sqrt(var), 1e-3 * step)
     z_hi = (levels + 0.5 * step - mean) / sd
     z_lo = (levels - 0.5 * step - mean) / sd
