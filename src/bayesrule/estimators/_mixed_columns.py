@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special, stats
 
+from ..stats._mixed import Vocabulary
 from ._nb import _F
 
 # ---------------------------------------------------------------------------------
@@ -285,3 +286,25 @@ def _fmt(x: Any) -> str:
     """A number as a person writes it: 2008, 0.5."""
     f = float(x)
     return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.6g}"
+
+
+def _as_dtype(values: NDArray[Any], dtype: str, vocab: Vocabulary) -> Any:
+    """Drawn values of a column in its training dtype (as they are if that cannot be)."""
+    import pandas as pd
+
+    series = pd.Series(values)
+    if dtype == "category":
+        categories = vocab if vocab is not None else None
+        return pd.Categorical(values, categories=categories)
+    if not dtype or dtype == "object":
+        return series
+    try:
+        target = pd.api.types.pandas_dtype(dtype)
+    except TypeError:
+        return series
+    if series.dtype.kind == "f" and target.kind in "iub":
+        series = series.round()  # a gaussian or kernel column of integers
+    try:
+        return series.astype(target)
+    except (TypeError, ValueError):
+        return series

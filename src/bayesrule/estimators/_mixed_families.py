@@ -1,5 +1,9 @@
 """The class models of MixedNB's columns, one family per kind, from the kinds' statistics.
 
+``PerKind`` composes the families (their log densities add up, the columns
+being independent given the class); ``parameters_text`` describes a
+column's class parameters for ``describe``.
+
 Two choices differ from the single-kind estimators, both so that MixedNB
 does not depend on the units of its columns, nor break on a class that
 never observes a column:
@@ -25,8 +29,10 @@ from numpy.typing import NDArray
 
 from ..models.diagonal import DiagonalGaussian, total_variance
 from ..stats._common import label_repr
+from ..stats._mixed import Vocabulary
+from ._mixed_columns import _fmt
 
-__all__ = ["gaussian_family", "pooled_where_unobserved"]
+__all__ = ["PerKind", "gaussian_family", "parameters_text", "pooled_where_unobserved"]
 
 _F = NDArray[np.float64]
 
@@ -130,3 +136,73 @@ def gaussian_family(part: Any, var_smoothing: float, names: list[Any]) -> Diagon
     V = part.feature_weights[present]
     center = (V * means).sum(axis=0) / V.sum(axis=0)
     return DiagonalGaussian(means, var, center=center)
+
+
+class PerKind:
+    """A family of class models made of one family per kind of column.
+
+    The columns are independent given the class, so the log densities of
+    the families add up, and a draw fills each family's columns.
+    """
+
+    def __init__(
+        self, parts: list[tuple[NDArray[np.intp], Any]], n_features: int, n_classes: int
+    ) -> None:
+        self.parts = parts
+        self.n_features = n_features
+        self.n_classes = n_classes
+
+    def log_prob(self, X: NDArray[Any]) -> _F:
+        """Log density of each row, (n, n_classes) (or (n,) for one class)."""
+        out: Any = 0.0
+        for cols, model in self.parts:
+            out = out + model.log_prob(X[:, cols])
+        return np.asarray(out, dtype=np.float64)
+
+    def log_prob_terms(self, X: NDArray[Any]) -> list[tuple[_F, Any]]:
+        """The families' scaled terms together (see :mod:`bayesrule.models._terms`)."""
+        terms: list[tuple[_F, Any]] = []
+        for cols, model in self.parts:
+            terms.extend(model.log_prob_terms(X[:, cols]))
+        return terms
+
+    def __len__(self) -> int:
+        return self.n_classes
+
+    def __getitem__(self, k: int) -> PerKind:
+        return PerKind([(cols, model[k]) for cols, model in self.parts], self.n_features, 1)
+
+    def sample(self, n: int, rng: np.random.Generator) -> _F:
+        """Draw ``n`` rows from a single-class model (codes in the categorical columns)."""
+        out = np.empty((n, self.n_features))
+        for cols, model in self.parts:
+            out[:, cols] = model.sample(n, rng)
+        return out
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(type(m).__name__ for _, m in self.parts)
+        return f"PerKind({kinds})"
+
+
+def parameters_text(
+    kind: str, part: Any, i: int, present: NDArray[np.bool_], vocab: Vocabulary
+) -> str:
+    """A short text of the class parameters of column ``i`` of a kind's statistics."""
+
+    def by_class(values: Any) -> str:
+        return " / ".join(f"{v:.4g}" for v in np.asarray(values)[present])
+
+    if kind == "gaussian":
+        return f"mean {by_class(part.means[:, i])}"
+    if kind in ("bernoulli", "poisson"):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = part.sums[:, i] / part.feature_weights[:, i]
+        return f"{'P(1)' if kind == 'bernoulli' else 'rate'} {by_class(rate)}"
+    if kind == "categorical":
+        if vocab is None:
+            n = int(np.count_nonzero(part.category_counts[:, i, :].sum(axis=0)))
+            return f"{n} category codes"
+        shown = [str(v) if vocab.dtype.kind == "U" else _fmt(v) for v in vocab[:6]]
+        more = ", ..." if vocab.size > 6 else ""
+        return f"{vocab.size} categories: {', '.join(shown)}{more}"
+    return "kernel density of the class's values"

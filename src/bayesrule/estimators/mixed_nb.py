@@ -23,14 +23,19 @@ from ..stats._common import as_classes
 from ..stats._mixed import Vocabulary
 from ._base import GenerativeClassifier
 from ._mixed_columns import (
+    _as_dtype,
     _Column,
-    _fmt,
     _frame_columns,
     _infer_kind,
     _is_dataframe,
     _object_column,
 )
-from ._mixed_families import gaussian_family, pooled_where_unobserved
+from ._mixed_families import (
+    PerKind,
+    gaussian_family,
+    parameters_text,
+    pooled_where_unobserved,
+)
 from ._nb import _F, KINDS, _BaseNB, _name
 from .kernel_nb import _BANDWIDTH
 
@@ -44,52 +49,6 @@ class _Encoded:
     vocabularies: tuple[Vocabulary, ...]
     dtypes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
-
-
-class _PerKind:
-    """A family of class models made of one family per kind of column.
-
-    The columns are independent given the class, so the log densities of
-    the families add up, and a draw fills each family's columns.
-    """
-
-    def __init__(
-        self, parts: list[tuple[NDArray[np.intp], Any]], n_features: int, n_classes: int
-    ) -> None:
-        self.parts = parts
-        self.n_features = n_features
-        self.n_classes = n_classes
-
-    def log_prob(self, X: NDArray[Any]) -> _F:
-        """Log density of each row, (n, n_classes) (or (n,) for one class)."""
-        out: Any = 0.0
-        for cols, model in self.parts:
-            out = out + model.log_prob(X[:, cols])
-        return np.asarray(out, dtype=np.float64)
-
-    def log_prob_terms(self, X: NDArray[Any]) -> list[tuple[_F, Any]]:
-        """The families' scaled terms together (see :mod:`bayesrule.models._terms`)."""
-        terms: list[tuple[_F, Any]] = []
-        for cols, model in self.parts:
-            terms.extend(model.log_prob_terms(X[:, cols]))
-        return terms
-
-    def __len__(self) -> int:
-        return self.n_classes
-
-    def __getitem__(self, k: int) -> _PerKind:
-        return _PerKind([(cols, model[k]) for cols, model in self.parts], self.n_features, 1)
-
-    def sample(self, n: int, rng: np.random.Generator) -> _F:
-        """Draw ``n`` rows from a single-class model (codes in the categorical columns)."""
-        out = np.empty((n, self.n_features))
-        for cols, model in self.parts:
-            out[:, cols] = model.sample(n, rng)
-        return out
-
-    def __repr__(self) -> str:
-        kinds = ", ".join(type(m).__name__ for _, m in self.parts)
-        return f"PerKind({kinds})"
 
 
 class MixedNB(_BaseNB):
@@ -570,7 +529,7 @@ class MixedNB(_BaseNB):
         params: dict[int, str] = {}
         for kind, part in stats.parts.items():
             for i, j in enumerate(stats.columns(kind)):
-                params[int(j)] = _parameters(kind, part, i, present, stats.vocabularies[int(j)])
+                params[int(j)] = parameters_text(kind, part, i, present, stats.vocabularies[int(j)])
         return [
             {
                 "column": _name(names, j),
@@ -662,7 +621,7 @@ class MixedNB(_BaseNB):
             names = [_name(feature_names, int(j)) for j in cols]
             families.append((cols, self._family(kind, part, names)))
         return {
-            "_model": _PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
+            "_model": PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
             "kinds_": list(stats.kinds),
             "categories_": {
                 _key(feature_names, j): v for j, v in enumerate(stats.vocabularies) if v is not None
@@ -691,47 +650,3 @@ class MixedNB(_BaseNB):
 def _key(names: Any, j: int) -> Any:
     """Column ``j``'s key in ``categories_``: its name (a table) or its index (an array)."""
     return j if names is None else str(names[j])
-
-
-def _as_dtype(values: NDArray[Any], dtype: str, vocab: Vocabulary) -> Any:
-    """Drawn values of a column in its training dtype (as they are if that cannot be)."""
-    import pandas as pd
-
-    series = pd.Series(values)
-    if dtype == "category":
-        categories = vocab if vocab is not None else None
-        return pd.Categorical(values, categories=categories)
-    if not dtype or dtype == "object":
-        return series
-    try:
-        target = pd.api.types.pandas_dtype(dtype)
-    except TypeError:
-        return series
-    if series.dtype.kind == "f" and target.kind in "iub":
-        series = series.round()  # a gaussian or kernel column of integers
-    try:
-        return series.astype(target)
-    except (TypeError, ValueError):
-        return series
-
-
-def _parameters(kind: str, part: Any, i: int, present: NDArray[np.bool_], vocab: Vocabulary) -> str:
-    """A short text of the class parameters of column ``i`` of a kind's statistics."""
-
-    def by_class(values: Any) -> str:
-        return " / ".join(f"{v:.4g}" for v in np.asarray(values)[present])
-
-    if kind == "gaussian":
-        return f"mean {by_class(part.means[:, i])}"
-    if kind in ("bernoulli", "poisson"):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rate = part.sums[:, i] / part.feature_weights[:, i]
-        return f"{'P(1)' if kind == 'bernoulli' else 'rate'} {by_class(rate)}"
-    if kind == "categorical":
-        if vocab is None:
-            n = int(np.count_nonzero(part.category_counts[:, i, :].sum(axis=0)))
-            return f"{n} category codes"
-        shown = [str(v) if vocab.dtype.kind == "U" else _fmt(v) for v in vocab[:6]]
-        more = ", ..." if vocab.size > 6 else ""
-        return f"{vocab.size} categories: {', '.join(shown)}{more}"
-    return "kernel density of the class's values"
