@@ -121,3 +121,14 @@ def test_small_but_representable_bandwidths_give_finite_probabilities(bandwidth)
     P = m.predict_proba(X + 0.01)
     assert np.all(np.isfinite(P))
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("bandwidth", ["silverman", "cv"])
+@pytest.mark.parametrize("name", ["synthetic", "wine"])
+def test_kernel_nb_bandwidth_rules_do_not_depend_on_units(bandwidth, name):
+    X, y = SETS[name]
+    scale = 10.0 ** np.random.default_rng(5).uniform(-3, 3, X.shape[1])
+    a = br.KernelNB(bandwidth=bandwidth).fit(X, y)
+    b = br.KernelNB(bandwidth=bandwidth).fit(X * scale, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X * scale))
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X * scale), atol=1e-8)
