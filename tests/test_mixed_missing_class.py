@@ -112,3 +112,18 @@ def test_kernel_nb_names_a_string_class_that_never_observes_a_feature():
     X[y == "b", 1] = np.nan
     with pytest.raises(ValueError, match=r"feature 1 is missing \(NaN\) in every row of class 'b'"):
         br.KernelNB().fit(X, y)
+
+
+def test_one_warning_per_class_names_all_its_missing_columns():
+    rng = np.random.default_rng(5)
+    y = np.array(["car", "van", "suv"] * 20, dtype=object)
+    df = pd.DataFrame({c: rng.normal(size=60) for c in "abc"})
+    df.loc[y == "van", ["a", "c"]] = np.nan
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        br.MixedNB().fit(df, y)
+    messages = [str(w.message) for w in caught if "missing in every row" in str(w.message)]
+    assert messages == [
+        "columns 'a', 'c' are missing in every row of class 'van': they carry no evidence for "
+        "that class (the class is given the column's distribution over all classes)."
+    ]

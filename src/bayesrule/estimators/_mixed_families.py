@@ -62,11 +62,14 @@ def pooled_where_unobserved(kind: str, part: Any, names: list[Any]) -> Any:
             f"column {names[j]!r} is missing (NaN) in every row; MixedNB cannot model it. "
             "Drop the column."
         )
-    for k, j in zip(*np.nonzero(gone), strict=True):
+    for k in np.flatnonzero(gone.any(axis=1)):
+        cols = [repr(names[int(j)]) for j in np.flatnonzero(gone[k])]
+        which = f"column {cols[0]} is" if len(cols) == 1 else f"columns {', '.join(cols)} are"
+        it = "it carries" if len(cols) == 1 else "they carry"
         warnings.warn(
-            f"column {names[int(j)]!r} is missing in every row of class "
-            f"{label_repr(part.classes[int(k)])}: it carries no evidence for that class "
-            "(the class is given the column's distribution over all classes).",
+            f"{which} missing in every row of class {label_repr(part.classes[int(k)])}: {it} "
+            "no evidence for that class (the class is given the column's distribution over "
+            "all classes).",
             UserWarning,
             stacklevel=6,
         )
