@@ -199,9 +199,9 @@ def open_input(source: Any, compression: str | None) -> BinaryIO:
     if compression is None:
         return source if hasattr(source, "read") else open(source, "rb")  # noqa: SIM115
     if compression == "gzip":
-        return gzip.open(source, "rb")  # type: ignore[return-value]
+        return gzip.open(source, "rb")
     if compression == "bz2":
-        return bz2.open(source, "rb")  # type: ignore[return-value]
+        return bz2.open(source, "rb")
     if compression == "xz":
         return lzma.open(source, "rb")  # type: ignore[return-value]
     if compression == "zip":
@@ -210,7 +210,7 @@ def open_input(source: Any, compression: str | None) -> BinaryIO:
         if not names:
             archive.close()
             raise ValueError("the .zip archive holds no file.")
-        return io.BufferedReader(_Member(archive, archive.open(names[0])))  # type: ignore[return-value]
+        return io.BufferedReader(_Member(archive, archive.open(names[0])))
     if compression == "zstd":
         try:
             import pyarrow as pa
@@ -219,7 +219,7 @@ def open_input(source: Any, compression: str | None) -> BinaryIO:
                 "reading .zst files needs pyarrow: pip install 'bayesrule[cli]'", name="pyarrow"
             ) from None
         raw = pa.PythonFile(source, mode="r") if hasattr(source, "read") else pa.OSFile(source)
-        return pa.CompressedInputStream(raw, "zstd")  # type: ignore[no-any-return]
+        return pa.CompressedInputStream(raw, "zstd")
     raise ValueError(f"unknown compression {compression!r}.")
 
 
@@ -234,11 +234,11 @@ def _open_output(path: Path, compression: str | None, member: str) -> BinaryIO:
         return lzma.open(path, "wb")  # type: ignore[return-value]
     if compression == "zip":
         archive = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED)
-        return io.BufferedWriter(_Member(archive, archive.open(member, "w")))  # type: ignore[return-value]
+        return io.BufferedWriter(_Member(archive, archive.open(member, "w")))
     if compression == "zstd":
         import pyarrow as pa
 
-        return pa.output_stream(str(path), compression="zstd")  # type: ignore[no-any-return]
+        return pa.output_stream(str(path), compression="zstd")
     raise ValueError(f"unknown compression {compression!r}.")
 
 

@@ -787,7 +787,7 @@ def _output_kind(path: Path) -> TablePath:
         raise UsageError(f"{exc} ('-' writes CSV to standard output.)") from None
 
 
-def _writing(kind: TablePath, write: Callable[[], None]) -> None:
+def _writing(kind: TablePath, write: Callable[[], Any]) -> None:
     try:
         write()
     except ImportError as exc:
