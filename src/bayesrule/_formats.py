@@ -218,7 +218,11 @@ def open_input(source: Any, compression: str | None) -> BinaryIO:
             raise ImportError(
                 "reading .zst files needs pyarrow: pip install 'bayesrule[cli]'", name="pyarrow"
             ) from None
-        raw = pa.PythonFile(source, mode="r") if hasattr(source, "read") else pa.OSFile(source)
+        raw = (
+            pa.PythonFile(source, mode="r")
+            if hasattr(source, "read")
+            else pa.OSFile(os.fspath(source))
+        )
         return pa.CompressedInputStream(raw, "zstd")
     raise ValueError(f"unknown compression {compression!r}.")
 

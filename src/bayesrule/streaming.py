@@ -886,6 +886,7 @@ def _open(
 ) -> _Reader:
     if block_rows is not None and (not isinstance(block_rows, (int, np.integer)) or block_rows < 1):
         raise ValueError(f"block_rows must be a positive int or None; got {block_rows!r}.")
+    na_markers(na_values)  # checked whatever the source
     files = _files(source)
     if files is None:
         if isinstance(source, np.ndarray) or hasattr(source, "iloc"):
@@ -904,8 +905,6 @@ def _open(
         raise ValueError(f"sep and decimal apply to CSV files; the source is {kind}.")
     if kind == "csv":
         _csv_options(files, sep, decimal, na_values)
-    else:
-        na_markers(na_values)  # checked, though only text files have markers
     # fit_stream reuses a few arrays for the blocks (the statistics keep none of them)
     buffer = _Ring(PREFETCH + 2 + PIPELINE, order) if reuse else None
     if kind == "npy":

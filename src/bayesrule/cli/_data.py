@@ -411,18 +411,23 @@ def _read_csv(
     names = clean_names(raw, name) if raw is not None else None
     fh = open_input(source, kind.compression)
     try:
-        df = pd.read_csv(
-            fh,
-            sep=sep,
-            decimal=decimal,
-            na_values=na,
-            keep_default_na=False,
-            # "a, b, label": the space after a separator is not part of the value
-            skipinitialspace=True,
-            header=0,
-            names=names,
-            nrows=nrows,
-        )
+        with warnings.catch_warnings():
+            # pandas 3 deprecates float_precision, yet with na_values its default parser is
+            # off in the last digit; round_trip reads every digit as written
+            warnings.filterwarnings("ignore", message=".*float_precision")
+            df = pd.read_csv(
+                fh,
+                sep=sep,
+                decimal=decimal,
+                na_values=na,
+                keep_default_na=False,
+                # "a, b, label": the space after a separator is not part of the value
+                skipinitialspace=True,
+                float_precision="round_trip",
+                header=0,
+                names=names,
+                nrows=nrows,
+            )
     finally:
         if fh is not source:
             fh.close()
@@ -433,9 +438,10 @@ def _read_csv(
 def _read_parquet(source: Any) -> Any:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(source)
-    names = list(table.schema.names)
+    parquet = pq.ParquetFile(source)
+    names = list(parquet.schema_arrow.names)
     clean_names(names, str(getattr(source, "name", source)))  # two equal names: an error
+    table = parquet.read()
     drop = [
         n for n in index_columns(names, table.schema.pandas_metadata) if n not in ("", "Unnamed: 0")
     ]  # select() says it leaves them out
@@ -461,7 +467,7 @@ def _read_excel(source: Any, name: str, sheet: str | None, na: list[str]) -> Any
         raise UsageError(f"{name}: no sheet {sheet!r}; its sheets are {shown}.")
     chosen = sheet if sheet is not None else sheets[0]
     # the header is read as a row, so that pandas neither renames nor drops a repeated name
-    raw = book.parse(chosen, header=None, na_values=na, keep_default_na=False)
+    raw = pd.read_excel(book, sheet_name=chosen, header=None, na_values=na, keep_default_na=False)
     if raw.shape[0] == 0:
         return raw
     header = ["" if pd.isna(v) else v for v in raw.iloc[0].tolist()]
@@ -475,7 +481,7 @@ def _read_json_lines(source: Any, compression: str | None, na: list[str], nrows:
 
     fh = open_input(source, compression)
     try:
-        df = pd.read_json(fh, lines=True, nrows=nrows, dtype=False)
+        df = pd.read_json(fh, lines=True, nrows=nrows, dtype=False, precise_float=True)
     finally:
         if fh is not source:
             fh.close()
