@@ -399,3 +399,66 @@ def test_index_columns_by_name():
     assert index_columns(["a", "Unnamed: 0"]) == []  # only a first column
     meta = {"index_columns": ["id", {"kind": "range"}]}
     assert index_columns(["a", "id"], meta) == ["id"]
+
+
+def test_fit_stream_names_a_near_column(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(_csv_text(_table()))
+    with pytest.raises(
+        ValueError, match=r"target column 'Label' is not in the file \(did you mean 'label'\?\)"
+    ):
+        fit_stream(GaussianNB(), path, target="Label")
+    with pytest.raises(ValueError, match=r"feature 'kk' \(did you mean 'k'\?\)|feature 'kk';"):
+        fit_stream(GaussianNB(), path, target="label", features=["x", "kk"])
+
+
+# ------------------------------------------------------------------ generated tables
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+
+def _texts(values: pd.Series) -> list:
+    return [None if pd.isna(v) else v for v in values]
+
+
+_words = st.text(alphabet="abcdefghij XY", min_size=1, max_size=6).map(lambda t: "v" + t.strip())
+
+
+@hypothesis.settings(max_examples=25, deadline=None)
+@hypothesis.given(
+    n=st.integers(1, 30),
+    sep=st.sampled_from([",", ";", "\t", "|"]),
+    spaced=st.booleans(),
+    marker=st.sampled_from([m for m in NA_VALUES if m]),
+    data=st.data(),
+)
+def test_generated_tables_read_alike_by_both_readers(
+    tmp_path_factory, n, sep, spaced, marker, data
+):
+    """Floats, integers and words, with holes, any separator: both readers give the table back."""
+    floats = data.draw(
+        st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=64), min_size=n, max_size=n)
+    )
+    ints = data.draw(st.lists(st.integers(-1000, 1000), min_size=n, max_size=n))
+    words = data.draw(st.lists(_words, min_size=n, max_size=n))
+    holes = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    holes[0] = False
+    df = pd.DataFrame({"f": floats, "i": ints, "w": words, "label": ["a"] * n})
+    text = df.astype(object).where(~np.array(holes)[:, None] | (df.columns == "label"), marker)
+    body = text.to_csv(index=False, sep=sep)
+    if spaced:
+        body = body.replace(sep, sep + " ")
+    path = tmp_path_factory.mktemp("gen") / "t.csv"
+    path.write_text(body)
+    back = read_frame(path)
+    assert list(back.columns) == ["f", "i", "w", "label"]
+    expected = df.astype(object).where(~np.array(holes)[:, None] | (df.columns == "label"))
+    for c in ("f", "i"):
+        np.testing.assert_array_equal(
+            back[c].to_numpy(dtype=float), expected[c].to_numpy(dtype=float)
+        )
+    assert _texts(back["w"]) == _texts(expected["w"])
+    (X, y), *_ = read_blocks(path, target="label", frame=True)
+    np.testing.assert_array_equal(X["f"].to_numpy(dtype=float), expected["f"].to_numpy(dtype=float))
+    assert _texts(X["w"]) == _texts(expected["w"])
+    assert y.tolist() == ["a"] * n

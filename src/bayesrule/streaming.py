@@ -43,6 +43,7 @@ from ._formats import (
     index_columns,
     lone_token,
     na_markers,
+    near_name,
     output_format,
     read_head,
     replacing,
@@ -256,8 +257,10 @@ def _make_plan(
     """
     for what, col in (("target", target), ("weight", weight)):
         if col is not None and col not in names:
+            near = near_name(str(col), names)
+            hint = f" (did you mean {near!r}?)" if near is not None else ""
             raise ValueError(
-                f"{where}: the {what} column {col!r} is not in the file; its columns are "
+                f"{where}: the {what} column {col!r} is not in the file{hint}; its columns are "
                 f"{_listing(names)}."
             )
     kept = [keep] if isinstance(keep, str) else list(keep or [])
@@ -281,8 +284,10 @@ def _make_plan(
                 else ([pat] if pat in names else [])
             )
             if not hits:
+                near = near_name(pat, names)
+                hint = f" (did you mean {near!r}?)" if near is not None else ""
                 raise ValueError(
-                    f"{where}: no column matches the feature {pat!r}; the columns are "
+                    f"{where}: no column matches the feature {pat!r}{hint}; the columns are "
                     f"{_listing(names)}."
                 )
             chosen.extend(h for h in hits if h not in chosen and h not in taken)
