@@ -460,14 +460,16 @@ def _read_excel(source: Any, name: str, sheet: str | None, na: list[str]) -> Any
         import openpyxl  # noqa: F401
     except ImportError:
         raise ImportError("openpyxl", name="openpyxl") from None
-    book = pd.ExcelFile(source, engine="openpyxl")
-    sheets = list(book.sheet_names)
-    if sheet is not None and sheet not in sheets:
-        shown = ", ".join(repr(s) for s in sheets)
-        raise UsageError(f"{name}: no sheet {sheet!r}; its sheets are {shown}.")
-    chosen = sheet if sheet is not None else sheets[0]
-    # the header is read as a row, so that pandas neither renames nor drops a repeated name
-    raw = pd.read_excel(book, sheet_name=chosen, header=None, na_values=na, keep_default_na=False)
+    with pd.ExcelFile(source, engine="openpyxl") as book:
+        sheets = list(book.sheet_names)
+        if sheet is not None and sheet not in sheets:
+            shown = ", ".join(repr(s) for s in sheets)
+            raise UsageError(f"{name}: no sheet {sheet!r}; its sheets are {shown}.")
+        chosen = sheet if sheet is not None else sheets[0]
+        # the header is read as a row, so that pandas neither renames nor drops a repeated name
+        raw = pd.read_excel(
+            book, sheet_name=chosen, header=None, na_values=na, keep_default_na=False
+        )
     if raw.shape[0] == 0:
         return raw
     header = ["" if pd.isna(v) else v for v in raw.iloc[0].tolist()]
