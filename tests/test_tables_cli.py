@@ -29,14 +29,16 @@ SCRIPT = Path(sys.executable).with_name("bayesrule")
 FEATURES = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
 
 
-def cli(*args: object, code: int = 0) -> subprocess.CompletedProcess:
+def cli(*args: object, code: int = 0, input: bytes | None = None) -> subprocess.CompletedProcess:
     """Run the command in a process; check its exit status and that no traceback shows."""
     cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "bayesrule.cli"]
     src = str(Path(bayesrule.__file__).parents[1])  # the bayesrule under test
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
-        cmd + [str(a) for a in args], capture_output=True, text=True, timeout=300, env=env
+        cmd + [str(a) for a in args], capture_output=True, timeout=300, env=env, input=input
     )
+    proc.stdout = proc.stdout.decode("utf-8", errors="replace")
+    proc.stderr = proc.stderr.decode("utf-8", errors="replace")
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     assert proc.returncode == code, (proc.returncode, proc.stderr)
     if code == 2:
@@ -219,3 +221,17 @@ def test_excel_is_read_like_the_csv_and_sheets_are_named(fitted, penguins, tmp_p
     assert "no sheet 'train'; its sheets are 'notes', 'data'" in proc.stderr
     proc = cli("predict", fitted["model"], fitted["csv"], "--sheet", "data", "-o", "-", code=2)
     assert "sheets are Excel's" in proc.stderr
+
+
+def test_standard_input_is_read_in_every_format_by_its_content(fitted, penguins, tmp_path):
+    import io
+
+    expected = cli("predict", fitted["model"], fitted["csv"], "-o", "-").stdout
+    sources = {"jsonl": penguins.to_json(orient="records", lines=True).encode()}
+    if _has("openpyxl"):
+        buffer = io.BytesIO()
+        penguins.to_excel(buffer, index=False, engine="openpyxl")
+        sources["xlsx"] = buffer.getvalue()
+    for name, data in sources.items():
+        proc = cli("predict", fitted["model"], "-", "-o", "-", input=data)
+        assert proc.stdout == expected, name
