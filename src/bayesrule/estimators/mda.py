@@ -74,6 +74,7 @@ from ..stats._common import as_classes, encode, label_repr
 from ..stats._mixture import MixtureStats
 from ..stats._sketch import KeyedRows, KeySketch, row_keys
 from ._base import GenerativeClassifier, as_generator
+from ._priors import PRIORS_CONSTRAINT
 from .rda_cv import _Refused
 
 __all__ = ["MixtureDiscriminantAnalysis"]
@@ -236,7 +237,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "dimension": [Interval(Integral, 1, None, closed="left"), None],
     }
 

@@ -39,12 +39,12 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._parallel import in_parallel
-from .._validation import check_priors
 from ..covariance import shrink
 from ..models.gaussian import blended_covariance, check_own_weight, correlation_singular
 from ..stats import ScatterStats, StatisticsError, encode
 from ..stats._common import as_classes
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
+from ._priors import resolve_priors
 
 __all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 
@@ -324,7 +324,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         with warnings.catch_warnings():
             # the priors are checked here, before any work; fit warns about them once
             warnings.simplefilter("ignore", UserWarning)
-            priors = None if self.priors is None else check_priors(self.priors, c.size)
+            priors = None if self.priors is None else resolve_priors(self.priors, c)
         splits = self._splits(Xv, y_arr, c)
         parts, rest = _fold_structure(splits, Xv.shape[0])
         with self._deferred():
