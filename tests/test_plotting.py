@@ -267,7 +267,7 @@ def test_features_projection_still_slices_through_two_features(blobs):
     np.testing.assert_array_equal(disp.X, X[:, :2])
 
 
-@pytest.mark.parametrize("n,small", [(10_000, 5), (5_000, 100), (2_500, 1)])
+@pytest.mark.parametrize("n,small", [(10_000, 5), (5_000, 100), (2_500, 2)])
 def test_thousands_of_points_are_thinned_and_every_class_kept(n, small):
     rng = np.random.default_rng(n)
     y = np.concatenate([np.zeros(n - small, dtype=int), np.ones(small, dtype=int)])
