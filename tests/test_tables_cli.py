@@ -235,3 +235,19 @@ def test_standard_input_is_read_in_every_format_by_its_content(fitted, penguins,
     for name, data in sources.items():
         proc = cli("predict", fitted["model"], "-", "-o", "-", input=data)
         assert proc.stdout == expected, name
+
+
+def test_mixed_fit_says_which_kinds_it_inferred_and_where_the_reasons_are(tmp_path: Path) -> None:
+    df = _penguins()
+    df["chicks"] = np.random.default_rng(1).poisson(2.0, len(df))
+    path = tmp_path / "p.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "m.bayesrule"
+    proc = cli("fit", path, "-t", "species", "-m", "mixed", "-o", out)
+    line = next(s for s in proc.stderr.splitlines() if s.startswith("kinds:"))
+    kinds = dict(zip(load(out).feature_names_in_, load(out).kinds_, strict=True))
+    for column, kind in kinds.items():
+        assert f"{column} {kind}" in line
+    assert f"bayesrule info {out} says why" in line
+    info = cli("info", out)
+    assert "inferred" in info.stdout

@@ -653,6 +653,11 @@ def fit(
         else:
             described = list(ds.feature_names)
         _say(f"features: {_names_list(described)}")
+        if kinds_ is not None and hasattr(est, "kinds_line"):
+            # the kinds were inferred from the data: say so, and where the reasons are
+            _say(
+                est.kinds_line().replace("describe() says why", f"bayesrule info {output} says why")
+            )
 
 
 @app.command(cls=FlagCommand)
