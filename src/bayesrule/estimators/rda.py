@@ -40,11 +40,11 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
         scikit-learn's QDA); any ``reg_param > 0`` makes every class regular.
     priors : array-like of shape (n_classes,), default=None
     store_covariance : bool, default=False
-    tol : float, default=1e-8
-        Relative, without units: a class covariance is singular (an error
-        naming the class) when a feature has no variance in it or when its
-        correlation matrix has an eigenvalue at most ``tol`` times its largest
-        (as in :class:`QuadraticDiscriminantAnalysis`).
+    tol : float, default=1e-4
+        A class covariance is singular (an error naming the class) when a
+        feature has no variance in it or when its correlation matrix has an
+        eigenvalue at most ``tol`` (as in
+        :class:`QuadraticDiscriminantAnalysis`; no units).
     bias : bool, default=False
         Maximum-likelihood (True) or unbiased (False) class and pooled covariances.
 
@@ -80,7 +80,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
         reg_param: float = 0.0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
-        tol: float = 1.0e-8,
+        tol: float = 1.0e-4,
         bias: bool = False,
     ) -> None:
         self.alpha = alpha

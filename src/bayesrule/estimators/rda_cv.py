@@ -229,7 +229,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         random_state: Any = 0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
-        tol: float = 1.0e-8,
+        tol: float = 1.0e-4,
         bias: bool = False,
     ) -> None:
         self.alphas = alphas
