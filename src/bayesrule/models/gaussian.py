@@ -37,6 +37,7 @@ __all__ = [
     "SingularCovarianceError",
     "blended_covariance",
     "correlation_singular",
+    "mean_pooled_variance",
     "stacked_log_prob",
 ]
 
@@ -300,6 +301,23 @@ def correlation_singular(cov: _F, tol: float, *, lower: float = 0.0) -> tuple[bo
     return True, f"its correlation matrix has smallest eigenvalue {lam[0]:.3g} <= tol={tol:g}"
 
 
+def mean_pooled_variance(stats: Any, ddof: float) -> float:
+    """``tr(Sigma_pooled) / p``, the average within-class variance: the scale of ``ridge``.
+
+    From the traces of the class scatters, without forming the pooled matrix;
+    the divisor is :meth:`~bayesrule.stats.ScatterStats.pooled_covariance`'s.
+    """
+    present = stats.weights > 0
+    denom = float(stats.weights.sum()) - ddof * int(np.count_nonzero(present))
+    if denom <= 0:
+        raise ValueError(
+            f"the pooled covariance needs more weight than classes: total weight "
+            f"{float(stats.weights.sum()):g} with {int(np.count_nonzero(present))} classes."
+        )
+    traces = np.einsum("kii->k", stats.scatter[present])
+    return float(traces.sum()) / denom / stats.n_features
+
+
 def check_own_weight(stats: Any, k: int, ddof: float, alpha: float) -> None:
     """Raise the ValueError of a class ``k`` too light for its own covariance (``alpha > 0``)."""
     if alpha > 0 and stats.weights[k] - ddof <= 0:
@@ -450,6 +468,7 @@ class GaussianFamily:
         ddof: float = 1.0,
         alpha: float = 1.0,
         shrinkage: Any = None,
+        ridge: float = 0.0,
         reg_param: float = 0.0,
         tol: float = 1.0e-4,
         covariances: _F | None = None,
@@ -467,8 +486,11 @@ class GaussianFamily:
            (free of the features' units; with ``constant_unit_scale`` a
            feature constant within the class has 1 in ``diag(Sigma)`` there,
            scikit-learn's model, see :func:`class_covariances`);
-        4. ``(1 - reg_param) Sigma + reg_param I``;
-        5. the result is singular — a ValueError naming the class — when a
+        4. ``ridge``: ``(1 - ridge) Sigma + ridge t I`` with ``t = tr(Sigma_pooled)/p``
+           the average within-class variance (one ridge for every class,
+           relative to the data's scale: see :func:`mean_pooled_variance`);
+        5. ``(1 - reg_param) Sigma + reg_param I`` (in the features' units);
+        6. the result is singular — a ValueError naming the class — when a
            feature has no variance in it, or when its correlation matrix has
            an eigenvalue at most ``tol`` (see :func:`correlation_singular`;
            ``tol`` has no units).
@@ -496,6 +518,12 @@ class GaussianFamily:
             constant_unit_scale=constant_unit_scale,
         )
         p = stats.n_features
+        rho = float(ridge)
+        if rho:
+            t = mean_pooled_variance(stats, ddof)
+            covs *= 1.0 - rho
+            covs[:, np.arange(p), np.arange(p)] += rho * t
+            lower = (1.0 - rho) * lower + rho * t
         # the eigenvalues of (1 - r) Sigma_shrunk + r I are at least (1 - r) lower + r
         r = float(reg_param)
         floors = r + (1.0 - r) * lower
@@ -521,7 +549,7 @@ class GaussianFamily:
             if chol is None:
                 raise SingularCovarianceError(
                     f"{what} is singular ({reason}; {stats.counts[k]} samples, {p} features)",
-                    "regularise it (shrinkage, reg_param or a smaller alpha)",
+                    "regularise it (shrinkage, ridge, reg_param or a smaller alpha)",
                     label=stats.classes[k],
                     n_samples=int(stats.counts[k]),
                 )
