@@ -30,8 +30,8 @@ def score_of(m, alpha, gamma, ridge=0.0):
 def test_scores_equal_a_plain_grid_search(reg_param):
     m = grid_cv(alphas=ALPHAS, gammas=GAMMAS, reg_param=reg_param, cv=3, random_state=1).fit(X, y)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
-    for i, a in enumerate(ALPHAS):
-        for j, g in enumerate(GAMMAS):
+    for a in ALPHAS:
+        for g in GAMMAS:
             accs = []
             for train, test in folds:
                 rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=reg_param)
@@ -54,8 +54,8 @@ def test_log_likelihood_scores_with_reg_param_equal_a_plain_grid_search():
         random_state=2,
     ).fit(X, y)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=2).split(X, y))
-    for i, a in enumerate((0.5, 1.0)):
-        for j, g in enumerate((0.0, 0.1)):
+    for a in (0.5, 1.0):
+        for g in (0.0, 0.1):
             ll = []
             for train, test in folds:
                 rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=0.05)

@@ -183,9 +183,7 @@ def qda_rows(est: Any, stats: Any, X: _F, yi: NDArray[np.intp], w: _F) -> tuple[
             phi = 1.0 - beta * q
             logdet = np.sum(np.log(den), axis=1) + np.log(phi)
             jll[rows, k] = -0.5 * (rho**2 * q / phi + logdet + p * _LOG_2PI)
-            bound = phi**2 * _min_bound(
-                lam, np.diag(Sigma), alpha, gamma, _correlation_min(Sigma)
-            )
+            bound = phi**2 * _min_bound(lam, np.diag(Sigma), alpha, gamma, _correlation_min(Sigma))
         bad = ~(nu_out > 0) | ~(phi > 0) | ~(bound > _MARGIN * float(est.tol))
         # QDA refuses a class left with one row (of weight below 2): the refit says so
         bad |= (cg[rows] == 2) & (wk > 0)

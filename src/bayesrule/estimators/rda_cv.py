@@ -191,9 +191,12 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
 
     Parameters
     ----------
-    alphas : sequence of float in [0, 1], default=(0, 0.5, 1)
+    alphas : sequence of float in [0, 1], default=(0, 1)
+        The grid's alphas: LDA's pooled and QDA's own covariances by default;
+        ``refine`` looks between them. Each alpha other than 0 costs one
+        eigendecomposition per split and class.
     gammas : sequence of float in [0, 1], default=(0, 0.05, 0.2, 0.5)
-    ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7)
+    ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
         ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
         ``t = tr(Sigma_pooled)/p`` of the training split (of all the data for
         the final model). Like ``gamma`` it is relative to the data's scale:
@@ -268,9 +271,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     def __init__(
         self,
         *,
-        alphas: ArrayLike = (0.0, 0.5, 1.0),
+        alphas: ArrayLike = (0.0, 1.0),
         gammas: ArrayLike = (0.0, 0.05, 0.2, 0.5),
-        ridges: ArrayLike = (0.0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7),
+        ridges: ArrayLike = (0.0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85),
         refine: bool = True,
         reg_param: float = 0.0,
         cv: Any = 5,
@@ -602,6 +605,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 f"and the held-out scores of its fit), not from {type(stats).__name__}; use "
                 "RegularizedDiscriminantAnalysis.from_stats with a chosen alpha, gamma and ridge."
             )
+        self._grid()  # the parameters are checked at every derivation
         points = np.asarray(stats.cv_points, dtype=float)
         scores = np.asarray(stats.cv_scores, dtype=float)
         if points.ndim != 2 or points.shape[1] != 3 or scores.shape != (points.shape[0],):
