@@ -285,7 +285,7 @@ def bad_files(iris, tmp_path):
             ["predict", "{model}", "{parquet}", "-o", "{tmp}/p.csv"],
             "the model needs the column(s) sepal_length, sepal_width",
         ),
-        (["predict", "{model}", "{csv}", "-o", "{tmp}/p.json"], "use .csv, .parquet or .jsonl"),
+        (["predict", "{model}", "{csv}", "-o", "{tmp}/p.json"], "cannot write a table as '.json'"),
         (["evaluate", "{model}", "{csv}", "-t", "nope"], "no column 'nope'"),
         (
             ["sample", "{model}", "--class", "rose", "-o", "{tmp}/s.csv"],

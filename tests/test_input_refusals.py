@@ -398,3 +398,68 @@ def test_mixed_nb_takes_a_date_column_declared_categorical():
     model = MixedNB(columns=CAT).fit(dated, y)
     assert model.kinds_[0] == "categorical"
     assert model.predict(dated).shape == (40,)
+
+
+# ------------------------------------------------------------------------------------
+# Where scikit-learn's namesake refuses, bayesrule refuses with its phrase (issue #20, 18)
+# ------------------------------------------------------------------------------------
+DISCRETE_NB = ("BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB")
+X3 = np.random.default_rng(7).integers(0, 3, size=(30, 4)).astype(float)
+Y3 = np.arange(30) % 3
+
+
+def _both(name: str, **params: Any) -> list[Any]:
+    import sklearn.naive_bayes as sk_nb
+
+    import bayesrule
+
+    return [getattr(sk_nb, name)(**params), getattr(bayesrule, name)(**params)]
+
+
+@pytest.mark.parametrize("name", DISCRETE_NB)
+@pytest.mark.parametrize("prior", [[0.5, 0.5], [0.25] * 4, [[0.3, 0.3, 0.4]]])
+def test_class_prior_of_the_wrong_length_is_refused_as_scikit_learn_does(name, prior):
+    phrase = "Number of priors must match number of classes."
+    for est in _both(name, class_prior=prior):
+        with pytest.raises(ValueError, match=re.escape(phrase)):
+            est.fit(X3, Y3)
+    for est in _both(name, class_prior=prior):
+        with pytest.raises(ValueError, match=re.escape(phrase)):
+            est.partial_fit(X3, Y3, classes=[0, 1, 2])
+
+
+@pytest.mark.parametrize("name", DISCRETE_NB)
+@pytest.mark.parametrize("later", [[0, 1, 2, 3], [0, 1], [1, 2, 3]])
+def test_partial_fit_classes_other_than_the_first_calls_are_refused_as_scikit_learn_does(
+    name, later
+):
+    phrase = "is not the same as on last call to partial_fit"
+    for est in _both(name, class_prior=[0.2, 0.3, 0.5]):
+        est.partial_fit(X3, Y3, classes=[0, 1, 2])
+        with pytest.raises(ValueError, match=phrase):
+            est.partial_fit(X3, Y3, classes=later)
+
+
+@pytest.mark.parametrize("shape", [(3,), (5,), (1, 4), (4, 1)])
+def test_min_categories_of_the_wrong_shape_is_refused_as_scikit_learn_does(shape):
+    phrase = rf"'min_categories' should have shape \(4,\) when an array-like is provided. Got {re.escape(str(shape))} instead"
+    sk_est, br_est = _both("CategoricalNB", min_categories=np.full(shape, 3))
+    # scikit-learn words the 2-D case so; a 1-D one of the wrong length reaches NumPy's
+    # broadcasting error there (a refusal all the same)
+    with pytest.raises(ValueError, match=phrase if len(shape) == 2 else "broadcast"):
+        sk_est.fit(X3, Y3)
+    with pytest.raises(ValueError, match=phrase):
+        br_est.fit(X3, Y3)
+
+
+@pytest.mark.parametrize(("row", "col", "value"), [(0, 0, 0.5), (17, 3, 2.25), (29, 1, 1e-9)])
+def test_a_non_integer_category_code_is_refused_naming_row_and_column(row, col, value):
+    Xb = X3.copy()
+    Xb[row, col] = value
+    with pytest.raises(
+        ValueError, match=rf"column {col} .*integer.*{re.escape(repr(value))} at row {row}"
+    ):
+        CategoricalNB().fit(Xb, Y3)
+    fitted = CategoricalNB().fit(X3, Y3)
+    with pytest.raises(ValueError, match=rf"column {col} .*integer.* at row {row}"):
+        fitted.predict(Xb)

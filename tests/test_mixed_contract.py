@@ -201,7 +201,7 @@ def test_block_statistics_keep_the_fitted_kinds():
 
 def test_zero_variance_error_names_the_column():
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "flat": [5.0, 5.0, 1.0, 2.0]})
-    with pytest.raises(ValueError, match=r"feature 'flat' has zero variance"):
+    with pytest.raises(ValueError, match=r"column 'flat' has zero variance in class 0"):
         br.MixedNB(var_smoothing=0.0).fit(df, [0, 0, 1, 1])
 
 

@@ -511,7 +511,7 @@ def test_predict_stream_failure_leaves_no_file_and_keeps_the_old_one(tmp_path):
         br.predict_stream(est, tmp_path / "bad.parquet", target, block_rows=100)
     assert target.read_bytes() == b"previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet", "out.parquet"]
-    with pytest.raises(ValueError, match="give a .csv"):
+    with pytest.raises(ValueError, match=r"cannot write a table as '\.json'; use \.csv"):
         br.predict_stream(est, tmp_path / "bad.parquet", tmp_path / "out.json")
 
 

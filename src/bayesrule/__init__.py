@@ -19,7 +19,8 @@ from .estimators import (
     RegularizedDiscriminantAnalysis,
     RegularizedDiscriminantAnalysisCV,
 )
-from .estimators._base import OutOfRangeWarning
+from .estimators._base import OutOfRangeWarning, UnitsWarning
+from .estimators._classes import ClassWarning
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 from .streaming import fit_stream, iter_predict, predict_stream, read_blocks
@@ -41,6 +42,8 @@ __all__ = [
     "MixtureDiscriminantAnalysis",
     "MultinomialNB",
     "OutOfRangeWarning",
+    "UnitsWarning",
+    "ClassWarning",
     "PoissonNB",
     "LinearDiscriminantAnalysis",
     "QuadraticDiscriminantAnalysis",

@@ -76,6 +76,7 @@ def fit_stream_passes(
     partial: bool,
     dtypes: dict[str, Any] | None,
     progress: bool | None,
+    **read: Any,
 ) -> Any:
     """:func:`bayesrule.fit_stream` for an estimator fitted in several passes.
 
@@ -124,6 +125,7 @@ def fit_stream_passes(
             block_rows=block_rows,
             dtypes=dtypes,
             reuse=True,
+            **read,  # sep, decimal, na_values
         )
         total: Any = None
         label = f"fitting {name}, pass {passes[0]}"

@@ -125,6 +125,8 @@ _NODE_KEYS = {
     "list": {"kind", "items"},
     "tuple": {"kind", "items"},
     "dict": {"kind", "items"},
+    # a mapping whose keys are not all strings (priors by integer label)
+    "pairs": {"kind", "keys", "values"},
     "stats": {"kind", "class", "fields"},
 }
 
@@ -328,9 +330,18 @@ class _Writer:
                 "kind": type(value).__name__,
                 "items": [self.encode(v, f"{where}.{i}") for i, v in enumerate(value)],
             }
+        if _is_labelled_series(value):
+            value = value.to_dict()  # priors by label (see estimators._priors)
+        elif type(value).__name__ == "Series" and hasattr(value, "to_numpy"):
+            return self._array(value.to_numpy(), where)
+        if isinstance(value, dict) and not all(isinstance(k, str) for k in value):
+            keys = list(value)
+            return {
+                "kind": "pairs",
+                "keys": self.encode(keys, f"{where}.keys"),
+                "values": self.encode([value[k] for k in keys], f"{where}.values"),
+            }
         if isinstance(value, dict):
-            if not all(isinstance(k, str) for k in value):
-                raise ModelFileError(f"{where}: only dicts with string keys can be saved.")
             return {
                 "kind": "dict",
                 "items": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()},
@@ -353,6 +364,13 @@ class _Writer:
             f"{where} holds a {type(value).__name__}, which a model file cannot store "
             "(only numbers, strings, booleans, None, lists, dicts and arrays can be saved)."
         )
+
+
+def _is_labelled_series(value: Any) -> bool:
+    """A pandas Series indexed by labels (not ``0, 1, ...``): a mapping, as priors read it."""
+    if type(value).__name__ != "Series" or not hasattr(value, "to_dict"):
+        return False
+    return type(getattr(value, "index", None)).__name__ != "RangeIndex"
 
 
 def _safe_array(arr: NDArray[Any], where: str) -> NDArray[Any]:
@@ -1039,6 +1057,22 @@ class _Decoder:
                 k: self.value(v, f"{where}.{k}", stats_ok=stats_ok)
                 for k, v in node["items"].items()
             }
+        if kind == "pairs":
+            self._node(node["keys"], f"{where}.keys", ("list",))
+            self._node(node["values"], f"{where}.values", ("list",))
+            keys = self.value(node["keys"], f"{where}.keys")
+            values = self.value(node["values"], f"{where}.values")
+            if len(keys) != len(values):
+                raise self.fail(
+                    f"malformed pairs at {where}: {len(keys)} keys, {len(values)} values."
+                )
+            try:
+                mapping: dict[Any, Any] = dict(zip(keys, values, strict=True))
+            except TypeError:
+                raise self.fail(f"malformed pairs at {where}: a key is not a label.") from None
+            if len(mapping) != len(keys):
+                raise self.fail(f"malformed pairs at {where}: a key appears twice.")
+            return mapping
         cls = self.stats_classes.get(node["class"]) if isinstance(node["class"], str) else None
         if not stats_ok or cls is None:
             raise self.fail(f"unexpected statistics entry {node['class']!r} at {where}.")

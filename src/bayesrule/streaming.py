@@ -24,7 +24,6 @@ import glob
 import os
 import re
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,6 +35,23 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _parallel
+from ._formats import (
+    STREAMED_COMPRESSIONS,
+    clean_names,
+    decimal_for,
+    header_names,
+    index_columns,
+    lone_token,
+    na_markers,
+    near_name,
+    output_format,
+    read_head,
+    replacing,
+    sniff_separator,
+    suffix_help,
+    table_path,
+    write_frames,
+)
 
 __all__ = ["fit_stream", "iter_predict", "predict_stream", "read_blocks"]
 
@@ -52,9 +68,6 @@ PREFETCH = 2
 #: blocks fit_stream summarises side by side (each on one core)
 PIPELINE = 2
 
-_PARQUET = (".parquet", ".pq")
-_CSV = (".csv", ".tsv", ".txt")
-_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz"}
 _METHODS = (
     "predict",
     "predict_proba",
@@ -85,6 +98,11 @@ class _File:
     path: Path
     kind: str  # 'csv', 'parquet', 'npy'
     compression: str | None = None
+    # CSV: how the text is read (see _csv_options), and the header's names once read
+    sep: str = ","
+    decimal: str = "."
+    null_values: list[str] = field(default_factory=lambda: na_markers(None))
+    names: list[str] | None = None
 
     @property
     def name(self) -> str:
@@ -92,22 +110,56 @@ class _File:
 
 
 def _kind_of(path: Path) -> _File:
-    suffixes = [s.lower() for s in path.suffixes]
-    compression = None
-    if suffixes and suffixes[-1] in _COMPRESSION:
-        compression = _COMPRESSION[suffixes[-1]]
-        suffixes = suffixes[:-1]
-    last = suffixes[-1] if suffixes else ""
-    if last in _PARQUET and compression is None:
-        return _File(path, "parquet")
-    if last == ".npy" and compression is None:
+    if path.suffix.lower() == ".npy":
         return _File(path, "npy")
-    if last in _CSV:
-        return _File(path, "csv", compression)
+    found = table_path(path)
+    if found is not None and found.name == "Parquet":
+        return _File(path, "parquet")
+    if found is not None and found.format.is_csv:
+        if found.compression not in (None, *STREAMED_COMPRESSIONS):
+            raise ValueError(
+                f"source {str(path)!r}: a .zip archive cannot be read block by block; "
+                "compress it with gzip, bzip2, xz or zstd instead."
+            )
+        return _File(path, "csv", found.compression, sep=found.format.sep or ",")
+    if found is not None:
+        raise ValueError(
+            f"source {str(path)!r}: {found.name} files are not read block by block; read the "
+            "table with pandas and call the estimator's fit, or convert it to CSV or Parquet."
+        )
     raise ValueError(
-        f"source {str(path)!r}: cannot tell its format from the name; expected .csv (or "
-        ".csv.gz, .csv.bz2, .csv.xz, .csv.zst), .tsv, .parquet, .pq or .npy."
+        f"source {str(path)!r}: cannot tell its format from the name; expected a CSV or "
+        f"Parquet file ({suffix_help(path)}) or .npy."
     )
+
+
+def _csv_options(files: list[_File], sep: str | None, decimal: str | None, na_values: Any) -> None:
+    """Set how every CSV file is read: the separator and decimal mark of the first, the markers.
+
+    The separator (among , ; tab |) and the decimal mark are sniffed from
+    the first lines of the first file unless given, as the command line
+    does. A missing-value marker also counts after the space that follows
+    a separator (``a, NA, c``).
+    """
+    markers = na_markers(na_values)
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1):
+        raise ValueError(f"sep must be one character; got {sep!r}.")
+    if decimal is not None and decimal not in (".", ","):
+        raise ValueError(f"decimal must be '.' or ','; got {decimal!r}.")
+    first = files[0]
+    head = ""
+    if sep is None or decimal is None:
+        try:
+            head = read_head(first.path, first.compression)
+        except (OSError, EOFError, ValueError) as exc:
+            raise ValueError(f"{first.name}: cannot be read as CSV: {_first_line(exc)}") from None
+    sep = sep if sep is not None else sniff_separator(head, default=first.sep)
+    decimal = decimal if decimal is not None else decimal_for(head, sep)
+    if decimal == sep:
+        raise ValueError(f"decimal {decimal!r} is also the separator; give sep=.")
+    nulls = list(dict.fromkeys([*markers, *(" " + m for m in markers)]))
+    for f in files:
+        f.sep, f.decimal, f.null_values = sep, decimal, nulls
 
 
 def _is_path(source: Any) -> bool:
@@ -196,11 +248,19 @@ def _make_plan(
     keep: Any,
     frame: bool,
     exclude: Sequence[str] = (),
+    hidden: Sequence[str] = (),
 ) -> _Plan:
+    """The columns to read; by default every column but the target, weight, kept and ``hidden``.
+
+    ``hidden`` are the columns a DataFrame's index was written to (left out
+    unless asked for by name).
+    """
     for what, col in (("target", target), ("weight", weight)):
         if col is not None and col not in names:
+            near = near_name(str(col), names)
+            hint = f" (did you mean {near!r}?)" if near is not None else ""
             raise ValueError(
-                f"{where}: the {what} column {col!r} is not in the file; its columns are "
+                f"{where}: the {what} column {col!r} is not in the file{hint}; its columns are "
                 f"{_listing(names)}."
             )
     kept = [keep] if isinstance(keep, str) else list(keep or [])
@@ -212,7 +272,7 @@ def _make_plan(
             )
     taken = {c for c in (target, weight, *exclude) if c is not None}
     if features is None:
-        chosen = [n for n in names if n not in taken and n not in kept]
+        chosen = [n for n in names if n not in taken and n not in kept and n not in hidden]
     else:
         patterns = [features] if isinstance(features, str) else list(features)
         chosen = []
@@ -224,8 +284,10 @@ def _make_plan(
                 else ([pat] if pat in names else [])
             )
             if not hits:
+                near = near_name(pat, names)
+                hint = f" (did you mean {near!r}?)" if near is not None else ""
                 raise ValueError(
-                    f"{where}: no column matches the feature {pat!r}; the columns are "
+                    f"{where}: no column matches the feature {pat!r}{hint}; the columns are "
                     f"{_listing(names)}."
                 )
             chosen.extend(h for h in hits if h not in chosen and h not in taken)
@@ -278,29 +340,23 @@ def _csv_stream(f: _File, counter: list[int] | None) -> Any:
 
 
 def _csv_header(f: _File) -> list[str]:
-    pa = _need_pyarrow()
-    import pyarrow.csv as pcsv
-
-    stream = _csv_stream(f, None)
-    try:
-        reader = pcsv.open_csv(
-            stream,
-            read_options=pcsv.ReadOptions(block_size=1 << 16),
-            parse_options=_parse_options(f),
-        )
-        names = list(reader.schema.names)
-    except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{f.name}: cannot be read as CSV: {_first_line(exc)}") from None
-    finally:
-        stream.close()
-    return names
+    """The names of the file's columns: stripped of spaces, two equal names refused."""
+    if f.names is None:
+        try:
+            head = read_head(f.path, f.compression)
+        except (OSError, EOFError, ValueError) as exc:
+            raise ValueError(f"{f.name}: cannot be read as CSV: {_first_line(exc)}") from None
+        raw = header_names(head, f.sep)
+        if raw is None:
+            raise ValueError(f"{f.name}: the file is empty (no header line).")
+        f.names = clean_names(raw, f.name)
+    return f.names
 
 
 def _parse_options(f: _File) -> Any:
     import pyarrow.csv as pcsv
 
-    delimiter = "\t" if ".tsv" in [s.lower() for s in f.path.suffixes] else ","
-    return pcsv.ParseOptions(delimiter=delimiter)
+    return pcsv.ParseOptions(delimiter=f.sep)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -345,7 +401,8 @@ def _csv_error(f: _File, exc: BaseException, names: list[str], rows_done: int) -
         kind = "a number" if to in ("double", "float", "int64") else to
         return ValueError(
             f"{f.name}: column {col!r}{at} holds {value!r}, which is not {kind} as the column's "
-            "other values are (fix the cell, or declare the column's type with dtypes=)."
+            "other values are (fix the cell, declare the column's type with dtypes=, or, if "
+            f"{value.strip()!r} marks a missing value, pass na_values=[{value.strip()!r}])."
         )
     return ValueError(f"{f.name}: cannot be read as CSV after row {rows_done}: {_first_line(exc)}")
 
@@ -373,13 +430,17 @@ def _csv_batches(
         try:
             reader = pcsv.open_csv(
                 stream,
-                read_options=pcsv.ReadOptions(block_size=block_bytes, use_threads=True),
+                read_options=pcsv.ReadOptions(
+                    block_size=block_bytes, use_threads=True, column_names=names, skip_rows=1
+                ),
                 parse_options=_parse_options(f),
                 convert_options=pcsv.ConvertOptions(
                     include_columns=plan.columns,
                     column_types={k: v for k, v in types.items() if k in plan.columns},
                     # an empty cell of a text column is missing, as pandas reads it (not "")
                     strings_can_be_null=True,
+                    null_values=f.null_values,
+                    decimal_point=f.decimal,
                 ),
             )
         except (pa.ArrowInvalid, OSError) as exc:
@@ -392,9 +453,25 @@ def _csv_batches(
             except (pa.ArrowInvalid, OSError) as exc:
                 raise _csv_error(f, exc, names, done) from None
             done += batch.num_rows
-            yield batch
+            yield _left_trimmed(batch)
     finally:
         stream.close()
+
+
+def _left_trimmed(batch: Any) -> Any:
+    """The batch with the spaces after a separator taken off its text (``a, b``), as pandas does."""
+    import pyarrow.compute as pc
+    import pyarrow.types as pt
+
+    columns = list(batch.columns)
+    changed = False
+    for j, col in enumerate(columns):
+        if pt.is_string(col.type) or pt.is_large_string(col.type):
+            columns[j] = pc.utf8_ltrim_whitespace(col)
+            changed = True
+    if not changed:
+        return batch
+    return type(batch).from_arrays(columns, names=batch.schema.names)
 
 
 def _parquet_schema(f: _File) -> Any:
@@ -808,9 +885,13 @@ def _open(
     exclude: Sequence[str] = (),
     reuse: bool = False,
     order: str = "C",
+    sep: str | None = None,
+    decimal: str | None = None,
+    na_values: Any = None,
 ) -> _Reader:
     if block_rows is not None and (not isinstance(block_rows, (int, np.integer)) or block_rows < 1):
         raise ValueError(f"block_rows must be a positive int or None; got {block_rows!r}.")
+    na_markers(na_values)  # checked whatever the source
     files = _files(source)
     if files is None:
         if isinstance(source, np.ndarray) or hasattr(source, "iloc"):
@@ -825,6 +906,10 @@ def _open(
             )
         return _Reader(_iterable_chunks(source), None, "rows", None)
     kind = files[0].kind
+    if kind != "csv" and (sep is not None or decimal is not None):
+        raise ValueError(f"sep and decimal apply to CSV files; the source is {kind}.")
+    if kind == "csv":
+        _csv_options(files, sep, decimal, na_values)
     # fit_stream reuses a few arrays for the blocks (the statistics keep none of them)
     buffer = _Ring(PREFETCH + 2 + PIPELINE, order) if reuse else None
     if kind == "npy":
@@ -889,8 +974,10 @@ def _parquet_chunks(
     for f in files:
         schema = _parquet_schema(f)
         if plan is None:
+            names = list(schema.names)
+            clean_names(names, f.name)  # two equal names: an error naming it
             plan = _make_plan(
-                list(schema.names),
+                names,
                 f.name,
                 features=features,
                 target=target,
@@ -898,6 +985,7 @@ def _parquet_chunks(
                 keep=keep,
                 frame=frame,
                 exclude=exclude,
+                hidden=index_columns(names, schema.pandas_metadata),
             )
         kinds = _check_schema(f, schema, plan, first)
         if first is None:
@@ -910,8 +998,33 @@ def _parquet_chunks(
         rows = _auto_rows(block_rows, len(plan.features))
         row0 = 0
         for table in _rechunk(_parquet_batches(f, plan, rows), rows):
+            if row0 == 0 and f is files[0]:
+                _warn_lone_tokens(table, plan, f)
             yield _table_chunk(table, plan, f, row0, out_dtype, buffer)
             row0 += table.num_rows
+
+
+def _warn_lone_tokens(table: Any, plan: _Plan, f: _File) -> None:
+    """Warn of a text feature holding numbers and one repeated token (``?``), from its first block."""
+    import pyarrow.types as pt
+
+    if not plan.frame:
+        return  # numbers are required: a token is an error naming its row
+    for c in plan.features:
+        t = table.schema.field(c).type
+        if not (pt.is_string(t) or pt.is_large_string(t)):
+            continue
+        found = lone_token(table.column(c).to_pandas())
+        if found is not None:
+            token, count = found
+            warnings.warn(
+                f"{f.name}: the column {c!r} holds numbers and {count:,} cell"
+                f"{'s' if count != 1 else ''} {token!r} in its first {table.num_rows:,} rows, so "
+                f"it is read as text; if {token!r} marks a missing value, pass "
+                f"na_values=[{token!r}].",
+                UserWarning,
+                stacklevel=4,
+            )
 
 
 def _arrow_type(spec: Any) -> Any:
@@ -961,6 +1074,7 @@ def _csv_chunks(
                 keep=keep,
                 frame=frame,
                 exclude=exclude,
+                hidden=index_columns(names),
             )
             if not frame:
                 # numbers, whatever the first rows look like: a column inferred as
@@ -978,6 +1092,7 @@ def _csv_chunks(
                 for c in plan.columns:
                     types.setdefault(c, table.schema.field(c).type)
                 fixed = True
+                _warn_lone_tokens(table, plan, f)
             yield _table_chunk(table, plan, f, row0, out_dtype, buffer)
             row0 += table.num_rows
 
@@ -991,6 +1106,9 @@ def read_blocks(
     block_rows: int | None = None,
     frame: bool = False,
     dtypes: dict[str, Any] | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    na_values: str | Sequence[str] | None = None,
 ) -> Iterator[tuple[Any, ...]]:
     """Blocks of rows of a CSV, Parquet or ``.npy`` source, never the whole source at once.
 
@@ -1021,6 +1139,24 @@ def read_blocks(
     dtypes : dict, optional
         CSV column types (``{"zip": "string", "x": "float64"}``); by default
         those inferred from the first block, kept for the rest of the source.
+    sep : str, optional
+        The CSV field separator; by default sniffed from the first lines of
+        the first file among ``,`` ``;`` tab and ``|`` (a tab for ``.tsv``),
+        as the command line does.
+    decimal : {'.', ','}, optional
+        The CSV decimal mark; by default a comma when a ``;``-separated file
+        writes its numbers so (``1,5``), else a point.
+    na_values : str or list of str, optional
+        CSV cell texts read as missing besides the defaults, an empty cell,
+        ``NA``, ``N/A``, ``n/a``, ``NaN``, ``nan``, ``null`` and ``NULL``
+        (``None``, ``?`` and ``-`` are values unless given here). A text
+        feature holding numbers and one repeated token is warned about.
+
+    Header names are stripped of spaces (``a, b, label``) and two equal
+    names are an error; by default the features leave out the columns a
+    DataFrame's index was written to (Parquet's ``__index_level_0__`` and
+    the index columns its pandas metadata lists, a CSV's unnamed first
+    column), which a name in ``features`` still reads.
 
     Yields
     ------
@@ -1042,6 +1178,9 @@ def read_blocks(
         block_rows=block_rows,
         frame=frame,
         dtypes=dtypes,
+        sep=sep,
+        decimal=decimal,
+        na_values=na_values,
     )
     for chunk in reader.chunks:
         if weight is None:
@@ -1237,6 +1376,9 @@ def fit_stream(
     max_values: int | None = MAX_VALUES,
     dtypes: dict[str, Any] | None = None,
     progress: bool | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    na_values: str | Sequence[str] | None = None,
 ) -> Any:
     """Fit any bayesrule estimator from a source larger than memory, one block at a time.
 
@@ -1257,7 +1399,7 @@ def fit_stream(
         callable returning a fresh iterable of blocks (a generator is refused).
     target : str, int, path or array
         The label column (required for files).
-    features, weight, block_rows, dtypes
+    features, weight, block_rows, dtypes, sep, decimal, na_values
         As for :func:`read_blocks`. :class:`~bayesrule.MixedNB` reads the
         features as DataFrames with their own dtypes (strings, categories).
     classes : array-like, optional
@@ -1308,6 +1450,9 @@ def fit_stream(
             partial=partial,
             dtypes=dtypes,
             progress=progress,
+            sep=sep,
+            decimal=decimal,
+            na_values=na_values,
         )
     if max_values is not None and (not isinstance(max_values, (int, np.integer)) or max_values < 2):
         raise ValueError(f"max_values must be an int >= 2 or None; got {max_values!r}.")
@@ -1326,6 +1471,9 @@ def fit_stream(
         block_rows=block_rows,
         frame=frame,
         dtypes=dtypes,
+        sep=sep,
+        decimal=decimal,
+        na_values=na_values,
         reuse=True,
         # blocks laid out as the statistics work fastest on (see _fill_matrix)
         order="F" if getattr(getattr(proto, "_stats_type", None), "column_major", False) else "C",
@@ -1516,6 +1664,7 @@ def _predict_tables(
     block_rows: int | None,
     dtypes: dict[str, Any] | None,
     progress: bool | None,
+    read: dict[str, Any],
 ) -> Iterator[Any]:
     from sklearn.utils.validation import check_is_fitted
 
@@ -1536,6 +1685,7 @@ def _predict_tables(
         frame=isinstance(estimator, MixedNB),
         dtypes=dtypes,
         exclude=[target] if isinstance(target, str) else [],
+        **read,
     )
     label = f"predicting with {type(estimator).__name__}"
     with _Progress(reader, progress, label) as bar, warnings.catch_warnings():
@@ -1578,6 +1728,9 @@ def iter_predict(
     block_rows: int | None = None,
     dtypes: dict[str, Any] | None = None,
     progress: bool | None = False,
+    sep: str | None = None,
+    decimal: str | None = None,
+    na_values: str | Sequence[str] | None = None,
 ) -> Iterator[Any]:
     """Predictions over a source, one pandas DataFrame per block of rows.
 
@@ -1596,7 +1749,7 @@ def iter_predict(
         By default the columns the model was fitted on (``feature_names_in_``).
     target : str, optional
         A label column of the source, left out of the default features.
-    block_rows, dtypes
+    block_rows, dtypes, sep, decimal, na_values
         As for :func:`read_blocks`.
     progress : bool or None, default=False
         A progress bar on stderr (None: when stderr is a terminal).
@@ -1616,6 +1769,7 @@ def iter_predict(
         block_rows=block_rows,
         dtypes=dtypes,
         progress=progress,
+        read={"sep": sep, "decimal": decimal, "na_values": na_values},
     ):
         yield table.to_pandas()
 
@@ -1632,83 +1786,53 @@ def predict_stream(
     block_rows: int | None = None,
     dtypes: dict[str, Any] | None = None,
     progress: bool | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    na_values: str | Sequence[str] | None = None,
 ) -> Path:
-    """Write predictions over a source to a CSV or Parquet file, block by block.
+    """Write predictions over a source to a table file, block by block.
 
-    The format follows ``output``'s suffix (``.csv``, ``.csv.gz``,
-    ``.parquet``, ``.pq``). The file is written under a temporary name in
-    the same directory and renamed when complete, so a failure part-way
-    leaves no partial file (and an existing file untouched). The arguments
-    are those of :func:`iter_predict`.
+    The format follows ``output``'s suffixes, as for every table bayesrule
+    reads: CSV (``.csv``, ``.txt``), TSV (``.tsv``, ``.tab``), each also
+    compressed (``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.zip``), Parquet
+    (``.parquet``, ``.pq``), JSON lines (``.jsonl``, also compressed) and
+    Excel (``.xlsx``, written whole). The file is written under a temporary
+    name in the same directory and renamed when complete, so a failure
+    part-way leaves no partial file (and an existing file untouched); a
+    path that is not a regular file (``/dev/null``, a named pipe) is
+    written directly. The other arguments are those of :func:`iter_predict`.
 
     Returns
     -------
     pathlib.Path
         The file written.
     """
-    pa = _need_pyarrow()
+    _need_pyarrow()
     out = Path(output)
-    suffixes = [s.lower() for s in out.suffixes]
-    compression = None
-    if suffixes and suffixes[-1] in _COMPRESSION and suffixes[-1] != ".xz":
-        compression = _COMPRESSION[suffixes[-1]]
-        suffixes = suffixes[:-1]
-    last = suffixes[-1] if suffixes else ""
-    if last in _PARQUET and compression is None:
-        fmt = "parquet"
-    elif last == ".csv":
-        fmt = "csv"
-    else:
-        raise ValueError(
-            f"output {str(out)!r}: give a .csv (.csv.gz, .csv.bz2, .csv.zst), .parquet or .pq file."
-        )
+    kind = output_format(out)  # a ValueError naming the suffixes for another name
     if not out.parent.exists():
         raise ValueError(f"output {str(out)!r}: the directory {str(out.parent)!r} does not exist.")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    writer: Any = None
-    sink: Any = None
-    try:
-        for table in _predict_tables(
-            estimator,
-            source,
-            method=method,
-            keep=keep,
-            features=features,
-            target=target,
-            block_rows=block_rows,
-            dtypes=dtypes,
-            progress=progress,
-        ):
-            if writer is None:
-                if fmt == "parquet":
-                    import pyarrow.parquet as pq
+    tables = _predict_tables(
+        estimator,
+        source,
+        method=method,
+        keep=keep,
+        features=features,
+        target=target,
+        block_rows=block_rows,
+        dtypes=dtypes,
+        progress=progress,
+        read={"sep": sep, "decimal": decimal, "na_values": na_values},
+    )
+    written = [0]
 
-                    writer = pq.ParquetWriter(tmp, table.schema)
-                else:
-                    import pyarrow.csv as pcsv
+    def counted() -> Iterator[Any]:
+        for table in tables:
+            written[0] += 1
+            yield table
 
-                    sink = pa.OSFile(str(tmp), "wb")
-                    if compression is not None:
-                        sink = pa.CompressedOutputStream(sink, compression)
-                    writer = pcsv.CSVWriter(sink, table.schema)
-            writer.write_table(table)
-        if writer is None:
+    with replacing(out) as tmp:
+        write_frames(counted(), tmp, kind, name=out.name.removesuffix(".zip"))
+        if written[0] == 0:
             raise ValueError("the source holds no rows: nothing to predict.")
-        writer.close()
-        writer = None
-        if sink is not None:
-            sink.close()
-            sink = None
-        os.replace(tmp, out)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            if writer is not None:
-                writer.close()
-            if sink is not None:
-                sink.close()
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
     return out

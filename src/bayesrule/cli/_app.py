@@ -26,10 +26,12 @@ from ._data import (
     UsageError,
     block_writer,
     match_columns,
+    na_values_for,
     non_finite,
     read_data,
     split_names,
     table_writer,
+    use_read_options,
     write_files,
     write_table,
 )
@@ -305,6 +307,7 @@ def _fit_streamed(
             block_rows=block_rows,
             max_values=max_values,
             progress=interactive(),
+            na_values=na_values_for(),
         )
     except ValueError as exc:
         if missing_target != "drop" or f"target column {target!r} has a missing value" not in str(
@@ -343,7 +346,11 @@ def _labelled_blocks(
 
     assert target is not None
     for block in read_blocks(
-        stream_source(data), features=[*cols, target], block_rows=block_rows, frame=True
+        stream_source(data),
+        features=[*cols, target],
+        block_rows=block_rows,
+        frame=True,
+        na_values=na_values_for(),
     ):
         frame = block[0]
         missing = frame[target].isna().to_numpy()
@@ -447,6 +454,17 @@ SepOpt = Annotated[
     str | None,
     typer.Option("--sep", help="CSV field separator (default: sniffed; ',' ';' tab '|')."),
 ]
+NaOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--na-values",
+        help="Cell texts that mark a missing value besides empty, NA, N/A, n/a, NaN, nan, null, "
+        "NULL (e.g. '?'): comma-separated or repeated.",
+    ),
+]
+SheetOpt = Annotated[
+    str | None, typer.Option("--sheet", help="The sheet of an Excel file (default: the first).")
+]
 StreamOpt = Annotated[
     bool | None,
     typer.Option(
@@ -520,6 +538,8 @@ def fit(
         ),
     ] = None,
     sep: SepOpt = None,
+    na_values: NaOpt = None,
+    sheet: SheetOpt = None,
     missing_target: MissingOpt = "drop",
     split: SplitOpt = "train",
     stream: StreamOpt = None,
@@ -527,6 +547,7 @@ def fit(
     scheduler: SchedulerOpt = None,
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
+    use_read_options(na_values, sheet)
     _check_choice("--missing-target", missing_target, ("drop", "error"))
     source = data_source(data)
     est = _build_estimator(model, settings or [])
@@ -614,12 +635,15 @@ def predict(
         typer.Option("--target", "-t", help="A label column to leave out (.npy: its index)."),
     ] = None,
     sep: SepOpt = None,
+    na_values: NaOpt = None,
+    sheet: SheetOpt = None,
     split: SplitOpt = "test",
     stream: StreamOpt = None,
     block_rows: BlockRowsOpt = None,
     scheduler: SchedulerOpt = None,
 ) -> None:
     """Predict the class of every row: one output row per input row."""
+    use_read_options(na_values, sheet)
     import pandas as pd
 
     est = _load_model(model)
@@ -702,6 +726,7 @@ def _predict_streamed(
         target=label,
         block_rows=block_rows,
         progress=interactive(),
+        na_values=na_values_for(),
     )
     n = [0]
 
@@ -803,6 +828,8 @@ def evaluate(
         typer.Option("--output", "-o", help="Report folder: metrics.json, CSV and PNG."),
     ] = None,
     sep: SepOpt = None,
+    na_values: NaOpt = None,
+    sheet: SheetOpt = None,
     missing_target: MissingOpt = "drop",
     split: SplitOpt = "test",
     stream: StreamOpt = None,
@@ -810,6 +837,7 @@ def evaluate(
     scheduler: SchedulerOpt = None,
 ) -> None:
     """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
+    use_read_options(na_values, sheet)
     _check_choice("--missing-target", missing_target, ("drop", "error"))
     est = _load_model(model)
     source = data_source(data)
@@ -871,6 +899,7 @@ def _evaluate_streamed(
         target=None,
         block_rows=block_rows,
         progress=interactive(),
+        na_values=na_values_for(),
     )
     for block in blocks:
         missing = block[target].isna().to_numpy()
@@ -1333,10 +1362,13 @@ def plot(
         ),
     ] = "auto",
     sep: SepOpt = None,
+    na_values: NaOpt = None,
+    sheet: SheetOpt = None,
     missing_target: MissingOpt = "drop",
     split: SplitOpt = "test",
 ) -> None:
     """Decision regions and each class's density of the saved model, in a plane."""
+    use_read_options(na_values, sheet)
     from ..plotting import DecisionRegionsDisplay
 
     _check_choice("--projection", projection, ("auto", "fisher", "features"))

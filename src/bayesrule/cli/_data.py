@@ -7,15 +7,13 @@ file or column; the command turns it into exit code 2.
 
 from __future__ import annotations
 
-import bz2
 import fnmatch
-import gzip
 import io
-import lzma
 import os
 import re
 import sys
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +22,29 @@ from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .._formats import (
+    COMPRESSIONS,
+    CSV,
+    EXCEL,
+    NA_VALUES,
+    TablePath,
+    clean_names,
+    decimal_commas,
+    decimal_for,
+    header_names,
+    index_columns,
+    lone_token,
+    na_markers,
+    near_name,
+    open_input,
+    output_format,
+    read_head,
+    sniff_separator,
+    suffix_help,
+    table_path,
+    write_frames,
+)
 
 __all__ = [
     "STDIN",
@@ -44,18 +65,8 @@ __all__ = [
     "write_table",
 ]
 
-#: table formats by the last suffix (a compression suffix before it is looked through)
-TABLE_SUFFIXES = {
-    ".csv": "CSV",
-    ".tsv": "CSV",
-    ".tab": "CSV",
-    ".txt": "CSV",
-    ".parquet": "Parquet",
-    ".pq": "Parquet",
-}
-#: formats a table can be written in, by suffix
-OUTPUT_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet", ".jsonl": "JSON lines"}
-COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
+__all__ += ["COMPRESSIONS", "ReadOptions", "read_options", "use_read_options"]
+
 ARRAY_SUFFIXES = {".npy", ".npz"}
 _IDX_IMAGES = re.compile(r"^(?P<prefix>.*)-images[-.]idx3-ubyte(\.gz)?$")
 #: names pandas and pyarrow give a column written from a DataFrame's index
@@ -136,9 +147,17 @@ def match_columns(patterns: list[str], columns: list[str], option: str) -> list[
         else:
             hits = []
         if not hits:
-            raise UsageError(f"{option} {p}: no such column; columns are: {_some(columns)}.")
+            raise UsageError(
+                f"{option} {p}: no such column{_did_you_mean(p, columns)}; columns are: {_some(columns)}."
+            )
         chosen += [h for h in hits if h not in chosen]
     return chosen
+
+
+def _did_you_mean(name: str, names: list[str]) -> str:
+    """`` (did you mean 'species'?)`` when a column's name is near ``name``, else nothing."""
+    near = near_name(name, names)
+    return "" if near is None else f" (did you mean {near!r}?)"
 
 
 def _some(names: list[str], n: int = 30) -> str:
@@ -168,16 +187,43 @@ def _labels(values: Any, what: str) -> NDArray[Any]:
     return y
 
 
+@dataclass
+class ReadOptions:
+    """How the command's tables are read: ``--na-values`` and ``--sheet``.
+
+    A command sets them once (:func:`use_read_options`); every table it
+    reads then takes them, whichever path reads it (at once, streamed, a
+    file set).
+    """
+
+    na_values: list[str] = field(default_factory=list)
+    sheet: str | None = None
+
+
+#: the options of the command being run
+read_options = ReadOptions()
+
+
+def use_read_options(na_values: list[str] | None = None, sheet: str | None = None) -> None:
+    """Set ``--na-values`` (comma-separated, repeatable) and ``--sheet`` for the command's reads."""
+    read_options.na_values = split_names(na_values) if na_values else []
+    read_options.sheet = sheet
+
+
+def na_values_for(extra: list[str] | None = None) -> list[str]:
+    """The missing-value markers of a read: the defaults, the command's and ``extra``."""
+    return na_markers([*read_options.na_values, *(extra or [])])
+
+
 def is_table(path: Path) -> bool:
-    """Whether ``path`` is read as a table (CSV or Parquet, compressed or not, or stdin)."""
+    """Whether ``path`` is read as a table (CSV, Parquet, JSON lines, Excel; or stdin)."""
     return path == STDIN or _table_kind(path) is not None
 
 
 def _table_kind(path: Path) -> str | None:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in COMPRESSIONS:
-        suffixes = suffixes[:-1]
-    return TABLE_SUFFIXES.get(suffixes[-1]) if suffixes else None
+    """The table format of ``path`` by its suffixes: "CSV", "Parquet", "JSON lines", "Excel"."""
+    found = table_path(path)
+    return None if found is None else found.name
 
 
 def read_data(
@@ -190,8 +236,10 @@ def read_data(
     columns: Columns | None = None,
     sep: str | None = None,
     missing_target: str = "drop",
+    na_values: list[str] | None = None,
+    sheet: str | None = None,
 ) -> Dataset:
-    """Read a table (CSV, TSV, compressed, Parquet, stdin), .npy, .npz, or MNIST-style IDX files.
+    """Read a table (CSV, TSV, compressed, Parquet, JSON lines, Excel, stdin), .npy, .npz, or IDX files.
 
     Parameters
     ----------
@@ -214,6 +262,11 @@ def read_data(
     missing_target : {"drop", "error"}
         What to do with rows whose label is missing: leave them out (with a
         note) or refuse the file.
+    na_values : list of str, optional
+        Cell texts read as missing besides :data:`bayesrule._formats.NA_VALUES`
+        (and the command's ``--na-values``).
+    sheet : str, optional
+        The sheet of an Excel file (default: the first; also ``--sheet``).
     """
     columns = columns or Columns()
     if features is not None:
@@ -224,16 +277,15 @@ def read_data(
         _no_column_options(path, columns)
         return _read_idx(path, split, need_target)
     if is_table(path):
-        df = read_frame(path, sep=sep)
+        df = read_frame(path, sep=sep, na_values=na_values, sheet=sheet)
         return select(df, str(path), target, need_target, columns, missing_target=missing_target)
     suffix = path.suffix.lower()
     if suffix in ARRAY_SUFFIXES:
         _no_column_options(path, columns)
         return _read_array(path, suffix, target, need_target)
     raise UsageError(
-        f"{path}: unsupported data format {suffix or '(no suffix)'!r}; expected .csv (or .tsv, "
-        "compressed as .gz, .bz2, .xz, .zip), .parquet, .npy, .npz, '-' for standard input, or "
-        "a directory of IDX files."
+        f"{path}: unsupported data format {suffix or '(no suffix)'!r}; expected a table "
+        f"({suffix_help(path)}), .npy, .npz, '-' for standard input, or a directory of IDX files."
     )
 
 
@@ -246,137 +298,213 @@ def _no_column_options(path: Path, columns: Columns) -> None:
 
 
 # ------------------------------------------------------------------ reading a table
-def read_frame(path: Path, *, sep: str | None = None) -> Any:
+def read_frame(
+    path: Path,
+    *,
+    sep: str | None = None,
+    na_values: list[str] | None = None,
+    sheet: str | None = None,
+    decimal: str | None = None,
+    nrows: int | None = None,
+) -> Any:
     """The whole table in ``path`` (or standard input for ``-``) as a DataFrame.
 
-    CSV-like files may be compressed (by suffix, or by content on stdin);
-    their separator is sniffed from the first lines unless given. Column
-    names become strings. This is the one place a table is read: a
-    streaming reader would read the same formats block by block and hand
-    each block to :func:`select` with the columns fixed by the first.
+    The format follows the suffixes (:func:`bayesrule._formats.table_path`;
+    on standard input, the content). CSV-like files may be compressed; their
+    separator and decimal mark are sniffed from the first lines unless
+    given. A cell is missing when its text is one of
+    :data:`bayesrule._formats.NA_VALUES` or ``na_values`` (or the command's
+    ``--na-values``). Header names are stripped of spaces; two equal names
+    are an error; the columns pandas writes for an index in Parquet
+    (``__index_level_0__``) are left out. This is the one place a table is
+    read at once; ``nrows`` reads the first rows of a CSV file only.
     """
-    import pandas as pd
 
+    sheet = sheet if sheet is not None else read_options.sheet
+    na = na_values_for(na_values)
+    kind: TablePath
     if path == STDIN:
         data = sys.stdin.buffer.read()
         if not data:
             raise UsageError("-: standard input is empty.")
-        if data[:4] == b"PAR1":
-            kind, source, compression = "Parquet", io.BytesIO(data), None
-        else:
-            kind, compression = "CSV", _magic_compression(data)
-            source = io.BytesIO(data)
+        kind = _sniff_content(data)
+        source: Any = io.BytesIO(data)
         name = "standard input"
     else:
-        kind = _table_kind(path) or "CSV"
-        suffix = path.suffixes[-1].lower() if path.suffixes else ""
-        compression = COMPRESSIONS.get(suffix)
-        source, name = path, str(path)  # type: ignore[assignment]  # a path or a buffer
+        kind = table_path(path) or TablePath(CSV)
+        source, name = path, str(path)
+    if sheet is not None and kind.format is not EXCEL:
+        raise UsageError(f"--sheet {sheet}: {name} is a {kind.name} file; sheets are Excel's.")
     try:
-        if kind == "Parquet":
-            df = pd.read_parquet(source)
+        if kind.name == "Parquet":
+            df = _read_parquet(source)
+        elif kind.name == "Excel":
+            df = _read_excel(source, name, sheet, na)
+        elif kind.name == "JSON lines":
+            df = _read_json_lines(source, kind.compression, na, nrows)
         else:
-            head = _head_text(source, compression)
-            if sep is None:
-                sep = _sniff_separator(head, default="\t" if _is_tsv(path) else ",")
-            decimal = "," if sep == ";" and _decimal_commas(head) else "."
-            if isinstance(source, io.BytesIO):
-                source.seek(0)
-            df = pd.read_csv(source, sep=sep, decimal=decimal, compression=compression)
+            df = _read_csv(source, name, kind, sep, decimal, na, nrows)
     except ImportError as exc:
-        raise UsageError(f"reading {kind} needs {exc.name}: pip install 'bayesrule[cli]'") from None
-    except UsageError:
+        extra = "excel" if kind.name == "Excel" else "cli"
+        raise UsageError(
+            f"reading {kind.name} needs {exc.name}: pip install 'bayesrule[{extra}]'"
+        ) from None
+    except (UsageError, UnicodeDecodeError):
         raise
-    except UnicodeDecodeError:
-        raise
+    except ValueError as exc:
+        if exc.__class__.__name__ == "DuplicateColumnError":
+            raise UsageError(str(exc)) from None
+        raise UsageError(f"{name}: not a readable {kind.name} file ({_first(exc)}).") from None
     except Exception as exc:  # pandas and pyarrow raise many types for a foreign file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(f"{name}: not a readable {kind} file ({first}).") from None
-    df.columns = [str(c) for c in df.columns]
+        raise UsageError(f"{name}: not a readable {kind.name} file ({_first(exc)}).") from None
     if df.shape[0] == 0:
         raise UsageError(f"{name}: the file has no rows.")
     return df
 
 
-def _is_tsv(path: Path) -> bool:
-    return any(s.lower() in (".tsv", ".tab") for s in path.suffixes)
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _magic_compression(data: bytes) -> str | None:
-    for magic, name in ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ", "xz")):
-        if data.startswith(magic):
-            return name
+def _sniff_content(data: bytes) -> TablePath:
+    """The format of a table on standard input, from its first bytes."""
+    from .._formats import EXCEL, JSON_LINES, PARQUET
+
+    if data[:4] == b"PAR1":
+        return TablePath(PARQUET)
     if data.startswith(b"PK\x03\x04"):
-        return "zip"
-    return None
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                if "xl/workbook.xml" in zf.namelist():
+                    return TablePath(EXCEL)
+        except zipfile.BadZipFile:
+            pass
+        return TablePath(CSV, "zip")
+    for magic, compression in ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ", "xz")):
+        if data.startswith(magic):
+            return TablePath(CSV, compression)
+    if data.startswith(b"\x28\xb5\x2f\xfd"):
+        return TablePath(CSV, "zstd")
+    if data.lstrip()[:1] == b"{":
+        return TablePath(JSON_LINES)
+    return TablePath(CSV)
 
 
-def _head_text(source: Any, compression: str | None, size: int = 65536) -> str:
-    """The first ``size`` bytes of a (possibly compressed) text table, decoded."""
-    if isinstance(source, io.BytesIO):
-        source.seek(0)
-    opener: Any
-    if compression == "gzip":
-        opener = gzip.open
-    elif compression == "bz2":
-        opener = bz2.open
-    elif compression == "xz":
-        opener = lzma.open
-    elif compression == "zip":
-        with zipfile.ZipFile(source) as zf:
-            names = [n for n in zf.namelist() if not n.endswith("/")]
-            if not names:
-                return ""
-            with zf.open(names[0]) as fh:
-                raw = fh.read(size)
-        return raw.decode("utf-8", errors="replace")
-    elif compression is None:
-        opener = open
-    else:  # zstd: let pandas read it, with the default separator
-        return ""
-    if isinstance(source, io.BytesIO):
-        fh = source if compression is None else opener(source, "rb")
-        raw = fh.read(size)
-    else:
-        with opener(source, "rb") as fh:
-            raw = fh.read(size)
-    return raw.decode("utf-8", errors="replace")
+def _read_csv(
+    source: Any,
+    name: str,
+    kind: TablePath,
+    sep: str | None,
+    decimal: str | None,
+    na: list[str],
+    nrows: int | None,
+) -> Any:
+    import pandas as pd
+
+    head = read_head(source, kind.compression)
+    if sep is None:
+        sep = sniff_separator(head, default=kind.format.sep or ",")
+    if decimal is None:
+        decimal = decimal_for(head, sep)
+    raw = header_names(head, sep)
+    names = clean_names(raw, name) if raw is not None else None
+    fh = open_input(source, kind.compression)
+    try:
+        with warnings.catch_warnings():
+            # pandas 3 deprecates float_precision, yet with na_values its default parser is
+            # off in the last digit; round_trip reads every digit as written
+            warnings.filterwarnings("ignore", message=".*float_precision")
+            df = pd.read_csv(
+                fh,
+                sep=sep,
+                decimal=decimal,
+                na_values=na,
+                keep_default_na=False,
+                # "a, b, label": the space after a separator is not part of the value
+                skipinitialspace=True,
+                float_precision="round_trip",
+                header=0,
+                names=names,
+                nrows=nrows,
+            )
+    finally:
+        if fh is not source:
+            fh.close()
+    df.columns = clean_names(df.columns, name) if names is None else df.columns
+    return df
 
 
-def _sniff_separator(text: str, default: str) -> str:
-    """The separator among , ; tab | that splits the first lines into equally many fields."""
-    lines = [line for line in text.splitlines()[:30] if line.strip()]
-    if len(lines) > 1 and len(text) >= 65536:
-        lines = lines[:-1]  # the last line may be cut
-    if not lines:
-        return default
-    best, best_fields = default, 1
-    for candidate in (default, ",", ";", "\t", "|"):
-        counts = {_count_outside_quotes(line, candidate) for line in lines}
-        if len(counts) == 1:
-            n = counts.pop()
-            if n + 1 > best_fields:
-                best, best_fields = candidate, n + 1
-    return best
+def _read_parquet(source: Any) -> Any:
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(source)
+    names = list(parquet.schema_arrow.names)
+    clean_names(names, str(getattr(source, "name", source)))  # two equal names: an error
+    table = parquet.read()
+    drop = [
+        n for n in index_columns(names, table.schema.pandas_metadata) if n not in ("", "Unnamed: 0")
+    ]  # select() says it leaves them out
+    if drop:
+        table = table.drop_columns(drop)
+    # the pandas metadata would make the index columns (now gone) an index again
+    df = table.to_pandas(ignore_metadata=True)
+    df.columns = [str(c) for c in df.columns]
+    return df
 
 
-def _count_outside_quotes(line: str, sep: str) -> int:
-    n, quoted = 0, False
-    for ch in line:
-        if ch == '"':
-            quoted = not quoted
-        elif ch == sep and not quoted:
-            n += 1
-    return n
+def _read_excel(source: Any, name: str, sheet: str | None, na: list[str]) -> Any:
+    import pandas as pd
+
+    try:
+        import openpyxl  # noqa: F401
+    except ImportError:
+        raise ImportError("openpyxl", name="openpyxl") from None
+    with pd.ExcelFile(source, engine="openpyxl") as book:
+        sheets = list(book.sheet_names)
+        if sheet is not None and sheet not in sheets:
+            shown = ", ".join(repr(s) for s in sheets)
+            raise UsageError(f"{name}: no sheet {sheet!r}; its sheets are {shown}.")
+        chosen = sheet if sheet is not None else sheets[0]
+        # the header is read as a row, so that pandas neither renames nor drops a repeated name
+        raw = pd.read_excel(
+            book, sheet_name=chosen, header=None, na_values=na, keep_default_na=False
+        )
+    if raw.shape[0] == 0:
+        return raw
+    header = ["" if pd.isna(v) else v for v in raw.iloc[0].tolist()]
+    body = raw.iloc[1:].reset_index(drop=True)
+    body.columns = clean_names(header, f"{name}, sheet {chosen!r}")
+    return body.infer_objects()
 
 
-_DECIMAL_COMMA = re.compile(r"(?:^|;)\s*-?\d+,\d+\s*(?=;|$)", re.M)
-_DECIMAL_POINT = re.compile(r"(?:^|;)\s*-?\d+\.\d+\s*(?=;|$)", re.M)
+def _read_json_lines(source: Any, compression: str | None, na: list[str], nrows: int | None) -> Any:
+    import pandas as pd
+
+    fh = open_input(source, compression)
+    try:
+        df = pd.read_json(fh, lines=True, nrows=nrows, dtype=False, precise_float=True)
+    finally:
+        if fh is not source:
+            fh.close()
+    df.columns = clean_names(df.columns, str(getattr(source, "name", source)))
+    # a JSON string that is a missing-value marker asked for (--na-values) is missing too
+    extra = [v for v in na if v not in NA_VALUES]
+    for col in df.columns:
+        if df[col].dtype.kind in "OU" or str(df[col].dtype) in ("str", "string"):
+            df[col] = df[col].mask(df[col].isin(extra))
+    return df.infer_objects()
 
 
-def _decimal_commas(text: str) -> bool:
-    """Whether a semicolon-separated text writes numbers with decimal commas (``1,5``)."""
-    return bool(_DECIMAL_COMMA.search(text)) and not _DECIMAL_POINT.search(text)
+def _is_tsv(path: Path) -> bool:
+    found = table_path(path)
+    return found is not None and found.format.sep == "\t"
+
+
+# the names other modules of the command line use
+_head_text = read_head
+_sniff_separator = sniff_separator
+_decimal_commas = decimal_commas
 
 
 # ------------------------------------------------------------------ choosing the columns
@@ -456,7 +584,8 @@ def select(
     if target is not None:
         if target not in names:
             raise UsageError(
-                f"{source}: no column {target!r} for --target; columns are: {_some(names)}."
+                f"{source}: no column {target!r} for --target{_did_you_mean(target, names)}; "
+                f"columns are: {_some(names)}."
             )
         missing = df[target].isna().to_numpy()
         if missing.any():
@@ -483,7 +612,7 @@ def select(
         if lacking:
             raise UsageError(
                 f"{source}: the model needs the column(s) {', '.join(lacking[:10])}, which the "
-                "data lack."
+                f"data lack{_did_you_mean(lacking[0], names)}."
             )
         cols = list(columns.model)
     else:
@@ -507,8 +636,13 @@ def select(
             + (f" besides the target {target!r}" if target else "")
             + "."
         )
+    tokens = {c: t for c in cols if (t := lone_token(df[c])) is not None}
     if columns.numeric:
         bad = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
+        spoilt = [c for c in bad if c in tokens]
+        if spoilt:
+            c = spoilt[0]
+            raise UsageError(f"{source}: {_token_message(c, *tokens[c])}")
         if bad:
             hint = (
                 "the model was fitted on numbers"
@@ -522,6 +656,8 @@ def select(
             )
         X = df[cols].astype(float)
     else:
+        for c, (token, count) in tokens.items():
+            warnings.warn(f"{source}: {_token_message(c, token, count)}", stacklevel=2)
         X = df[cols]
     return Dataset(
         X=X,
@@ -533,6 +669,20 @@ def select(
         notes=notes,
         target=target,
     )
+
+
+def _token_message(column: str, token: str, count: int) -> str:
+    return (
+        f"the column {column!r} holds numbers and {count:,} cell{'s' if count != 1 else ''} "
+        f"{token!r}, so it is read as text; if {token!r} marks a missing value, give "
+        f"--na-values {_quoted(token)}."
+    )
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 def _read_array(path: Path, suffix: str, target: str | None, need_target: bool) -> Dataset:
@@ -638,109 +788,58 @@ def _read_idx(path: Path, split: str, need_target: bool) -> Dataset:
     )
 
 
-def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
-    """A function writing ``df`` as CSV, Parquet or JSON lines (by the suffix of ``path``)."""
-    suffix = path.suffix.lower()
-    kind = OUTPUT_SUFFIXES.get(suffix)
-    if kind is None:
+def _output_kind(path: Path) -> TablePath:
+    try:
+        return output_format(path)
+    except ValueError as exc:
+        raise UsageError(f"{exc} ('-' writes CSV to standard output.)") from None
+
+
+def _writing(kind: TablePath, write: Callable[[], Any]) -> None:
+    try:
+        write()
+    except ImportError as exc:
+        extra = "excel" if kind.name == "Excel" else "cli"
         raise UsageError(
-            f"{path}: cannot write {suffix or '(no suffix)'!r}; use .csv, .parquet or .jsonl "
-            "(or - for CSV on standard output)."
-        )
-    if kind == "CSV":
-        return lambda tmp: df.to_csv(tmp, index=False)
-    if kind == "JSON lines":
-        return lambda tmp: _write_json_lines(df, tmp)
+            f"writing {kind.name} needs {exc.name}: pip install 'bayesrule[{extra}]'"
+        ) from None
 
-    def to_parquet(tmp: Path) -> None:
-        try:
-            df.to_parquet(tmp, index=False)
-        except ImportError as exc:
-            raise UsageError(
-                f"writing Parquet needs {exc.name}: pip install 'bayesrule[cli]'"
-            ) from None
 
-    return to_parquet
+def table_writer(df: Any, path: Path) -> Callable[[Path], None]:
+    """A function writing ``df`` in the format of ``path``'s suffixes (for :func:`write_files`).
+
+    Every format a table is read from can be written: CSV and TSV (compressed
+    by suffix: ``.csv.gz``, ``.tsv.xz``, ...), Parquet, JSON lines and
+    Excel; ``-`` (and a device such as ``/dev/null``) takes CSV.
+    """
+    return block_writer([df], path)
 
 
 def block_writer(blocks: Any, path: Path) -> Callable[[Path], None]:
     """A function writing an iterable of DataFrames, one after the other, as one table.
 
-    The format follows the suffix of ``path``, as for :func:`table_writer`;
-    the blocks are written as they come, so memory holds one block.
+    The format follows the suffixes of ``path``, as for :func:`table_writer`;
+    the blocks are written as they come, so memory holds one block (an Excel
+    file is written whole).
     """
-    suffix = path.suffix.lower()
-    kind = OUTPUT_SUFFIXES.get(suffix)
-    if kind is None:
-        raise UsageError(
-            f"{path}: cannot write {suffix or '(no suffix)'!r}; use .csv, .parquet or .jsonl "
-            "(or - for CSV on standard output)."
-        )
+    kind = _output_kind(path)
 
-    def write(tmp: Path) -> None:
-        if kind == "Parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            writer = None
-            try:
-                for block in blocks:
-                    table = pa.Table.from_pandas(block, preserve_index=False)
-                    if writer is None:
-                        writer = pq.ParquetWriter(tmp, table.schema)
-                    writer.write_table(table)
-            finally:
-                if writer is not None:
-                    writer.close()
-            return
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            for i, block in enumerate(blocks):
-                if kind == "CSV":
-                    block.to_csv(fh, index=False, header=i == 0)
-                else:
-                    _json_lines_to(block, fh)
+    def write(target: Path) -> None:
+        _writing(kind, lambda: write_frames(blocks, target, kind, name=_member_name(path)))
 
     return write
 
 
-def _json_value(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None  # JSON has no NaN: a missing value is null
-    return value
-
-
-def _write_json_lines(df: Any, path: Path) -> None:
-    """One JSON object per row, numbers written in full (``repr``, round-trip exact)."""
-
-    with open(path, "w", encoding="utf-8") as fh:
-        _json_lines_to(df, fh)
-
-
-def _json_lines_to(df: Any, fh: Any) -> None:
-    import json
-
-    import pandas as pd
-
-    columns = [str(c) for c in df.columns]
-    for row in df.itertuples(index=False, name=None):
-        record = {
-            c: (None if v is pd.NA or v is pd.NaT else _json_value(v))
-            for c, v in zip(columns, row, strict=True)
-        }
-        fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+def _member_name(path: Path) -> str:
+    """The name of the file inside a ``.zip`` archive: the archive's name without ``.zip``."""
+    return path.name[: -len(".zip")] if path.name.lower().endswith(".zip") else path.name
 
 
 def write_table(df: Any, path: Path) -> None:
-    """Write a DataFrame as CSV, Parquet or JSON lines by the suffix of ``path``; all or nothing.
+    """Write a DataFrame in the format of ``path``'s suffixes; all or nothing.
 
     ``-`` writes CSV to standard output.
     """
-    if path == STDIN:
-        df.to_csv(sys.stdout, index=False)
-        sys.stdout.flush()
-        return
     write_files({path: table_writer(df, path)})
 
 
@@ -754,7 +853,8 @@ def write_files(files: Mapping[Path, Content]) -> None:
     are written are they renamed over their paths. A failure (a full disk, a
     directory that cannot be written, an interrupt) removes the temporary
     files and leaves the paths as they were. A path that is not a regular
-    file (``/dev/null``, a named pipe) is written directly, never replaced.
+    file (``/dev/null``, a named pipe) is written directly, never replaced;
+    ``-`` is standard output.
 
     Parameters
     ----------
@@ -763,6 +863,8 @@ def write_files(files: Mapping[Path, Content]) -> None:
         it is given.
     """
     for path in files:
+        if path == STDIN:
+            continue
         if not path.parent.is_dir():
             raise UsageError(f"{path}: the directory {path.parent} does not exist.")
         if path.is_dir():
@@ -771,7 +873,7 @@ def write_files(files: Mapping[Path, Content]) -> None:
     direct: list[tuple[Path, Content]] = []
     try:
         for path, content in files.items():
-            if path.exists() and not path.is_file():
+            if path == STDIN or (path.exists() and not path.is_file()):
                 direct.append((path, content))
                 continue
             try:
@@ -794,7 +896,11 @@ def write_files(files: Mapping[Path, Content]) -> None:
 
 
 def _write(path: Path, content: Content) -> None:
-    if isinstance(content, bytes):
+    if isinstance(content, bytes) and path == STDIN:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(content)
+        sys.stdout.buffer.flush()
+    elif isinstance(content, bytes):
         with open(path, "wb") as fh:
             fh.write(content)
     else:

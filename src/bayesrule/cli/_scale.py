@@ -27,6 +27,8 @@ from ._data import (
     _is_tsv,
     _sniff_separator,
     _table_kind,
+    na_values_for,
+    read_frame,
     select,
 )
 from ._sources import Data, FileSet
@@ -90,7 +92,7 @@ def _not_streamable(data: Data) -> str | None:
         return "standard input cannot be streamed (give a file)"
     if not data.exists():
         raise UsageError(f"{data}: no such file or directory.")
-    if data.is_dir() or _table_kind(data) is None:
+    if data.is_dir() or _table_kind(data) not in ("CSV", "Parquet"):
         return "only CSV and Parquet files are streamed"
     if _compression(data) == "zip":
         return "a .zip archive cannot be streamed (use .gz, .bz2, .xz or .zst)"
@@ -104,7 +106,6 @@ def head_frame(data: Data, sep: str | None, rows: int = HEAD_ROWS) -> Any:
     for ``.tsv``): another one is an error that says to read it at once.
     Of a set of files, the head is that of the first file that has rows.
     """
-    import pandas as pd
 
     if isinstance(data, FileSet):
         for path in data.paths:
@@ -137,11 +138,7 @@ def head_frame(data: Data, sep: str | None, rows: int = HEAD_ROWS) -> Any:
                 f"{'tabs (.tsv)' if expected == chr(9) else 'commas'}, this one by {shown}; "
                 "read it at once with --no-stream."
             )
-        try:
-            df = pd.read_csv(data, sep=found, nrows=rows, compression=compression)
-        except Exception as exc:  # pandas raises many types for a foreign file
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"{data}: not a readable CSV file ({first}).") from None
+        df = read_frame(data, sep=found, nrows=rows)  # the markers and names as in memory
     df.columns = [str(c) for c in df.columns]
     if df.shape[0] == 0:
         raise UsageError(f"{data}: the file has no rows.")
@@ -179,7 +176,7 @@ def dask_table(data: Data, sep: str | None) -> Any:
     """
     if isinstance(data, FileSet):
         paths, kind = list(data.paths), data.kind
-    elif data == STDIN or _table_kind(data) is None:
+    elif data == STDIN or _table_kind(data) not in ("CSV", "Parquet"):
         raise UsageError(f"--scheduler: {data}: only CSV and Parquet files are read on a cluster.")
     elif not data.exists():
         raise UsageError(f"{data}: no such file or directory.")
@@ -206,6 +203,8 @@ def dask_table(data: Data, sep: str | None) -> Any:
                 sep=sep,
                 decimal=decimal,
                 compression=compression,
+                na_values=na_values_for(),
+                keep_default_na=False,
                 # a compressed file cannot be cut into byte ranges
                 blocksize=None if compression else "64MB",
             )

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from .._formats import FORMATS, table_path
 from ._data import (
     _IDX_IMAGES,
     STDIN,
@@ -46,7 +47,7 @@ from ._data import (
 __all__ = ["Data", "FileSet", "data_source", "is_tabular", "read_dataset", "stream_source"]
 
 #: suffixes of Parquet files (a Parquet file compresses its own pages: no .gz)
-PARQUET_SUFFIXES = (".parquet", ".pq")
+PARQUET_SUFFIXES = tuple(s for s, f in FORMATS.items() if f.name == "Parquet")
 _WILDCARDS = "*?["
 
 
@@ -194,13 +195,15 @@ def _file_set(given: str, name: str, paths: list[Path]) -> FileSet:
     kinds: dict[str, list[Path]] = {}
     for p in paths:
         kind = _table_kind(p)
-        if kind is None:
+        if kind not in ("CSV", "Parquet"):
+            what = "neither a CSV nor a Parquet file" if kind is None else f"a {kind} file"
+            suffixes = [s.lower() for s in p.suffixes]
+            if kind is None and len(suffixes) > 1 and suffixes[-2] in PARQUET_SUFFIXES:
+                raise UsageError(f"{given}: {p}: a compressed Parquet file cannot be read.")
             raise UsageError(
-                f"{given}: {p} is neither a CSV nor a Parquet file (by its suffix); a table "
-                "in several files takes .csv/.tsv/.txt (compressed too) or .parquet/.pq files."
+                f"{given}: {p} is {what} (by its suffix); a table in several files takes "
+                ".csv/.tsv/.txt (compressed too) or .parquet/.pq files."
             )
-        if kind == "Parquet" and p.suffix.lower() not in PARQUET_SUFFIXES:
-            raise UsageError(f"{given}: {p}: a compressed Parquet file cannot be read.")
         kinds.setdefault(kind, []).append(p)
     if len(kinds) > 1:
         raise UsageError(
@@ -220,6 +223,7 @@ def read_dataset(
     columns: Columns | None = None,
     sep: str | None = None,
     missing_target: str = "drop",
+    na_values: list[str] | None = None,
     **_: Any,
 ) -> Dataset:
     """The files of a set, one after the other, as one table; the columns chosen as for one file.
@@ -229,13 +233,13 @@ def read_dataset(
     :func:`~bayesrule.cli._data.read_data` (``split``) do not apply and are
     ignored.
     """
-    frame = read_frames(files, sep)
+    frame = read_frames(files, sep, na_values)
     return select(
         frame, str(files), target, need_target, columns or Columns(), missing_target=missing_target
     )
 
 
-def read_frames(files: FileSet, sep: str | None = None) -> Any:
+def read_frames(files: FileSet, sep: str | None = None, na_values: list[str] | None = None) -> Any:
     """Every file read with :func:`~bayesrule.cli._data.read_frame`, checked and concatenated."""
     import pandas as pd
 
@@ -244,7 +248,7 @@ def read_frames(files: FileSet, sep: str | None = None) -> Any:
     first_path = files.paths[0]
     for path in files.paths:
         try:
-            df = read_frame(path, sep=sep)
+            df = read_frame(path, sep=sep, na_values=na_values)
         except UsageError as exc:
             if "has no rows" not in str(exc):
                 raise
@@ -262,10 +266,12 @@ def read_frames(files: FileSet, sep: str | None = None) -> Any:
 
 
 def _separator_of(path: Path) -> str:
-    from ._data import COMPRESSIONS, _head_text, _is_tsv, _sniff_separator
+    from .._formats import read_head, sniff_separator
 
-    compression = COMPRESSIONS.get(path.suffixes[-1].lower() if path.suffixes else "")
-    return _sniff_separator(_head_text(path, compression), default="\t" if _is_tsv(path) else ",")
+    found = table_path(path)
+    compression = found.compression if found is not None else None
+    default = (found.format.sep if found is not None else None) or ","
+    return sniff_separator(read_head(path, compression), default=default)
 
 
 def _like_first(df: Any, first: Any, path: Path, first_path: Path) -> Any:

@@ -31,15 +31,17 @@ from .._validation import (
     check_finite,
     check_labels,
     check_lengths,
-    check_priors,
     check_sample_weight,
     check_table,
     explain_X_error,
 )
 from ..models._terms import combine_terms
-from ..stats._common import as_classes, block_bounds
+from ..stats._common import as_classes, block_bounds, class_label
+from ._classes import warn_about_classes, warn_about_labels
+from ._priors import resolve_priors
+from ._units import units_message, units_suspects
 
-__all__ = ["GenerativeClassifier", "OutOfRangeWarning", "as_generator"]
+__all__ = ["GenerativeClassifier", "OutOfRangeWarning", "UnitsWarning", "as_generator"]
 
 
 class OutOfRangeWarning(UserWarning):
@@ -54,6 +56,18 @@ class OutOfRangeWarning(UserWarning):
     fitted on pixels in [0, 1]). Silence it with the standard filter::
 
         warnings.filterwarnings("ignore", category=bayesrule.OutOfRangeWarning)
+    """
+
+
+class UnitsWarning(OutOfRangeWarning):
+    """Data to predict look like data in other units: a tiny, far-off part of a feature's range.
+
+    Warned by the prediction methods when, in a batch of 20 rows or more,
+    a feature's values span at most a tenth of its training range and lie
+    wholly outside it, at least ten of their own widths away (the rule is in
+    :mod:`bayesrule.estimators._units`): the signature of units too small,
+    such as kilograms given to a model fitted in grams. A subclass of
+    :class:`OutOfRangeWarning`, whose filter silences both.
     """
 
 
@@ -208,6 +222,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _warn_out_of_range(self, Xv: Any) -> None:
         """Warn (:class:`OutOfRangeWarning`) if some feature of ``Xv`` is far outside its range.
 
+        Also warns :class:`UnitsWarning` for features whose values look like
+        data in smaller units (:func:`._units.units_suspects`, from the same
+        sample and bounds).
+
         The rule (:data:`OUT_OF_RANGE_FRACTION`, :data:`OUT_OF_RANGE_MARGIN`):
         more than 1% of a feature's values below ``lower - 2 width`` or above
         ``upper + 2 width`` (in a batch of more than 2048 rows, 1% of an evenly
@@ -232,28 +250,40 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             fence_hi = hi + OUT_OF_RANGE_MARGIN * width
             seen_lo, seen_hi = block_bounds(Xv)
             maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
-            if not maybe.any():
-                return
-            cols = np.flatnonzero(maybe)
-            part = Xv[:, cols]
-            part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
-            outside = np.count_nonzero((part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0)
-        far = cols[outside > OUT_OF_RANGE_FRACTION * n]
-        if far.size == 0:
+            far = np.empty(0, dtype=np.intp)
+            if maybe.any():
+                cols = np.flatnonzero(maybe)
+                part = Xv[:, cols]
+                part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+                outside = np.count_nonzero(
+                    (part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0
+                )
+                far = cols[outside > OUT_OF_RANGE_FRACTION * n]
+        units = units_suspects(Xv, lo, hi, seen_lo, seen_hi)
+        far = np.setdiff1d(far, units)  # the more specific cause is reported
+        if far.size == 0 and units.size == 0:
             return
         names = getattr(self, "feature_names_in_", None)
 
         def label(j: int) -> str:
             return repr(str(names[j])) if names is not None else f"{j}"
 
+        import warnings
+
+        if units.size:
+            warnings.warn(
+                units_message(units, label, lo, hi, seen_lo, seen_hi, _NAMED),
+                UnitsWarning,
+                stacklevel=_caller_level(),
+            )
+        if far.size == 0:
+            return
         shown = "; ".join(
             f"feature {label(int(j))}: training range [{lo[j]:.4g}, {hi[j]:.4g}], "
             f"here [{seen_lo[j]:.4g}, {seen_hi[j]:.4g}]"
             for j in far[:_NAMED]
         )
         more = f" (and {far.size - _NAMED} more features)" if far.size > _NAMED else ""
-        import warnings
-
         warnings.warn(
             f"X lies far outside the range of the training data in {far.size} of "
             f"{lo.size} features: {shown}{more}. More than "
@@ -466,6 +496,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"{self._min_classes} classes to classify; y has {stats.n_classes} class "
                 f"({stats.classes.tolist()})."
             )
+        warn_about_classes(self, stats)  # before: a model that refuses a class still warns
         self._install(stats, schema=schema)
         return self
 
@@ -504,6 +535,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                     f"got {declared.tolist()}."
                 )
             stats, schema = self._stats_of(X, y, sample_weight, classes, reset=True)
+            warn_about_labels(self, declared)
             self._install(stats, schema=schema)
             return self
         if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
@@ -706,7 +738,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         if self.priors is None:
             return np.asarray(stats.weights / stats.weights.sum(), dtype=float)
-        return check_priors(self.priors, stats.n_classes, strict=self._strict_priors)
+        return resolve_priors(self.priors, stats.classes, strict=self._strict_priors)
 
     def _derive(self, stats: Any, priors: NDArray[np.float64], **extra: Any) -> dict[str, Any]:
         raise NotImplementedError
@@ -967,7 +999,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         empty = self.stats_.weights[idx] <= 0
         if np.any(empty):
             raise ValueError(
-                f"cannot sample class {self.classes_[idx[empty][0]]!r}: no data has been seen for it."
+                f"cannot sample class {class_label(self.classes_, idx[empty][0])!r}: no data has been seen for it."
             )
         X = np.empty((idx.size, self.n_features_in_))
         for k in np.unique(idx):

@@ -15,6 +15,7 @@ from ..covariance import NEEDS_FOURTH
 from ..models.gaussian import GaussianFamily, SingularCovarianceError
 from ..stats import FourthMomentStats, ScatterStats, encode
 from ._base import GenerativeClassifier
+from ._priors import PRIORS_CONSTRAINT
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -140,7 +141,7 @@ class _GaussianDA(GenerativeClassifier):
 
 #: The parameters every per-class Gaussian analysis (QDA, RDA, RDA-CV) has.
 _CLASS_GAUSSIAN_PARAMS: dict = {
-    "priors": ["array-like", None],
+    "priors": PRIORS_CONSTRAINT,
     "store_covariance": ["boolean"],
     "tol": [Interval(Real, 0, None, closed="left")],
     "bias": ["boolean"],

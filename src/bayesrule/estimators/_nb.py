@@ -15,10 +15,11 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_finite, check_priors
+from .._validation import check_finite
 from ..models._checks import check_alpha
 from ..models._checks import feature_name as _name
 from ._base import GenerativeClassifier
+from ._priors import PRIORS_CONSTRAINT, resolve_priors
 
 _F = NDArray[np.float64]
 
@@ -134,7 +135,7 @@ class _DiscreteNB(_BaseNB):
     def _resolve_priors(self, stats: Any) -> _F:
         K = stats.n_classes
         if self.class_prior is not None:
-            return check_priors(self.class_prior, K)
+            return resolve_priors(self.class_prior, stats.classes, name="class_prior")
         if self.fit_prior:
             return np.asarray(stats.weights / stats.weights.sum(), dtype=float)
         return np.full(K, 1.0 / K)
@@ -149,4 +150,4 @@ class _DiscreteNB(_BaseNB):
 
 
 _ALPHA = [Interval(Real, 0, None, closed="left"), "array-like"]
-_PRIOR_PARAMS: dict = {"fit_prior": ["boolean"], "class_prior": ["array-like", None]}
+_PRIOR_PARAMS: dict = {"fit_prior": ["boolean"], "class_prior": PRIORS_CONSTRAINT}

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval
 from ..models.diagonal import DiagonalGaussian, variance_epsilon
 from ..stats import DiagonalStats
 from ._nb import _F, _BaseNB
+from ._priors import PRIORS_CONSTRAINT
 
 
 class DiagonalLDA(_BaseNB):
@@ -28,8 +29,12 @@ class DiagonalLDA(_BaseNB):
     ----------
     priors : array-like of shape (n_classes,), default=None
     var_smoothing : float, default=1e-9
-        Added to every variance, times the largest total variance (as in
-        :class:`GaussianNB`).
+        Each feature's variance is raised by ``var_smoothing`` times that
+        feature's own variance in all the data, so the model does not depend
+        on the features' units (unlike :class:`GaussianNB`, which keeps
+        scikit-learn's ``var_smoothing`` times the *largest* variance). A
+        feature constant in all the data borrows the smallest positive
+        variance of the others.
     bias : bool, default=False
         False: the unbiased pooled variance ``sum_k M2_k / (sum_k V_k - K)``;
         True: the maximum-likelihood ``sum_k M2_k / sum_k V_k``.
@@ -40,7 +45,8 @@ class DiagonalLDA(_BaseNB):
     means_ : ndarray of shape (n_classes, n_features)
     var_ : ndarray of shape (n_features,)
         The pooled variance plus ``epsilon_``.
-    epsilon_ : float
+    epsilon_ : ndarray of shape (n_features,)
+        The variance added to each feature.
     coef_ : ndarray of shape (n_classes, n_features)
         ``means_ / var_``: the linear discriminant weights.
     intercept_ : ndarray of shape (n_classes,)
@@ -56,7 +62,7 @@ class DiagonalLDA(_BaseNB):
 
     _stats_type = DiagonalStats
     _parameter_constraints: dict = {
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
         "bias": ["boolean"],
     }
@@ -75,6 +81,7 @@ class DiagonalLDA(_BaseNB):
             pooled=True,
             ddof=0.0 if self.bias else 1.0,
             feature_names=self._feature_names(),
+            per_feature_smoothing=True,
         )
         var = model.var[0].copy()
         means = stats.means
@@ -83,7 +90,7 @@ class DiagonalLDA(_BaseNB):
         return {
             "means_": means.copy(),
             "var_": var,
-            "epsilon_": variance_epsilon(stats, self.var_smoothing),
+            "epsilon_": variance_epsilon(stats, self.var_smoothing, per_feature=True),
             "coef_": means / var,
             "intercept_": -0.5 * (means * means / var).sum(axis=1) + log_priors,
             "_model": model,

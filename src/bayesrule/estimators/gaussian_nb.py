@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval
 from ..models.diagonal import DiagonalGaussian, variance_epsilon
 from ..stats import DiagonalStats
 from ._nb import _F, _BaseNB, per_class
+from ._priors import PRIORS_CONSTRAINT
 
 
 class GaussianNB(_BaseNB):
@@ -65,7 +66,7 @@ class GaussianNB(_BaseNB):
     _input_dtype_attrs = ("theta_", "var_", "epsilon_", "class_prior_", "priors_", "class_count_")
     _input_dtype_outputs = True
     _parameter_constraints: dict = {
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..models.point_mass import PointMassKernelDensity
 from ..stats import ValueCountStats
 from ._nb import _F, _BaseNB, per_class
+from ._priors import PRIORS_CONSTRAINT
 
 _BANDWIDTH = [
     StrOptions({"scott", "silverman", "cv"}),
@@ -47,12 +48,17 @@ class KernelNB(_BaseNB):
         of thumb per class and feature (as ``scipy.stats.gaussian_kde``); 'cv'
         picks, per class and feature, the multiple of Scott's bandwidth
         (from 0.25 to 4) of largest leave-one-out likelihood. A float (or one
-        per feature) is used as is, for every class.
+        per feature) is used as is, for every class, in the units of the
+        data; one below 1e-150 times a feature's range of values, whose
+        densities would underflow between the training values, is refused.
     priors : array-like of shape (n_classes,), default=None
     bandwidth_floor : float, default=0.1
         The rule-of-thumb and 'cv' bandwidths are at least this multiple of
         the feature's Scott bandwidth over all classes, so that a feature
-        constant within a class still has a usable density.
+        constant within a class still has a usable density. The floor is
+        relative to each feature's spread, as are the rules, the point
+        masses (the data's own values) and the grid (each feature's range):
+        rescaling a feature by any factor changes no prediction.
     point_mass : float, default=0.2
         A value that holds at least this share of some class's weight of a
         feature, and a weight above 1, is a point mass of the feature (for
@@ -85,7 +91,7 @@ class KernelNB(_BaseNB):
     _stats_type = ValueCountStats
     _parameter_constraints: dict = {
         "bandwidth": _BANDWIDTH,
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "bandwidth_floor": [Interval(Real, 0, None, closed="left")],
         "point_mass": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],

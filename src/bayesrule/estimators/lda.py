@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..models.tied import TiedGaussian
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
+from ._priors import PRIORS_CONSTRAINT
 
 
 def _per_class(values: _F, present: NDArray[np.bool_]) -> _F:
@@ -225,7 +226,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         "solver": [StrOptions({"svd", "lsqr", "eigen"})],
         "shrinkage": _SHRINKAGE,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "store_covariance": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left")],
         "covariance_estimator": [HasMethods("fit"), None],

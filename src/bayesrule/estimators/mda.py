@@ -75,6 +75,7 @@ from ..stats._mixture import MixtureStats
 from ..stats._sketch import KeyedRows, KeySketch, row_keys
 from ._base import GenerativeClassifier, as_generator
 from ._cv_stats import _Refused
+from ._priors import PRIORS_CONSTRAINT
 
 __all__ = ["MixtureDiscriminantAnalysis"]
 
@@ -236,7 +237,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "dimension": [Interval(Integral, 1, None, closed="left"), None],
     }
 

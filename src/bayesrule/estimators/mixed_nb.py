@@ -15,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_table
 from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
-from ..models.diagonal import DiagonalGaussian
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MixedStats, check_categories
@@ -23,185 +22,23 @@ from ..stats._categories import MAX_CATEGORIES
 from ..stats._common import as_classes
 from ..stats._mixed import Vocabulary
 from ._base import GenerativeClassifier
+from ._mixed_columns import (
+    _as_dtype,
+    _Column,
+    _frame_columns,
+    _infer_kind,
+    _is_dataframe,
+    _object_column,
+)
+from ._mixed_families import (
+    PerKind,
+    gaussian_family,
+    parameters_text,
+    pooled_where_unobserved,
+)
 from ._nb import _F, KINDS, _BaseNB, _name
+from ._priors import PRIORS_CONSTRAINT
 from .kernel_nb import _BANDWIDTH
-
-# ---------------------------------------------------------------------------------
-# input: the columns of a table or an array, and the kinds inferred from them
-# ---------------------------------------------------------------------------------
-#: At most this many distinct integers make a column of categories (years,
-#: ratings, codes), if each value is seen twice on average.
-MAX_LEVELS = 20
-
-
-@dataclass(frozen=True)
-class _Column:
-    """One column of a block as MixedNB reads it.
-
-    ``values``: float64 with NaN for missing values (numbers), or strings
-    with ``mask`` marking the missing ones (``text``). ``dtype`` names the
-    column's type in the data (``'int64'``, ``'category'``...), ``integral``
-    whether its numbers are of an integer or boolean type, ``boolean``
-    whether they are booleans, ``time`` whether it held dates or durations.
-    """
-
-    values: NDArray[Any]
-    text: bool
-    dtype: str
-    integral: bool = False
-    boolean: bool = False
-    time: bool = False
-    mask: NDArray[np.bool_] | None = None
-
-    @property
-    def missing(self) -> NDArray[np.bool_]:
-        return np.isnan(self.values) if self.mask is None else self.mask
-
-
-def _text_column(
-    values: NDArray[Any], missing: NDArray[np.bool_], dtype: str, **kw: Any
-) -> _Column:
-    """A column of text: its values as strings, the missing ones marked."""
-    v = np.array(values, dtype=object)
-    v[missing] = ""
-    return _Column(v.astype(str), True, dtype, mask=np.asarray(missing, dtype=bool), **kw)
-
-
-def _is_dataframe(X: Any) -> bool:
-    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
-
-
-def _is_missing(v: Any) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, (float, np.floating)):
-        return bool(np.isnan(v))
-    return type(v).__name__ in ("NAType", "NaTType")
-
-
-def _object_column(values: NDArray[Any], name: Any, dtype: str = "object") -> _Column:
-    """A column of Python objects: strings (categories), numbers or booleans, and missing values."""
-    missing = np.fromiter((_is_missing(v) for v in values), dtype=bool, count=values.size)
-    kinds = {"str": -1, "bool": -1, "int": -1, "float": -1}
-    for i, v in enumerate(values):
-        if missing[i]:
-            continue
-        if isinstance(v, str):
-            key = "str"
-        elif isinstance(v, (bool, np.bool_)):
-            key = "bool"
-        elif isinstance(v, (int, np.integer)):
-            key = "int"
-        elif isinstance(v, (float, np.floating)):
-            key = "float"
-        else:
-            raise TypeError(
-                f"column {name!r} of X holds a {type(v).__name__} at row {i}; each value must be "
-                "a string, a number, a boolean or missing (the argument must be a string or a "
-                "number)."
-            )
-        if kinds[key] < 0:
-            kinds[key] = i
-    if kinds["str"] >= 0:
-        numbers = [i for k, i in kinds.items() if k != "str" and i >= 0]
-        if numbers:
-            r = min(numbers)
-            raise ValueError(
-                f"column {name!r} of X holds both strings ({values[kinds['str']]!r} at row "
-                f"{kinds['str']}) and numbers ({values[r]!r} at row {r}); convert it to one type."
-            )
-    if kinds["str"] >= 0 or not (~missing).any():
-        return _text_column(values, missing, dtype)
-    nums = np.full(values.size, np.nan)
-    nums[~missing] = np.asarray(values[~missing].tolist(), dtype=np.float64)
-    boolean = kinds["int"] < 0 and kinds["float"] < 0
-    integral = kinds["float"] < 0
-    tag = "bool" if boolean else "int64" if integral else "float64"
-    return _Column(nums, False, tag if dtype == "object" else dtype, integral, boolean)
-
-
-def _frame_columns(X: Any) -> list[_Column]:
-    """The columns of a pandas DataFrame."""
-    import pandas as pd
-
-    out = []
-    for j, name in enumerate(X.columns):
-        series = X.iloc[:, j]
-        dtype = series.dtype
-        tag = str(dtype)
-        if dtype.kind in "mM" or isinstance(dtype, (pd.PeriodDtype, pd.DatetimeTZDtype)):
-            values = series.astype(object).to_numpy()
-            out.append(_text_column(values, np.asarray(pd.isna(values)), tag, time=True))
-        elif pd.api.types.is_bool_dtype(dtype):
-            nums = series.to_numpy(dtype=np.float64, na_value=np.nan)
-            out.append(_Column(nums, False, tag, integral=True, boolean=True))
-        elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
-            nums = series.to_numpy(dtype=np.float64, na_value=np.nan)
-            out.append(_Column(nums, False, tag, integral=dtype.kind in "iu"))
-        elif isinstance(dtype, np.dtype) and dtype.kind == "O":
-            out.append(_object_column(series.to_numpy(dtype=object), name))
-        else:  # string, category and other extension types: their values as strings
-            values = series.astype(object).to_numpy()
-            out.append(_text_column(values, np.asarray(pd.isna(values)), tag))
-    return out
-
-
-def _infer_kind(col: _Column) -> tuple[str, str]:
-    """The kind a statistician would give a column, and why (see :class:`MixedNB`)."""
-    if col.time:
-        return "time", "dates or durations"  # refused unless ``columns`` declares a kind
-    observed = ~col.missing
-    if col.text:
-        d = np.unique(col.values[observed]).size
-        return "categorical", f"text, {d} distinct values"
-    if col.boolean:
-        return "bernoulli", "booleans"
-    if not col.integral:
-        return "gaussian", "floating-point numbers"
-    v = col.values[observed]
-    if v.size == 0:
-        return "gaussian", "integers, none observed"
-    levels = np.unique(v)
-    d, lo, hi = levels.size, levels[0], levels[-1]
-    if d <= 2 and lo >= 0 and hi <= 1:
-        return "bernoulli", "integers 0 and 1"
-    if d <= 2:
-        return "categorical", f"{d} distinct integers ({_fmt(lo)}, {_fmt(hi)})"
-    if lo >= 0 and _count_like(v):
-        return "poisson", (
-            f"counts: {d} distinct integers ({_fmt(lo)} to {_fmt(hi)}), mean "
-            f"{np.mean(v):.3g}, variance {np.var(v):.3g}"
-        )
-    if d <= MAX_LEVELS and 2 * d <= v.size:
-        return "categorical", f"{d} distinct integers ({_fmt(lo)} to {_fmt(hi)})"
-    return "gaussian", f"integers, {d} distinct ({_fmt(lo)} to {_fmt(hi)})"
-
-
-def _count_like(v: _F) -> bool:
-    """Whether non-negative integers are spread as counts are (Poisson-like), not as codes.
-
-    Counts are not under-dispersed (variance at least half the mean; years
-    and codes are far less spread); their lower end reaches towards 0 — the
-    smallest value at least 1.5 standard deviations below the mean, or 0
-    with a right skew (skewness above 0.2), and at most half the mean (a
-    measurement in grams is not) — and they are not flat, as a
-    uniform spread of codes or ratings is (excess kurtosis above -0.9; a
-    uniform one has -1.2, a Poisson one 1/mean).
-    """
-    mean, sd = float(np.mean(v)), float(np.std(v))
-    if sd == 0 or sd * sd < mean / 2:
-        return False
-    z = (v - mean) / sd
-    skew, kurt = float(np.mean(z**3)), float(np.mean(z**4)) - 3.0
-    lo = float(v.min())
-    reaches_zero = (lo <= mean - 1.5 * sd and skew > -0.1) or (lo == 0 and skew > 0.2)
-    return reaches_zero and lo <= mean / 2 and kurt > -0.9
-
-
-def _fmt(x: Any) -> str:
-    """A number as a person writes it: 2008, 0.5."""
-    f = float(x)
-    return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.6g}"
 
 
 @dataclass(frozen=True)
@@ -213,52 +50,6 @@ class _Encoded:
     vocabularies: tuple[Vocabulary, ...]
     dtypes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
-
-
-class _PerKind:
-    """A family of class models made of one family per kind of column.
-
-    The columns are independent given the class, so the log densities of
-    the families add up, and a draw fills each family's columns.
-    """
-
-    def __init__(
-        self, parts: list[tuple[NDArray[np.intp], Any]], n_features: int, n_classes: int
-    ) -> None:
-        self.parts = parts
-        self.n_features = n_features
-        self.n_classes = n_classes
-
-    def log_prob(self, X: NDArray[Any]) -> _F:
-        """Log density of each row, (n, n_classes) (or (n,) for one class)."""
-        out: Any = 0.0
-        for cols, model in self.parts:
-            out = out + model.log_prob(X[:, cols])
-        return np.asarray(out, dtype=np.float64)
-
-    def log_prob_terms(self, X: NDArray[Any]) -> list[tuple[_F, Any]]:
-        """The families' scaled terms together (see :mod:`bayesrule.models._terms`)."""
-        terms: list[tuple[_F, Any]] = []
-        for cols, model in self.parts:
-            terms.extend(model.log_prob_terms(X[:, cols]))
-        return terms
-
-    def __len__(self) -> int:
-        return self.n_classes
-
-    def __getitem__(self, k: int) -> _PerKind:
-        return _PerKind([(cols, model[k]) for cols, model in self.parts], self.n_features, 1)
-
-    def sample(self, n: int, rng: np.random.Generator) -> _F:
-        """Draw ``n`` rows from a single-class model (codes in the categorical columns)."""
-        out = np.empty((n, self.n_features))
-        for cols, model in self.parts:
-            out[:, cols] = model.sample(n, rng)
-        return out
-
-    def __repr__(self) -> str:
-        kinds = ", ".join(type(m).__name__ for _, m in self.parts)
-        return f"PerKind({kinds})"
 
 
 class MixedNB(_BaseNB):
@@ -276,25 +67,32 @@ class MixedNB(_BaseNB):
       that pandas read as float because of a missing value: convert it with
       ``astype('Int64')``, or declare its kind);
     * integers (of an integer dtype, including nullable ``Int64``, or Python
-      ints in an object column): 'poisson' if they look like counts — no
-      negative value, a variance at least half the mean (years are far less
-      spread), a lower end that reaches towards 0 (a smallest value 1.5
-      standard deviations below the mean, or 0 with a right skew, and at
-      most half the mean), and not
-      the flat spread of codes or ratings (excess kurtosis above -0.9);
-      otherwise 'categorical' if they take two values, or at
-      most ``MAX_LEVELS`` (20) values each seen twice on average (years,
-      ratings, codes); otherwise 'gaussian'. Integers with a negative value
-      are never counts.
+      ints in an object column) of two values: 'categorical'; of three or
+      more: the model that fits the column's values best by BIC among
+      Poisson counts (one Poisson or a mixture of two), a normal
+      distribution rounded to the values' grid, and categories. Counts are
+      left out for negative values, a smallest value above half the mean (a
+      measurement in grams), a variance more than ``MAX_DISPERSION`` (4)
+      times from the mean (horsepower, overdispersed counts) or a flat
+      spread (codes); categories for more than ``MAX_LEVELS`` (20) values or
+      fewer than two rows per value, and they are preferred to the normal
+      model for at most ``FEW_LEVELS`` (10) values. So years, ratings and
+      codes are 'categorical', counts 'poisson', and integer measurements
+      (horsepower, a width in inches) 'gaussian'.
 
-    'kernel' is never inferred (declare it for a skewed or many-peaked
-    measurement). Codes whose frequencies fall off like counts' (many 0s,
-    fewer 1s, fewer 2s) look like counts: declare them 'categorical'. The
-    kinds, with the reason for each,
-    are listed by :meth:`describe` and :meth:`column_summary`.
+    'kernel' is inferred only for such integers when the normal model wins
+    but one value holds a quarter of the rows (``PEAK_SHARE``); declare it
+    for a skewed or many-peaked measurement. The kinds, with the reason for each, are listed by
+    :meth:`describe` and :meth:`column_summary`, and in one line by
+    :meth:`kinds_line`.
+
+    A class in which a column is missing in every row gets the column's
+    model over all classes (the column carries no evidence for that
+    class), with a warning naming the class and the column.
 
     Arrays are read the same way, column by column: a float array is all
-    'gaussian' (so ``MixedNB`` on one equals :class:`GaussianNB`), an integer
+    'gaussian' (so ``MixedNB`` on one equals :class:`GaussianNB` up to the
+    smoothing of the variances, see ``var_smoothing``), an integer
     or boolean array is inferred per column, and an object array (a
     ``ColumnTransformer``'s output) per column from its values: strings are
     categories, numbers numbers.
@@ -328,7 +126,12 @@ class MixedNB(_BaseNB):
         from 0.
     priors : array-like of shape (n_classes,), default=None
     var_smoothing : float, default=1e-9
-        For the gaussian columns (see :class:`GaussianNB`).
+        For the gaussian columns: each class's variance of a column is raised
+        by ``var_smoothing`` times the column's variance over all classes.
+        Unlike :class:`GaussianNB`, which keeps scikit-learn's rule (the
+        largest variance of all features, a rule tied to the units of the
+        widest feature), this makes no prediction depend on the units of a
+        column; with one gaussian column the two rules agree.
     alpha : float, default=1.0
         Smoothing of the bernoulli, categorical and poisson columns.
     bandwidth : {'scott', 'silverman', 'cv'} or float, default='scott'
@@ -383,7 +186,7 @@ class MixedNB(_BaseNB):
 
     _parameter_constraints: dict = {
         "columns": [dict, list, None],
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "bandwidth": _BANDWIDTH,
@@ -516,6 +319,9 @@ class MixedNB(_BaseNB):
         vocabs: list[Vocabulary] = []
         for j, col in enumerate(cols):
             kind, fv = kinds[j], fitted_vocabs[j]
+            if col.text and kind != "categorical" and col.missing.all():
+                # nothing observed (an object column of None): missing numbers
+                col = _Column(np.full(n, np.nan), False, col.dtype)
             if col.text and kind != "categorical":
                 raise ValueError(
                     f"column {shown[j]!r} holds {col.dtype} values, which only the "
@@ -724,7 +530,7 @@ class MixedNB(_BaseNB):
         params: dict[int, str] = {}
         for kind, part in stats.parts.items():
             for i, j in enumerate(stats.columns(kind)):
-                params[int(j)] = _parameters(kind, part, i, present, stats.vocabularies[int(j)])
+                params[int(j)] = parameters_text(kind, part, i, present, stats.vocabularies[int(j)])
         return [
             {
                 "column": _name(names, j),
@@ -735,6 +541,23 @@ class MixedNB(_BaseNB):
             }
             for j in range(p)
         ]
+
+    def kinds_line(self, max_columns: int = 8) -> str:
+        """One line saying the kind of each column and whether it was inferred (for a log).
+
+        ``'kinds: island categorical, bill gaussian, chicks poisson (inferred: 3,
+        declared: 0; describe() says why)'``; beyond ``max_columns`` columns,
+        the number of columns of each kind instead.
+        """
+        rows = self.column_summary()
+        inferred = sum(r["why"].startswith("inferred") for r in rows)
+        declared = sum(r["why"] == "declared in columns" for r in rows)
+        if len(rows) <= max_columns:
+            body = ", ".join(f"{r['column']} {r['kind']}" for r in rows)
+        else:
+            counts = {k: list(self.kinds_).count(k) for k in dict.fromkeys(self.kinds_)}
+            body = ", ".join(f"{n} {k}" for k, n in counts.items()) + f" ({len(rows)} columns)"
+        return f"kinds: {body} (inferred: {inferred}, declared: {declared}; describe() says why)"
 
     def describe(self) -> str:
         """A table of the columns: name, kind, dtype, why that kind, parameters by class.
@@ -799,7 +622,7 @@ class MixedNB(_BaseNB):
             names = [_name(feature_names, int(j)) for j in cols]
             families.append((cols, self._family(kind, part, names)))
         return {
-            "_model": _PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
+            "_model": PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
             "kinds_": list(stats.kinds),
             "categories_": {
                 _key(feature_names, j): v for j, v in enumerate(stats.vocabularies) if v is not None
@@ -808,10 +631,9 @@ class MixedNB(_BaseNB):
 
     def _family(self, kind: str, part: Any, names: list[Any]) -> Any:
         """The family of class models of the columns of one kind, from their statistics."""
+        part = pooled_where_unobserved(kind, part, names)
         if kind == "gaussian":
-            return DiagonalGaussian.from_stats(
-                part, var_smoothing=self.var_smoothing, feature_names=names
-            )
+            return gaussian_family(part, self.var_smoothing, names)
         if kind == "kernel":
             return KernelDensity.from_stats(
                 part,
@@ -829,47 +651,3 @@ class MixedNB(_BaseNB):
 def _key(names: Any, j: int) -> Any:
     """Column ``j``'s key in ``categories_``: its name (a table) or its index (an array)."""
     return j if names is None else str(names[j])
-
-
-def _as_dtype(values: NDArray[Any], dtype: str, vocab: Vocabulary) -> Any:
-    """Drawn values of a column in its training dtype (as they are if that cannot be)."""
-    import pandas as pd
-
-    series = pd.Series(values)
-    if dtype == "category":
-        categories = vocab if vocab is not None else None
-        return pd.Categorical(values, categories=categories)
-    if not dtype or dtype == "object":
-        return series
-    try:
-        target = pd.api.types.pandas_dtype(dtype)
-    except TypeError:
-        return series
-    if series.dtype.kind == "f" and target.kind in "iub":
-        series = series.round()  # a gaussian or kernel column of integers
-    try:
-        return series.astype(target)
-    except (TypeError, ValueError):
-        return series
-
-
-def _parameters(kind: str, part: Any, i: int, present: NDArray[np.bool_], vocab: Vocabulary) -> str:
-    """A short text of the class parameters of column ``i`` of a kind's statistics."""
-
-    def by_class(values: Any) -> str:
-        return " / ".join(f"{v:.4g}" for v in np.asarray(values)[present])
-
-    if kind == "gaussian":
-        return f"mean {by_class(part.means[:, i])}"
-    if kind in ("bernoulli", "poisson"):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rate = part.sums[:, i] / part.feature_weights[:, i]
-        return f"{'P(1)' if kind == 'bernoulli' else 'rate'} {by_class(rate)}"
-    if kind == "categorical":
-        if vocab is None:
-            n = int(np.count_nonzero(part.category_counts[:, i, :].sum(axis=0)))
-            return f"{n} category codes"
-        shown = [str(v) if vocab.dtype.kind == "U" else _fmt(v) for v in vocab[:6]]
-        more = ", ..." if vocab.size > 6 else ""
-        return f"{vocab.size} categories: {', '.join(shown)}{more}"
-    return "kernel density of the class's values"

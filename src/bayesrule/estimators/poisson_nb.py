@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval
 from ..models.poisson import Poisson, poisson_rates
 from ..stats import CountStats
 from ._nb import _F, _BaseNB
+from ._priors import PRIORS_CONSTRAINT
 
 
 class PoissonNB(_BaseNB):
@@ -47,7 +48,7 @@ class PoissonNB(_BaseNB):
     _positive = True
     _sign_from_stats = True
     _parameter_constraints: dict = {
-        "priors": ["array-like", None],
+        "priors": PRIORS_CONSTRAINT,
         "alpha": [Interval(Real, 0, None, closed="left")],
     }
 

@@ -35,7 +35,6 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._parallel import in_parallel
-from .._validation import check_priors
 from ..models.gaussian import (
     SingularCovarianceError,
     blended_covariance,
@@ -54,6 +53,7 @@ from ._cv_stats import (
     _Table,
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
+from ._priors import resolve_priors
 from ._rda_search import (
     alpha_sweep_terms,
     held_out_terms,
@@ -305,7 +305,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         with warnings.catch_warnings():
             # the priors are checked here, before any work; fit warns about them once
             warnings.simplefilter("ignore", UserWarning)
-            priors = None if self.priors is None else check_priors(self.priors, c.size)
+            priors = None if self.priors is None else resolve_priors(self.priors, c)
         splits = self._splits(Xv, y_arr, c)
         parts, rest = _fold_structure(splits, Xv.shape[0])
         with self._deferred():

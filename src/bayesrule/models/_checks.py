@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..stats._common import class_label
+
 __all__ = [
     "check_alpha",
     "check_nonnegative_float",
@@ -52,7 +54,7 @@ def check_observed(
         k, j = (int(v[0]) for v in np.nonzero(bad))
         raise ValueError(
             f"feature {feature_name(names, j)!r} is missing (NaN) in every row of class "
-            f"{classes[k].tolist()!r}; its class model cannot be estimated. Drop the feature or "
+            f"{class_label(classes, k)!r}; its class model cannot be estimated. Drop the feature or "
             "give the class some observed values."
         )
 

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from .._products import rows_dot
+from ..stats._common import class_label
 from ._checks import check_alpha, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
@@ -85,7 +86,7 @@ class Bernoulli:
             k, j = (int(v[0]) for v in np.nonzero(~(log_p < 0)))
             raise ValueError(
                 f"alpha={alpha} leaves feature {feature_name(feature_names, j)!r} with "
-                f"probability 1 (or undefined) in class {stats.classes[present][k].tolist()!r}; "
+                f"probability 1 (or undefined) in class {class_label(stats.classes[present], k)!r}; "
                 "use alpha > 0."
             )
         return cls(log_p)

@@ -22,8 +22,10 @@ def check_min_categories(min_categories: Any, n_features: int) -> Any:
     mc = np.asarray(min_categories)
     if mc.ndim > 1 or (mc.ndim == 1 and mc.shape[0] != n_features):
         raise ValueError(
-            f"min_categories must be an int or one int per feature ({n_features}); "
-            f"got shape {mc.shape}."
+            # scikit-learn's wording first
+            f"'min_categories' should have shape ({n_features},) when an array-like is "
+            f"provided. Got {mc.shape} instead. min_categories must be an int or one int per "
+            f"feature ({n_features} features)."
         )
     if not np.issubdtype(mc.dtype, np.integer):
         raise ValueError(

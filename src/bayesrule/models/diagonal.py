@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._products import rows_dot
+from ..stats._common import class_label
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, matrix_exponent, row_exponent
@@ -31,8 +32,20 @@ def total_variance(V: _F, means: _F, m2: _F) -> _F:
     return np.where(Vt > 0, M2 / safe, 0.0)
 
 
-def variance_epsilon(stats: Any, var_smoothing: float) -> float:
-    """``var_smoothing * max_j Var(x_j)``, the variance added to every class (as scikit-learn).
+def variance_epsilon(stats: Any, var_smoothing: float, *, per_feature: bool = False) -> Any:
+    """The variance added to every class variance.
+
+    ``per_feature=False`` (scikit-learn's rule, kept by :class:`GaussianNB`
+    for parity): ``var_smoothing * max_j Var(x_j)``, one float. It mixes the
+    features' units: a feature measured in smaller units than the widest one
+    gets relatively more smoothing, so the model changes when a column's
+    units change.
+
+    ``per_feature=True``: ``var_smoothing * Var(x_j)`` for each feature, an
+    array of shape (p,), free of units. A feature constant in all the data
+    (variance 0) takes the smallest positive value of the others (1 when
+    every feature is constant): its class means are all equal, so it moves
+    no posterior, only the density.
 
     ``stats`` is a :class:`bayesrule.stats.DiagonalStats`; the variance is
     that of all the data, from the merged statistics, so that fitting in
@@ -40,7 +53,11 @@ def variance_epsilon(stats: Any, var_smoothing: float) -> float:
     """
     var_smoothing = check_nonnegative_float(var_smoothing, "var_smoothing")
     total = total_variance(stats.feature_weights, stats.means, stats.m2)
-    return var_smoothing * float(np.max(total, initial=0.0))
+    if not per_feature:
+        return var_smoothing * float(np.max(total, initial=0.0))
+    positive = total[total > 0]
+    fallback = float(positive.min()) if positive.size else 1.0
+    return var_smoothing * np.where(total > 0, total, fallback)
 
 
 class DiagonalGaussian:
@@ -105,6 +122,7 @@ class DiagonalGaussian:
         pooled: bool = False,
         ddof: float = 0.0,
         feature_names: Any = None,
+        per_feature_smoothing: bool = False,
     ) -> DiagonalGaussian:
         """The normal model of each class with positive weight in ``stats``.
 
@@ -114,7 +132,8 @@ class DiagonalGaussian:
         var_smoothing : float, default=1e-9
             Every variance is raised by :func:`variance_epsilon`:
             ``var_smoothing`` times the largest per-feature variance of all
-            the data.
+            the data, or each feature's own variance with
+            ``per_feature_smoothing=True`` (free of units).
         pooled : bool, default=False
             False: each class its own variances ``M2_kj / (V_kj - ddof)``
             (Gaussian naive Bayes). True: one variance per feature shared by
@@ -134,7 +153,7 @@ class DiagonalGaussian:
         ddof = check_nonnegative_float(ddof, "ddof")
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
         with np.errstate(over="ignore", invalid="ignore"):
-            eps = variance_epsilon(stats, var_smoothing)
+            eps = variance_epsilon(stats, var_smoothing, per_feature=per_feature_smoothing)
         means = stats.means[present]
         if pooled:
             with np.errstate(over="ignore", invalid="ignore"):
@@ -156,7 +175,7 @@ class DiagonalGaussian:
                 raise ValueError(
                     f"feature {feature_name(feature_names, j)!r} has zero variance (or too few "
                     f"rows: {_samples(stats.counts[present][k])}) in class "
-                    f"{stats.classes[present][k].tolist()!r} and "
+                    f"{class_label(stats.classes[present], k)!r} and "
                     f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0."
                 )
         with np.errstate(invalid="ignore"):
@@ -165,7 +184,7 @@ class DiagonalGaussian:
             k, j = (int(v[0]) for v in np.nonzero(bad))
             raise ValueError(
                 f"feature {feature_name(feature_names, j)!r} has a mean or variance that is not "
-                f"finite in class {stats.classes[present][k].tolist()!r}: its values are so large "
+                f"finite in class {class_label(stats.classes[present], k)!r}: its values are so large "
                 "that their squared deviations overflow float64 (or the sample weights are so "
                 "small that their sums underflow); rescale X or sample_weight."
             )

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ..stats._common import class_label
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._terms import scale_rows
 from .diagonal import total_variance
@@ -54,6 +55,42 @@ def _check_bandwidth(bandwidth: Any, n_features: int, names: Any) -> Any:
     return b
 
 
+#: a kernel narrower than this share of its feature's range of values gives
+#: squared standardised distances between the values that overflow float64
+#: (log densities of -inf between two training values)
+_MIN_RELATIVE_BANDWIDTH = 1e-150
+
+
+def check_bandwidth_resolution(h: _F, indptr: Any, values: _F, names: Any, bandwidth: Any) -> None:
+    """Refuse bandwidths ``h`` (n_rows, n_features) so small that the densities underflow.
+
+    Between two stored values of feature ``j`` the kernel's log is
+    ``-(x - v)^2 / (2 h^2)``; a bandwidth below ``1e-150`` times the
+    feature's range of values makes it overflow to ``-inf`` (a density that
+    underflows to 0 between the training values). The message names the
+    ``bandwidth`` parameter and the feature.
+    """
+    counts = np.diff(indptr)
+    has = counts > 0
+    if not has.any() or h.size == 0:
+        return
+    starts = np.asarray(indptr[:-1])[has]
+    span = np.zeros(counts.size)
+    span[has] = values[starts + counts[has] - 1] - values[starts]
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ratio = span[None, :] / h
+    bad = ratio > 1.0 / _MIN_RELATIVE_BANDWIDTH
+    if bad.any():
+        k, j = (int(v[0]) for v in np.nonzero(bad))
+        raise ValueError(
+            f"bandwidth={bandwidth!r} gives feature {feature_name(names, j)!r} a kernel of "
+            f"width {h[k, j]:.3g}, against a range of values of {span[j]:.3g}: the kernel "
+            "densities underflow to 0 between the training values (log density -inf). Give a "
+            f"bandwidth of at least {_MIN_RELATIVE_BANDWIDTH:g} times the feature's range, or "
+            "a rule ('scott', 'silverman', 'cv')."
+        )
+
+
 def weighted_moments(indptr: Any, values: _F, W: _F) -> tuple[_F, _F, _F]:
     """Per row of ``W`` (n_rows, n_values) and feature, ``(V, mean, M2)`` of the stored values.
 
@@ -93,6 +130,10 @@ def _bandwidths(moments: tuple[_F, _F, _F], b: Any, floor: float) -> tuple[_F, _
         Vt = V.sum(axis=0)
         var_t = total_variance(V, mean, m2) * Vt / np.where(Vt > 1, Vt - 1, 1.0)
         h_total = np.sqrt(var_t) * np.where(Vt > 0, Vt, 1.0) ** (-0.2)
+        # a feature constant up to the rounding of its mean has no spread to be relative
+        # to; every class then has its one value, and any common bandwidth cancels
+        centre = (V * mean).sum(axis=0) / np.where(Vt > 0, Vt, 1.0)
+        h_total = np.where(var_t <= (1e-12 * centre) ** 2, 0.0, h_total)
     h_total = np.where(h_total > 0, h_total, 1.0)
     lower = np.broadcast_to(floor * h_total, V.shape)
     if isinstance(b, str):
@@ -266,10 +307,11 @@ class KernelDensity:
             k, j = (int(v[0]) for v in np.nonzero(~np.isfinite(h_present)))
             raise ValueError(
                 f"the kernel bandwidth of feature {feature_name(feature_names, j)!r} in class "
-                f"{stats.classes[present][k].tolist()!r} is not finite: the feature's values are "
+                f"{class_label(stats.classes[present], k)!r} is not finite: the feature's values are "
                 "so large that their squared deviations overflow float64; rescale X or give "
                 "bandwidth as a number."
             )
+        check_bandwidth_resolution(h_present, stats.indptr, stats.values, feature_names, bandwidth)
         return cls(stats.indptr, stats.values, stats.value_weights[present], h_present, **kde)
 
     # ---------------------------------------------------------------- tails

@@ -16,6 +16,7 @@ from .kernel import (
     _bandwidths,
     _check_bandwidth,
     _cv_bandwidths,
+    check_bandwidth_resolution,
     weighted_moments,
 )
 
@@ -190,6 +191,7 @@ class PointMassKernelDensity:
                     "finite: the feature's values are so large that their squared deviations "
                     "overflow float64; rescale X or give bandwidth as a number."
                 )
+        check_bandwidth_resolution(np.vstack([h, h_pool]), indptr, values, feature_names, bandwidth)
         kde = KernelDensity(indptr, values, Wc_ext, np.vstack([h, h_pool]), **kde_kw)
 
         # mixture weights, from the pooled distribution G with one row added to G_c

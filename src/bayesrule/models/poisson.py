@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._products import rows_dot
+from ..stats._common import class_label
 from ._checks import check_alpha, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
@@ -100,7 +101,7 @@ class Poisson:
         if not (np.all(np.isfinite(rate)) and np.all(np.isfinite(total))):
             bad = ~np.isfinite(rate) | ~np.isfinite(total)[:, None]
             k, j = (int(v[0]) for v in np.nonzero(bad))
-            label = stats.classes[present][k].tolist()
+            label = class_label(stats.classes[present], k)
             raise ValueError(
                 f"the Poisson rates of class {label!r} overflow float64 (feature "
                 f"{feature_name(feature_names, j)!r}: (count + alpha) / weight with alpha={alpha} "
@@ -111,7 +112,7 @@ class Poisson:
             k, j = (int(v[0]) for v in np.nonzero(~(rate > 0)))
             raise ValueError(
                 f"alpha={alpha} leaves feature {feature_name(feature_names, j)!r} with rate 0 in "
-                f"class {stats.classes[present][k].tolist()!r}; use alpha > 0."
+                f"class {class_label(stats.classes[present], k)!r}; use alpha > 0."
             )
         return cls(rate)
 

@@ -123,6 +123,17 @@ def as_classes(classes: ArrayLike) -> NDArray[Any]:
     return c
 
 
+def class_label(classes: NDArray[Any], k: Any) -> Any:
+    """Label ``k`` of ``classes`` as a Python value (``'cat'`` or ``3``), for messages.
+
+    ``classes[k]`` is a ``str`` for labels held in an object array (pandas
+    strings), a NumPy scalar otherwise (whose ``repr`` is ``np.int64(3)``);
+    a one-element slice's ``tolist`` gives the plain value in both cases.
+    """
+    k = int(k)
+    return np.asarray(classes)[k : k + 1].tolist()[0]
+
+
 def encode(y: ArrayLike, classes: NDArray[Any]) -> NDArray[np.intp]:
     """Map labels to their index in ``classes``; unknown labels raise ValueError."""
     y = np.asarray(y)

@@ -1,0 +1,211 @@
+"""The class models of MixedNB's columns, one family per kind, from the kinds' statistics.
+
+``PerKind`` composes the families (their log densities add up, the columns
+being independent given the class); ``parameters_text`` describes a
+column's class parameters for ``describe``.
+
+Two choices differ from the single-kind estimators, both so that MixedNB
+does not depend on the units of its columns, nor break on a class that
+never observes a column:
+
+* a 'gaussian' column's variances are raised by ``var_smoothing`` times
+  that column's own variance (GaussianNB, after scikit-learn, uses the
+  largest variance of all its features, which ties every feature to the
+  units of the widest one);
+* a class that never observes a column (missing in each of its rows) is
+  given the column's distribution over all classes: the column then
+  carries no evidence for or against that class, whatever its units, and
+  a warning names the class and the column.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..models.diagonal import DiagonalGaussian, total_variance
+from ..stats._common import label_repr
+from ..stats._mixed import Vocabulary
+from ._mixed_columns import _fmt
+
+__all__ = ["PerKind", "gaussian_family", "parameters_text", "pooled_where_unobserved"]
+
+_F = NDArray[np.float64]
+
+
+def _unobserved(part: Any) -> NDArray[np.bool_]:
+    """(n_classes, n_features): a class with data that never observes the feature."""
+    return np.asarray((part.feature_weights <= 0) & (part.weights > 0)[:, None])
+
+
+def pooled_where_unobserved(kind: str, part: Any, names: list[Any]) -> Any:
+    """``part`` with each class's unobserved features given the feature's pooled statistics.
+
+    ``part`` is the statistic of the columns of one ``kind`` (see
+    :data:`bayesrule.stats._mixed.KIND_STATS`); ``names`` names its columns.
+    The statistics themselves are unchanged (this is a derivation step, so
+    that merging and forgetting keep their laws). Warns once per class and
+    column; raises a ValueError for a column observed in no row at all.
+    """
+    gone = _unobserved(part)
+    if not gone.any():
+        return part
+    V = part.feature_weights
+    empty = ~(V > 0).any(axis=0)
+    if empty.any():
+        j = int(np.flatnonzero(empty)[0])
+        raise ValueError(
+            f"column {names[j]!r} is missing (NaN) in every row; MixedNB cannot model it. "
+            "Drop the column."
+        )
+    for k in np.flatnonzero(gone.any(axis=1)):
+        cols = [repr(names[int(j)]) for j in np.flatnonzero(gone[k])]
+        which = f"column {cols[0]} is" if len(cols) == 1 else f"columns {', '.join(cols)} are"
+        it = "it carries" if len(cols) == 1 else "they carry"
+        warnings.warn(
+            f"{which} missing in every row of class {label_repr(part.classes[int(k)])}: {it} "
+            "no evidence for that class (the class is given the column's distribution over "
+            "all classes).",
+            UserWarning,
+            stacklevel=6,
+        )
+    if kind == "gaussian":
+        Vt = V.sum(axis=0)
+        mean = (V * part.means).sum(axis=0) / Vt
+        m2 = part.m2.sum(axis=0) + (V * (part.means - mean) ** 2).sum(axis=0)
+        return dataclasses.replace(
+            part,
+            feature_weights=np.where(gone, Vt, V),
+            means=np.where(gone, mean, part.means),
+            m2=np.where(gone, m2, part.m2),
+        )
+    if kind in ("bernoulli", "poisson"):
+        return dataclasses.replace(
+            part,
+            feature_weights=np.where(gone, V.sum(axis=0), V),
+            sums=np.where(gone, part.sums.sum(axis=0), part.sums),
+        )
+    if kind == "categorical":
+        cc = part.category_counts
+        filled = np.where(gone[:, :, None], cc.sum(axis=0)[None], cc)
+        return dataclasses.replace(part, category_counts=filled)
+    # kernel: the weights of the feature's stored values, over all classes
+    W = part.value_weights
+    fill = gone[:, part.value_features]  # (K, U)
+    return dataclasses.replace(part, value_weights=np.where(fill, W.sum(axis=0)[None], W))
+
+
+def gaussian_family(part: Any, var_smoothing: float, names: list[Any]) -> DiagonalGaussian:
+    """The normal model of each class with data, each column smoothed by its own variance.
+
+    ``var_kj = M2_kj / V_kj + var_smoothing * Var(x_j)``, with ``Var(x_j)``
+    the (biased) variance of column ``j`` over all classes: rescaling a
+    column rescales its variances and leaves every prediction as it was. A
+    column constant in all the training data (to 1e-12 of its value, the
+    rounding of its class means) gets variance 1 in every class: its term
+    is then the same for every class and has no say.
+    """
+    present = np.asarray(part.weights > 0)
+    total = total_variance(part.feature_weights, part.means, part.m2)
+    eps = float(var_smoothing) * total
+    means = part.means[present]
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = part.variances(ddof=0)[present] + eps
+    # constant up to the rounding of the class means: no variance to be relative to
+    V_all = part.feature_weights
+    center_all = (V_all * part.means).sum(axis=0) / np.maximum(V_all.sum(axis=0), 1e-300)
+    var[:, total <= (1e-12 * np.abs(center_all)) ** 2] = 1.0
+    if np.any(~(var > 0) & ~np.isposinf(var)):
+        k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
+        raise ValueError(
+            f"column {names[j]!r} has zero variance in class "
+            f"{label_repr(part.classes[present][k])} and var_smoothing={var_smoothing} adds "
+            "nothing; set var_smoothing > 0."
+        )
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(var) & np.isfinite(means))
+    if bad.any():
+        k, j = (int(v[0]) for v in np.nonzero(bad))
+        raise ValueError(
+            f"column {names[j]!r} has a mean or variance that is not finite in class "
+            f"{label_repr(part.classes[present][k])}: its values are so large that their "
+            "squared deviations overflow float64 (or the sample weights are so small that "
+            "their sums underflow); rescale X or sample_weight."
+        )
+    V = part.feature_weights[present]
+    center = (V * means).sum(axis=0) / V.sum(axis=0)
+    return DiagonalGaussian(means, var, center=center)
+
+
+class PerKind:
+    """A family of class models made of one family per kind of column.
+
+    The columns are independent given the class, so the log densities of
+    the families add up, and a draw fills each family's columns.
+    """
+
+    def __init__(
+        self, parts: list[tuple[NDArray[np.intp], Any]], n_features: int, n_classes: int
+    ) -> None:
+        self.parts = parts
+        self.n_features = n_features
+        self.n_classes = n_classes
+
+    def log_prob(self, X: NDArray[Any]) -> _F:
+        """Log density of each row, (n, n_classes) (or (n,) for one class)."""
+        out: Any = 0.0
+        for cols, model in self.parts:
+            out = out + model.log_prob(X[:, cols])
+        return np.asarray(out, dtype=np.float64)
+
+    def log_prob_terms(self, X: NDArray[Any]) -> list[tuple[_F, Any]]:
+        """The families' scaled terms together (see :mod:`bayesrule.models._terms`)."""
+        terms: list[tuple[_F, Any]] = []
+        for cols, model in self.parts:
+            terms.extend(model.log_prob_terms(X[:, cols]))
+        return terms
+
+    def __len__(self) -> int:
+        return self.n_classes
+
+    def __getitem__(self, k: int) -> PerKind:
+        return PerKind([(cols, model[k]) for cols, model in self.parts], self.n_features, 1)
+
+    def sample(self, n: int, rng: np.random.Generator) -> _F:
+        """Draw ``n`` rows from a single-class model (codes in the categorical columns)."""
+        out = np.empty((n, self.n_features))
+        for cols, model in self.parts:
+            out[:, cols] = model.sample(n, rng)
+        return out
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(type(m).__name__ for _, m in self.parts)
+        return f"PerKind({kinds})"
+
+
+def parameters_text(
+    kind: str, part: Any, i: int, present: NDArray[np.bool_], vocab: Vocabulary
+) -> str:
+    """A short text of the class parameters of column ``i`` of a kind's statistics."""
+
+    def by_class(values: Any) -> str:
+        return " / ".join(f"{v:.4g}" for v in np.asarray(values)[present])
+
+    if kind == "gaussian":
+        return f"mean {by_class(part.means[:, i])}"
+    if kind in ("bernoulli", "poisson"):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = part.sums[:, i] / part.feature_weights[:, i]
+        return f"{'P(1)' if kind == 'bernoulli' else 'rate'} {by_class(rate)}"
+    if kind == "categorical":
+        if vocab is None:
+            n = int(np.count_nonzero(part.category_counts[:, i, :].sum(axis=0)))
+            return f"{n} category codes"
+        shown = [str(v) if vocab.dtype.kind == "U" else _fmt(v) for v in vocab[:6]]
+        more = ", ..." if vocab.size > 6 else ""
+        return f"{vocab.size} categories: {', '.join(shown)}{more}"
+    return "kernel density of the class's values"
