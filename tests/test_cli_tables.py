@@ -460,10 +460,18 @@ def test_rdacv_fits_saves_and_predicts(files, penguins, tmp_path):
     assert type(loaded).__name__ == "RegularizedDiscriminantAnalysisCV"
     df = penguins[penguins["species"].notna()]
     direct = bayesrule.RegularizedDiscriminantAnalysisCV().fit(df[NUMERIC], df["species"])
-    assert (loaded.alpha_, loaded.gamma_) == (direct.alpha_, direct.gamma_)
+    assert (loaded.alpha_, loaded.gamma_, loaded.ridge_) == (
+        direct.alpha_,
+        direct.gamma_,
+        direct.ridge_,
+    )
     np.testing.assert_allclose(loaded.predict_proba(df[NUMERIC]), direct.predict_proba(df[NUMERIC]))
     info = json.loads(ok(run("info", model, "--json")).stdout)
-    assert info["chosen"] == {"alpha_": direct.alpha_, "gamma_": direct.gamma_}
+    assert info["chosen"] == {
+        "alpha_": direct.alpha_,
+        "gamma_": direct.gamma_,
+        "ridge_": direct.ridge_,
+    }
 
 
 # ------------------------------------------------------------------ input formats

@@ -239,8 +239,10 @@ STATS_SCHEMA: dict[str, dict[str, ArraySpec | NestedSpec | str]] = {
     },
     "CrossValidatedStats": {
         "total": NestedSpec("ScatterStats"),
-        # -inf marks a grid point where a class covariance was singular
-        "cv_scores": ArraySpec("float64", ("A", "G"), allow_neg_inf=True),
+        # (alpha, gamma, ridge) of each candidate; -inf marks one where a
+        # class covariance was singular
+        "cv_points": _f8("M", "3", low=0.0),
+        "cv_scores": ArraySpec("float64", ("M",), allow_neg_inf=True),
     },
 }
 
@@ -451,7 +453,11 @@ def save(
         raise ModelFileError(f"{path}: exists and is not a regular file; choose another path.")
 
     writer = _Writer(_stats_classes())
-    params = {k: writer.encode(v, f"params.{k}") for k, v in model.get_params(deep=False).items()}
+    # an estimator may keep a description instead of an object it no longer
+    # needs (RDA-CV's cv splitter: see its _file_params)
+    file_params = getattr(model, "_file_params", None)
+    values = file_params() if file_params is not None else model.get_params(deep=False)
+    params = {k: writer.encode(v, f"params.{k}") for k, v in values.items()}
     stats = writer.encode(model.stats_, "stats")
     names = getattr(model, "feature_names_in_", None)
     meta: dict[str, Any] = {

@@ -1321,7 +1321,7 @@ def _summary(path: Path, est: Any) -> dict[str, Any]:
 
 
 #: fitted attributes that are a choice made by the fit (cross-validation, shrinkage)
-_CHOSEN = ("alpha_", "gamma_", "reg_param_", "shrinkage_", "bandwidth_")
+_CHOSEN = ("alpha_", "gamma_", "ridge_", "reg_param_", "shrinkage_", "bandwidth_")
 
 
 def _jsonable(value: Any) -> Any:

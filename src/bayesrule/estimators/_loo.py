@@ -40,36 +40,35 @@ from ._base import _log_softmax
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
-#: A row is refitted unless its lower bound on the refitted covariance's
-#: correlation-scale eigenvalue ratio exceeds ``tol`` by this factor (the
-#: bound is proven; the factor covers the rounding of the eigenvalues).
+#: A row is refitted unless its lower bound on the smallest eigenvalue of the
+#: refitted covariance's correlation matrix exceeds the threshold of ``tol``
+#: (``tol**2`` for LDA's rank, ``tol`` for QDA's regularity) by this factor
+#: (the bound is proven; the factor covers the rounding of the eigenvalues).
 _MARGIN = 2.0
 
 #: More exact refits than this warn (each is a derivation of the model).
 _WARN_REFITS = 1000
 
 
-def _correlation_ratio(cov: _F) -> float:
-    """Smallest over largest eigenvalue of the correlation matrix of ``cov`` (0 if singular)."""
+def _correlation_min(cov: _F) -> float:
+    """Smallest eigenvalue of the correlation matrix of ``cov`` (0 if singular)."""
     var = np.diag(cov)
     if var.min() <= 0:
         return 0.0
     s = np.sqrt(var)
-    lam = np.linalg.eigvalsh(cov / np.outer(s, s))
-    return max(float(lam[0]), 0.0) / float(lam[-1])
+    return max(float(np.linalg.eigvalsh(cov / np.outer(s, s))[0]), 0.0)
 
 
-def _ratio_bound(lam: _F, var: _F, alpha: _F, gamma: _F, kappa: float) -> _F:
-    """A lower bound on the correlation eigenvalue ratio of ``alpha Sigma + gamma I``.
+def _min_bound(lam: _F, var: _F, alpha: _F, gamma: _F, kappa: float) -> _F:
+    """A lower bound on the smallest correlation eigenvalue of ``alpha Sigma + gamma I``.
 
-    It is at least that of ``Sigma`` (``kappa``), and at least
-    ``lmin(B) / max diag(B)`` over ``lmax(B) / min diag(B)``.
+    It is at least that of ``Sigma`` (``kappa``, at most 1: with ``D`` the
+    variances, ``alpha Sigma + gamma I >= alpha kappa D + gamma I``), and at
+    least ``lmin(B) / max diag(B)``.
     """
-    lo = (alpha * lam[0] + gamma) / (alpha * var.max() + gamma)
-    hi = (alpha * lam[-1] + gamma) / (alpha * var.min() + gamma)
     with np.errstate(divide="ignore", invalid="ignore"):
-        own = np.where(hi > 0, lo / hi, 0.0)
-    return np.maximum(np.nan_to_num(own), kappa)
+        lo = (alpha * lam[0] + gamma) / (alpha * var.max() + gamma)
+    return np.maximum(np.nan_to_num(lo), kappa)
 
 
 def _shift_terms(
@@ -135,9 +134,11 @@ def lda_rows(est: Any, stats: Any, X: _F, yi: NDArray[np.intp], w: _F) -> tuple[
             G[own], e[own] = rho[own] ** 2 * q[own], rho[own] * q[own]
             jll[:, k] = -0.5 * (G + beta * e * e / phi)
         jll[vanish, yi[vanish]] = -np.inf
-        bound = phi**2 * _ratio_bound(lam, np.diag(Sigma), alpha, gamma, _correlation_ratio(Sigma))
+        # R = B - beta d d' >= phi B, and its variances are at most B's: the
+        # smallest correlation eigenvalue of R is at least phi times B's
+        bound = phi**2 * _min_bound(lam, np.diag(Sigma), alpha, gamma, _correlation_min(Sigma))
     jll += _loo_log_priors(est, stats, yi, w, vanish)
-    refit = ~(nu_out > 0) | ~(phi > 0) | ~(bound > _MARGIN * float(est.tol))
+    refit = ~(nu_out > 0) | ~(phi > 0) | ~(bound > _MARGIN * float(est.tol) ** 2)
     refit |= np.isnan(jll).any(axis=1) | np.isposinf(jll).any(axis=1)
     return jll, refit
 
@@ -182,9 +183,7 @@ def qda_rows(est: Any, stats: Any, X: _F, yi: NDArray[np.intp], w: _F) -> tuple[
             phi = 1.0 - beta * q
             logdet = np.sum(np.log(den), axis=1) + np.log(phi)
             jll[rows, k] = -0.5 * (rho**2 * q / phi + logdet + p * _LOG_2PI)
-            bound = phi**2 * _ratio_bound(
-                lam, np.diag(Sigma), alpha, gamma, _correlation_ratio(Sigma)
-            )
+            bound = phi**2 * _min_bound(lam, np.diag(Sigma), alpha, gamma, _correlation_min(Sigma))
         bad = ~(nu_out > 0) | ~(phi > 0) | ~(bound > _MARGIN * float(est.tol))
         # QDA refuses a class left with one row (of weight below 2): the refit says so
         bad |= (cg[rows] == 2) & (wk > 0)

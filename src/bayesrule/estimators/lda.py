@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -117,14 +118,20 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
     store_covariance : bool, default=False
         Accepted for compatibility: ``covariance_`` is always stored.
     tol : float, default=1e-4
-        Relative rank tolerance in correlation scale, free of the features'
-        units: the pooled covariance is scaled to a correlation matrix
-        (features without variance are set aside) and its eigen-directions
-        with eigenvalue at most ``tol`` times the largest are treated as
-        having no within-class variation and dropped: the model works in the
-        range of the covariance. This is what makes constant features
-        (MNIST's never-lit pixels) and ``n < p`` work without preprocessing.
-        (scikit-learn's ``tol`` is an absolute threshold on singular values.)
+        Rank tolerance, scikit-learn's (``solver='svd'``) and MASS's
+        meaning: the within-class residuals, each feature scaled by its
+        standard deviation, keep the directions whose singular values (standard
+        deviations) exceed ``tol``; in bayesrule's terms, the eigen-directions
+        of the pooled covariance in its correlation scale with variance at
+        most ``tol**2`` are treated as having no within-class variation and
+        dropped, and the model works in the range of the covariance (a
+        ``UserWarning`` "Variables are collinear" says how many). Features
+        without within-class variance are set aside (no warning): constant
+        features (MNIST's never-lit pixels) and ``n < p`` work without
+        preprocessing. The rule has no units, and keeps as many directions as
+        scikit-learn's ``svd`` solver. The same ``tol`` also drops Fisher
+        directions whose between-class standard deviation is at most ``tol``
+        times the largest, as scikit-learn does.
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default=None
         A scikit-learn covariance estimator fitted on each class's centred rows;
         the pooled covariance is their prior-weighted average (as in
@@ -256,12 +263,12 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
     _loo_rows = staticmethod(lda_rows)
 
     def _input_dtype_names(self) -> tuple[str, ...]:
-        # scikit-learn's solvers differ: 'svd' keeps float32 throughout, the
-        # others only the means and priors
+        # every solver keeps float32 coefficients; 'svd' (scikit-learn's float32
+        # solver throughout) also its projection
+        names = ("means_", "priors_", "coef_", "intercept_")
         if self.solver == "svd":
-            names = ("coef_", "intercept_", "scalings_", "xbar_", "explained_variance_ratio_")
-            return ("means_", "priors_", *names)
-        return ("means_", "priors_")
+            return (*names, "scalings_", "xbar_", "explained_variance_ratio_")
+        return names
 
     def _outputs_in_input_dtype(self) -> bool:
         return bool(self.solver == "svd")
@@ -304,6 +311,15 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
                 tol=self.tol,
                 ddof=ddof,
                 constant_unit_scale=bool(self.bias),
+            )
+        if model.rank < model.n_varying:
+            warnings.warn(
+                f"Variables are collinear: of the {model.n_varying} features that vary "
+                f"within the classes, {model.n_varying - model.rank} direction(s) of the "
+                f"pooled covariance have a standard deviation at most tol={self.tol:g} in its "
+                f"correlation scale and were dropped (rank {model.rank}).",
+                UserWarning,
+                stacklevel=2,
             )
         whiten, c = model.whitening, model.centre
         means = stats.means

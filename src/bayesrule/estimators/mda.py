@@ -74,8 +74,8 @@ from ..stats._common import as_classes, encode, label_repr
 from ..stats._mixture import MixtureStats
 from ..stats._sketch import KeyedRows, KeySketch, row_keys
 from ._base import GenerativeClassifier, as_generator
+from ._cv_stats import _Refused
 from ._priors import PRIORS_CONSTRAINT
-from .rda_cv import _Refused
 
 __all__ = ["MixtureDiscriminantAnalysis"]
 

@@ -42,14 +42,17 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA):
         ``Sigma_k <- (1 - reg_param) Sigma_k + reg_param I``, as scikit-learn.
     store_covariance : bool, default=False
         Store ``covariance_`` (the regularised class covariances).
-    tol : float, default=1e-8
-        Relative, without units: a class covariance (after regularisation) is
-        singular when a feature has no variance in it or when its correlation
-        matrix has an eigenvalue at most ``tol`` times its largest; ``fit``
-        then raises a ValueError naming the class. Rescaling the features does
-        not change the answer. An eigenvalue ratio of 1e-8 is a ratio of 1e-4
-        between principal standard deviations, the scale of scikit-learn's
-        (absolute) ``tol=1e-4``.
+    tol : float, default=1e-4
+        scikit-learn's meaning, on standardised features: a class covariance
+        (after regularisation) is singular when an eigenvalue of its
+        correlation matrix — a variance in the scale where each feature has
+        variance 1 in the class — is at most ``tol``, or when a feature has
+        no variance in it; ``fit`` then raises a ``LinAlgError`` (also a
+        ``ValueError``) naming the class, with scikit-learn's message.
+        scikit-learn compares the covariance's own eigenvalues with ``tol``,
+        in the features' units; bayesrule's test has no units, so rescaling
+        the features does not change the answer, and on features with unit
+        variance in each class the two tests coincide.
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default=None
         Fitted on each class's centred rows instead of the empirical estimate
         (``fit`` only).
@@ -106,7 +109,7 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA):
         priors: ArrayLike | None = None,
         reg_param: float = 0.0,
         store_covariance: bool = False,
-        tol: float = 1.0e-8,
+        tol: float = 1.0e-4,
         covariance_estimator: Any = None,
         bias: bool = False,
         moments: str = "auto",

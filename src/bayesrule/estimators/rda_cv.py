@@ -1,50 +1,65 @@
-"""Choosing RDA's ``alpha`` and ``gamma`` by cross-validation, fast.
+"""Choosing RDA's ``alpha``, ``gamma`` and ``ridge`` by cross-validation, fast.
 
 The folds' statistics are computed in one pass, merged into the total,
 and each training split is the total less its fold (``subtract``), so the
-data are read once. For each split, ``alpha`` and
-class, one eigendecomposition of ``Sigma_k(alpha)`` serves every ``gamma``:
-shrinking towards ``(tr/p) I`` keeps the eigenvectors and maps each
-eigenvalue ``l`` to ``(1 - gamma) l + gamma tr/p``, and the fixed ridge
-``reg_param = r`` (``(1 - r) Sigma + r I``) maps that to ``(1 - r) (...) + r``,
-with the same eigenvectors again. The held-out rows are
-rotated once, and the Mahalanobis distances for all ``gamma`` come from one
-matrix product of the squared rotated rows with the inverse eigenvalues
-(:func:`held_out_terms`). With ``alpha = 0`` every class has the pooled
-covariance: one eigendecomposition and one rotation serve all classes.
-Features with no variance form a diagonal block of their own. The
-(alpha, class) jobs share the cores, each with a single-threaded BLAS.
+data are read once. The search has three stages, each scored from the
+training splits' statistics and one rotation of the held-out rows per
+class (see :mod:`bayesrule.estimators._rda_search`):
+
+1. the grid ``alphas x gammas x ridges``: per split, alpha and class, one
+   eigendecomposition of ``Sigma_k(alpha)`` serves every ``(gamma, ridge)``;
+2. (``refine``) a fine sweep of alpha (steps of 0.02) at the best
+   ``(gamma, ridge)``: per split and class, one generalised
+   eigendecomposition serves every alpha;
+3. (``refine``) the grid of ``(gamma, ridge)`` again at the alpha found.
 
 The model is its hyperparameters and its statistic,
-:class:`CrossValidatedStats`: the statistics of all the data and the grid's
-held-out scores. The choice of ``(alpha, gamma)`` is redone from the scores
-whenever the model is derived (``fit``, ``from_stats``, ``load``). Held-out
-scores are not sums over rows, so the statistic cannot be merged or
-subtracted: ``partial_fit``, ``merge`` and ``forget`` are not available.
+:class:`CrossValidatedStats`: the statistics of all the data and the
+candidates' held-out scores. The choice is redone from the scores whenever
+the model is derived (``fit``, ``from_stats``, ``load``). Held-out scores
+are not sums over rows, so the statistic cannot be merged or subtracted:
+``partial_fit``, ``merge`` and ``forget`` are not available.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import eigh
 from scipy.special import logsumexp
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._parallel import in_parallel
-from ..covariance import shrink
-from ..models.gaussian import blended_covariance, check_own_weight, correlation_singular
-from ..stats import ScatterStats, StatisticsError, encode
+from ..models.gaussian import (
+    SingularCovarianceError,
+    blended_covariance,
+    check_own_weight,
+    mean_pooled_variance,
+)
+from ..stats import ScatterStats, encode
 from ..stats._common import as_classes
+from ._cv_stats import (
+    CrossValidatedStats,
+    _check_finite,
+    _fold_structure,
+    _merge_all,
+    _ranked,
+    _Refused,
+    _Table,
+)
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
+from ._rda_search import (
+    alpha_sweep_terms,
+    held_out_terms,
+    regularised,
+    standardised_min_eigenvalue,
+)
 
 __all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 
@@ -52,128 +67,60 @@ _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-@dataclass(frozen=True)
-class CrossValidatedStats:
-    """The statistic of :class:`RegularizedDiscriminantAnalysisCV`.
-
-    Parameters
-    ----------
-    total : ScatterStats
-        The statistics of all the data (the final model is derived from them).
-    cv_scores : ndarray of shape (len(alphas), len(gammas))
-        Mean held-out score of each pair of the grid (``-inf`` where a class
-        covariance was singular on some split).
-
-    Notes
-    -----
-    Held-out scores depend on every row of every split, not on sums over
-    rows, so two such statistics cannot be merged or subtracted (a
-    ``StatisticsError``); ``from_data`` needs the cross-validation settings,
-    so use ``RegularizedDiscriminantAnalysisCV().statistics(X, y)``.
-    """
-
-    total: ScatterStats
-    cv_scores: NDArray[np.float64]
-
-    @property
-    def classes(self) -> NDArray[Any]:
-        return self.total.classes
-
-    @property
-    def counts(self) -> NDArray[np.int64]:
-        return self.total.counts
-
-    @property
-    def weights(self) -> _F:
-        return self.total.weights
-
-    @property
-    def n_features(self) -> int:
-        return self.total.n_features
-
-    @property
-    def n_classes(self) -> int:
-        return self.total.n_classes
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> CrossValidatedStats:
-        raise StatisticsError(_NOT_STREAMABLE)
-
-    @classmethod
-    def from_data(
-        cls, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None
-    ) -> CrossValidatedStats:
-        raise StatisticsError(
-            "CrossValidatedStats need the cross-validation settings; use "
-            "RegularizedDiscriminantAnalysisCV(...).statistics(X, y)."
-        )
-
-    def merge(self, other: Any) -> CrossValidatedStats:
-        raise StatisticsError(_NOT_STREAMABLE)
-
-    def subtract(self, other: Any) -> CrossValidatedStats:
-        raise StatisticsError(_NOT_STREAMABLE)
-
-    def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
-        return (
-            isinstance(other, CrossValidatedStats)
-            and self.cv_scores.shape == other.cv_scores.shape
-            and self.total.allclose(other.total, rtol, atol)
-            and bool(np.allclose(self.cv_scores, other.cv_scores, rtol=rtol, atol=atol))
-        )
-
-
-_NOT_STREAMABLE = (
-    "cross-validation scores cannot be merged or subtracted (each held-out score "
-    "depends on every row of its training split); fit RegularizedDiscriminantAnalysisCV "
-    "on all the data, or use RegularizedDiscriminantAnalysis with the chosen alpha_ and "
-    "gamma_ to stream"
-)
-
-
-class _Refused:
-    """A method of the base that this estimator does not have.
-
-    ``hasattr`` is False (so scikit-learn and duck typing see no such
-    method), and using it raises an AttributeError that says why.
-    """
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        who = owner.__name__ if owner is not None else type(obj).__name__
-        raise AttributeError(f"{who} has no {self.name}: {self.reason}.")
-
-
 class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
-    r"""Regularized discriminant analysis with ``alpha`` and ``gamma`` chosen by cross-validation.
+    r"""Regularized discriminant analysis with its regularisation chosen by cross-validation.
 
-    Every pair of the grid ``alphas x gammas`` is scored on the splits of
-    ``cv``; the best pair (ties go to the more regularised one: smaller alpha,
-    larger gamma) is stored in ``alpha_`` and ``gamma_`` and the final model
-    is derived from the statistics of all the data — no second pass.
+    The candidates are the covariances of
+    :class:`RegularizedDiscriminantAnalysis`: Friedman's blend ``alpha`` of
+    the class's own and the pooled covariance, his shrinkage ``gamma``
+    towards each class's own scale ``(tr/p) I``, and a ``ridge`` common to
+    every class towards ``t I``, ``t`` the average within-class variance
+    (scikit-learn QDA's ``reg_param`` measured in the data's scale, not in
+    the features' units). Every candidate is scored on the splits of ``cv``;
+    the best (ties go to the more regularised one: smaller alpha, larger
+    ridge, larger gamma) is stored in ``alpha_``, ``gamma_`` and ``ridge_``,
+    and the final model is derived from the statistics of all the data — no
+    second pass.
+
+    The search: the grid ``alphas x gammas x ridges``; then, with
+    ``refine=True``, alpha on a grid of step 0.02 at the best ``(gamma,
+    ridge)`` (one generalised eigendecomposition per split and class serves
+    them all), and the ``(gamma, ridge)`` grid again at the alpha found. The
+    defaults contain LDA (alpha 0), QDA (alpha 1), scikit-learn's
+    ``QuadraticDiscriminantAnalysis(reg_param=...)`` up to the unit (alpha 1,
+    a ridge) and Friedman's RDA.
 
     Parameters
     ----------
-    alphas : sequence of float in [0, 1], default=(0, 0.25, 0.5, 0.75, 1)
-    gammas : sequence of float in [0, 1], default=(0, 0.01, 0.05, 0.1, 0.2, 0.5)
+    alphas : sequence of float in [0, 1], default=(0, 1)
+        The grid's alphas: LDA's pooled and QDA's own covariances by default;
+        ``refine`` looks between them. Each alpha other than 0 costs one
+        eigendecomposition per split and class.
+    gammas : sequence of float in [0, 1], default=(0, 0.05, 0.2, 0.5)
+    ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
+        ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
+        ``t = tr(Sigma_pooled)/p`` of the training split (of all the data for
+        the final model). Like ``gamma`` it is relative to the data's scale:
+        changing the unit of every feature together changes nothing.
+    refine : bool, default=True
+        Refine alpha (and then gamma and ridge) around the grid's best, as
+        described above. False scores the grid only.
     reg_param : float in [0, 1], default=0.0
-        Fixed, not searched: every pair's covariances get the ridge
-        ``(1 - reg_param) Sigma + reg_param I`` after the shrinkage, as in
-        :class:`RegularizedDiscriminantAnalysis` (scikit-learn QDA's meaning).
-    cv : int, splitter or iterable of (train, test) index arrays, default=5
-        As scikit-learn's ``cv``: an int is that many stratified, shuffled
-        folds (at most the size of the smallest class); an object with a
-        ``split(X, y)`` method (``KFold``, ``ShuffleSplit``, ...) or an
-        iterable of ``(train, test)`` pairs of row indices is used as given.
-        Disjoint test sets whose training sets are the other rows (k-fold)
-        reuse the folds' statistics; other splits compute each training
-        split's statistics.
+        Fixed, not searched: every candidate's covariances get the ridge
+        ``(1 - reg_param) Sigma + reg_param I`` in the features' units, last,
+        as in :class:`RegularizedDiscriminantAnalysis` (scikit-learn QDA's
+        meaning).
+    cv : int, splitter, iterable of (train, test) index arrays, or None, default=5
+        As scikit-learn's ``cv``: an int ``>= 2`` is that many stratified,
+        shuffled folds (at most the size of the smallest class), None is 5;
+        an object with a ``split(X, y)`` method (``KFold``, ``ShuffleSplit``,
+        ...) or an iterable of ``(train, test)`` pairs of row indices is used
+        as given. Disjoint test sets whose training sets are the other rows
+        (k-fold) reuse the folds' statistics; other splits compute each
+        training split's statistics. A model file keeps an int as it is; a
+        splitter or a list of splits is kept only as a description
+        (``stats_.cv``, its ``repr``) and loads as ``cv=None``: the fitted
+        model does not need it.
     scoring : {'accuracy', 'log_likelihood'}, default='accuracy'
         Held-out accuracy, or mean held-out log posterior of the true class
         (both weighted by ``sample_weight``).
@@ -184,13 +131,15 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
 
     Attributes
     ----------
-    alpha_, gamma_ : float
+    alpha_, gamma_, ridge_ : float
         The chosen values.
-    cv_scores_ : ndarray of shape (len(alphas), len(gammas))
-        Mean held-out score of each pair (``-inf`` where a covariance was singular).
+    cv_points_ : ndarray of shape (n_candidates, 3)
+        The ``(alpha, gamma, ridge)`` of every candidate scored.
+    cv_scores_ : ndarray of shape (n_candidates,)
+        Mean held-out score of each (``-inf`` where a covariance was singular).
     stats_ : CrossValidatedStats
-        The statistics of all the data and ``cv_scores_``: the model file
-        stores them, and ``from_stats`` redoes the choice from the scores.
+        The statistics of all the data and the candidates' scores: the model
+        file stores them, and ``from_stats`` redoes the choice from the scores.
 
     Notes
     -----
@@ -207,12 +156,14 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         **_CLASS_GAUSSIAN_PARAMS,
         "alphas": ["array-like"],
         "gammas": ["array-like"],
+        "ridges": ["array-like"],
+        "refine": ["boolean"],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
-        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable, None],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
         "random_state": ["random_state"],
     }
-    _remedy = "add gammas > 0 or set reg_param > 0"
+    _remedy = "add gammas > 0 or ridges > 0, or set reg_param > 0"
 
     partial_fit = _Refused("cross-validation needs all the data at once")
     merge = _Refused("cross-validation scores cannot be merged")
@@ -221,19 +172,23 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     def __init__(
         self,
         *,
-        alphas: ArrayLike = (0.0, 0.25, 0.5, 0.75, 1.0),
-        gammas: ArrayLike = (0.0, 0.01, 0.05, 0.1, 0.2, 0.5),
+        alphas: ArrayLike = (0.0, 1.0),
+        gammas: ArrayLike = (0.0, 0.05, 0.2, 0.5),
+        ridges: ArrayLike = (0.0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85),
+        refine: bool = True,
         reg_param: float = 0.0,
         cv: Any = 5,
         scoring: str = "accuracy",
         random_state: Any = 0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
-        tol: float = 1.0e-8,
+        tol: float = 1.0e-4,
         bias: bool = False,
     ) -> None:
         self.alphas = alphas
         self.gammas = gammas
+        self.ridges = ridges
+        self.refine = refine
         self.reg_param = reg_param
         self.cv = cv
         self.scoring = scoring
@@ -244,9 +199,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         self.bias = bias
 
     # ------------------------------------------------------------ parameters
-    def _grid(self) -> tuple[_F, _F]:
+    def _grid(self) -> tuple[_F, _F, _F]:
         out = []
-        for name in ("alphas", "gammas"):
+        for name in ("alphas", "gammas", "ridges"):
             try:
                 g = np.asarray(getattr(self, name), dtype=float).ravel()
             except (TypeError, ValueError):
@@ -256,18 +211,44 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     f"{name} must be a non-empty list of numbers in [0, 1]; "
                     f"got {getattr(self, name)!r}."
                 )
-            out.append(g)
-        return out[0], out[1]
+            out.append(np.unique(g))
+        return out[0], out[1], out[2]
+
+    def _file_params(self) -> dict[str, Any]:
+        """The parameters a model file keeps: ``cv`` as an int or None (see ``cv``)."""
+        params = self.get_params(deep=False)
+        cv = params["cv"]
+        if not (cv is None or (isinstance(cv, Integral) and not isinstance(cv, bool))):
+            params["cv"] = None
+        return params
+
+    def _check_cv(self) -> Any:
+        """``cv`` as scikit-learn reads it, or a ValueError saying what is accepted."""
+        cv = 5 if self.cv is None else self.cv
+        expected = (
+            "cv must be an int >= 2 (that many stratified folds), None (5 folds), a "
+            "cross-validation splitter (an object with a split(X, y) method, such as "
+            "StratifiedKFold) or an iterable of (train, test) index arrays"
+        )
+        if isinstance(cv, (bool, np.bool_)) or isinstance(cv, (str, bytes)):
+            raise ValueError(f"{expected}; got {cv!r}.")
+        if isinstance(cv, Integral):
+            if int(cv) < 2:
+                raise ValueError(f"{expected}; got {cv!r}.")
+            return int(cv)
+        if isinstance(cv, Real) or not (hasattr(cv, "split") or isinstance(cv, Iterable)):
+            raise ValueError(f"{expected}; got {cv!r} ({type(cv).__name__}).")
+        return cv
 
     def _splits(
         self, Xv: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]
     ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
         """The (train, test) row indices of every split, checked."""
         n = Xv.shape[0]
-        cv = self.cv
-        if isinstance(cv, Integral):
+        cv = self._check_cv()
+        if isinstance(cv, int):
             smallest = int(np.bincount(encode(y, classes), minlength=classes.size).min())
-            n_splits = min(int(cv), smallest)
+            n_splits = min(cv, smallest)
             if n_splits < 2:
                 raise ValueError(
                     f"cv={cv} needs at least 2 samples of every class; the smallest class "
@@ -313,7 +294,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
     ) -> tuple[Any, Any]:
         """Validate like every estimator, then cross-validate: ``CrossValidatedStats``."""
-        alphas, gammas = self._grid()
+        alphas, gammas, ridges = self._grid()
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
         c = as_classes(y_arr if classes is None else classes)
         if c.size < self._min_classes:
@@ -342,22 +323,74 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 "every sample weight is zero: no sample has positive weight, nothing can be fitted."
             )
         yi = encode(y_arr, c)
-        scores = np.zeros((alphas.size, gammas.size))
-        for i, (train_idx, test) in enumerate(splits):
-            if parts is not None:
-                # the other folds and the rows never held out: all the data less fold i
-                train = total.subtract(stats[i])
-            else:
-                train = ScatterStats.from_data(
-                    Xv[train_idx], y_arr[train_idx], w[train_idx], classes=c
-                )
+        for i, (_, test) in enumerate(splits):
             if not np.any(w[test] > 0):
                 raise ValueError(f"split {i}: every held-out sample has weight zero.")
-            scores += self._split_scores(train, Xv[test], yi[test], w[test], priors, alphas, gammas)
-        scores /= len(splits)
-        return CrossValidatedStats(total=total, cv_scores=scores), self._schema(X, Xv.shape[1])
 
-    def _split_scores(
+        def folds() -> Any:
+            for i, (train_idx, test) in enumerate(splits):
+                if parts is not None:
+                    # the other folds and the rows never held out: all the data less fold i
+                    train = total.subtract(stats[i])
+                else:
+                    train = ScatterStats.from_data(
+                        Xv[train_idx], y_arr[train_idx], w[train_idx], classes=c
+                    )
+                yield train, Xv[test], yi[test], w[test]
+
+        def grid_scores(a: _F) -> _F:
+            out = np.zeros((a.size, gammas.size * ridges.size))
+            for train, Xt, yt, wt in folds():
+                out += self._grid_scores(train, Xt, yt, wt, priors, a, gammas, ridges)
+            return out / len(splits)
+
+        table = _Table()
+        table.add_grid(alphas, gammas, ridges, grid_scores(alphas))
+        if self.refine:
+            _, g0, r0 = table.best()
+            sweep = np.setdiff1d(np.round(np.linspace(0.0, 1.0, 51), 12), alphas)
+            if sweep.size:
+                scores = np.zeros(sweep.size)
+                for train, Xt, yt, wt in folds():
+                    scores += self._sweep_scores(train, Xt, yt, wt, priors, sweep, g0, r0)
+                table.add(
+                    np.column_stack([sweep, np.full_like(sweep, g0), np.full_like(sweep, r0)]),
+                    scores / len(splits),
+                )
+            a1 = table.best()[0]
+            if a1 not in alphas:
+                table.add_grid(np.array([a1]), gammas, ridges, grid_scores(np.array([a1])))
+        points, scores = table.arrays()
+        cv_text = repr(self.cv)
+        if len(cv_text) > 500:
+            cv_text = cv_text[:497] + "..."
+        out = CrossValidatedStats(total=total, cv_points=points, cv_scores=scores, cv=cv_text)
+        return out, self._schema(X, Xv.shape[1])
+
+    def _held_out_setup(
+        self, train: ScatterStats, X: _F, priors: _F | None
+    ) -> tuple[_F, NDArray[np.intp], _F, _F]:
+        """Log priors, the classes with data, ``X`` centred at the training mean, and that mean."""
+        if priors is None:
+            priors = train.weights / train.weights.sum()
+        with np.errstate(divide="ignore"):
+            log_priors = np.log(priors)
+        present = np.flatnonzero(train.weights > 0)
+        centre = train.weights[present] @ train.means[present] / train.weights[present].sum()
+        return log_priors, present, X - centre, centre
+
+    def _score(self, jll: _F, ok: NDArray[np.bool_], yi: NDArray[np.intp], w: _F) -> _F:
+        """Held-out score of each candidate from ``jll`` of shape (n, K, C)."""
+        if self.scoring == "accuracy":
+            correct = np.argmax(jll, axis=1) == yi[:, None]
+            score = (w @ correct) / w.sum()
+        else:
+            with np.errstate(invalid="ignore"):
+                post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
+            score = (w @ post) / w.sum()
+        return np.where(ok, score, -np.inf)
+
+    def _grid_scores(
         self,
         train: ScatterStats,
         X: _F,
@@ -366,36 +399,32 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         priors: _F | None,
         alphas: _F,
         gammas: _F,
+        ridges: _F,
     ) -> _F:
-        """Held-out score of every (alpha, gamma), shape (len(alphas), len(gammas)).
+        """Held-out score of every (alpha, gamma, ridge), shape (len(alphas), G * R).
 
         One job per (alpha, class) — one per alpha when ``alpha == 0``, where
         every class has the pooled covariance — each an eigendecomposition
-        serving every gamma (:func:`held_out_terms`); the jobs share the
-        cores, each with a single-threaded BLAS.
+        serving every ``(gamma, ridge)`` (:func:`held_out_terms`); the jobs
+        share the cores, each with a single-threaded BLAS.
         """
-        if priors is None:
-            priors = train.weights / train.weights.sum()
-        with np.errstate(divide="ignore"):
-            log_priors = np.log(priors)
+        log_priors, present, Xc, centre = self._held_out_setup(train, X, priors)
         K, p = train.n_classes, train.n_features
-        present = np.flatnonzero(train.weights > 0)
         tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
+        C = gammas.size * ridges.size
         usable = []
         for a_i, alpha in enumerate(alphas):
             try:  # the errors of class_covariances: this alpha is scored -inf
                 for k in present:
                     check_own_weight(train, int(k), ddof, float(alpha))
-                if alpha < 1.0:
-                    train.pooled_covariance(ddof)
+                t = mean_pooled_variance(train, ddof)
             except ValueError:
                 continue
             usable.append(a_i)
+        out = np.full((alphas.size, C), -np.inf)
+        if not usable:
+            return out
         pooled = train.pooled_covariance(ddof) if any(alphas[usable] < 1.0) else None
-        # centred once at the training mean: the shared (alpha = 0) rotation
-        # then subtracts rotated class means of moderate size
-        centre = train.weights[present] @ train.means[present] / train.weights[present].sum()
-        Xc = X - centre
         jobs = [
             (a_i, ks)
             for a_i in usable
@@ -407,32 +436,67 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             cov = blended_covariance(
                 train, int(ks[0]), ddof=ddof, alpha=float(alphas[a_i]), pooled=pooled
             )
-            if not np.all(np.isfinite(cov)):
-                raise ValueError(
-                    "a class covariance matrix of a training split is not finite: X holds "
-                    "values so large that their squares overflow float64; rescale X."
-                )
-            return held_out_terms(cov, train.means[ks] - centre, Xc, gammas, tol, reg)
+            _check_finite(cov)
+            return held_out_terms(cov, train.means[ks] - centre, Xc, gammas, tol, reg, ridges, t)
 
-        work = float(X.shape[0]) * p * p * len(jobs)
-        results = in_parallel(job, jobs, work)
-        out = np.full((alphas.size, gammas.size), -np.inf)
+        results = in_parallel(job, jobs, float(X.shape[0]) * p * p * len(jobs))
         for a_i in usable:
-            jll = np.full((X.shape[0], K, gammas.size), -np.inf)
-            ok = np.ones(gammas.size, dtype=bool)
+            jll = np.full((X.shape[0], K, C), -np.inf)
+            ok = np.ones(C, dtype=bool)
             for (b_i, ks), (maha, logdet, good) in zip(jobs, results, strict=True):
                 if b_i == a_i:
                     ok &= good
                     jll[:, ks, :] = log_priors[ks, None] - 0.5 * (maha + logdet + p * _LOG_2PI)
-            if self.scoring == "accuracy":
-                correct = np.argmax(jll, axis=1) == yi[:, None]
-                score = (w @ correct) / w.sum()
-            else:
-                with np.errstate(invalid="ignore"):
-                    post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
-                score = (w @ post) / w.sum()
-            out[a_i] = np.where(ok, score, -np.inf)
+            out[a_i] = self._score(jll, ok, yi, w)
         return out
+
+    def _sweep_scores(
+        self,
+        train: ScatterStats,
+        X: _F,
+        yi: NDArray[np.intp],
+        w: _F,
+        priors: _F | None,
+        alphas: _F,
+        gamma: float,
+        ridge: float,
+    ) -> _F:
+        """Held-out score of every alpha at one ``(gamma, ridge)``, shape (len(alphas),).
+
+        One generalised eigendecomposition per class (:func:`alpha_sweep_terms`).
+        """
+        log_priors, present, Xc, centre = self._held_out_setup(train, X, priors)
+        K, p = train.n_classes, train.n_features
+        tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
+        out = np.full(alphas.size, -np.inf)
+        try:
+            for k in present:
+                check_own_weight(train, int(k), ddof, 1.0)
+            t = mean_pooled_variance(train, ddof)
+            pooled = train.pooled_covariance(ddof)
+        except ValueError:
+            return out
+        _check_finite(pooled)
+        B = regularised(pooled, gamma, ridge, t, reg)
+        b_min = standardised_min_eigenvalue(B)
+        if not b_min > 0:
+            return out
+
+        def job(k: int) -> tuple[_F, _F, NDArray[np.bool_]]:
+            own = blended_covariance(train, k, ddof=ddof, alpha=1.0, pooled=None)
+            _check_finite(own)
+            A = regularised(own, gamma, ridge, t, reg)
+            means = train.means[[k]] - centre
+            return alpha_sweep_terms(A, B, b_min, means, Xc, alphas, tol)
+
+        ks = [int(k) for k in present]
+        results = in_parallel(job, ks, float(X.shape[0]) * p * p * len(ks))
+        jll = np.full((X.shape[0], K, alphas.size), -np.inf)
+        ok = np.ones(alphas.size, dtype=bool)
+        for k, (maha, logdet, good) in zip(ks, results, strict=True):
+            ok &= good
+            jll[:, k, :] = log_priors[k] - 0.5 * (maha[:, 0, :] + logdet + p * _LOG_2PI)
+        return self._score(jll, ok, yi, w)
 
     # ------------------------------------------------------------ derivation
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
@@ -440,164 +504,40 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             raise ValueError(
                 f"{type(self).__name__} is derived from CrossValidatedStats (the statistics "
                 f"and the held-out scores of its fit), not from {type(stats).__name__}; use "
-                "RegularizedDiscriminantAnalysis.from_stats with a chosen alpha and gamma."
+                "RegularizedDiscriminantAnalysis.from_stats with a chosen alpha, gamma and ridge."
             )
-        alphas, gammas = self._grid()
+        self._grid()  # the parameters are checked at every derivation
+        points = np.asarray(stats.cv_points, dtype=float)
         scores = np.asarray(stats.cv_scores, dtype=float)
-        if scores.shape != (alphas.size, gammas.size):
+        if points.ndim != 2 or points.shape[1] != 3 or scores.shape != (points.shape[0],):
             raise ValueError(
-                f"cv_scores has shape {scores.shape}, but the grid alphas x gammas has shape "
-                f"{(alphas.size, gammas.size)}."
+                f"cv_points must have shape (n, 3) and cv_scores (n,); got {points.shape} "
+                f"and {scores.shape}."
             )
-        alpha, gamma = _choose(scores, alphas, gammas)
-        attrs = self._family_attrs(
-            stats.total, alpha=alpha, shrinkage=gamma, reg_param=float(self.reg_param)
-        )
-        attrs.update(alpha_=alpha, gamma_=gamma, cv_scores_=scores.copy())
-        return attrs
-
-
-def _choose(scores: _F, alphas: _F, gammas: _F) -> tuple[float, float]:
-    """The best pair; ties go to the more regularised one (smaller alpha, then larger gamma)."""
-    if not np.any(np.isfinite(scores)):
-        raise ValueError(
-            "every (alpha, gamma) pair gave a singular class covariance on some split; "
-            "add gammas > 0 or set reg_param > 0."
-        )
-    best = np.nanmax(np.where(np.isfinite(scores), scores, -np.inf))
-    pairs = [np.unravel_index(f, scores.shape) for f in np.flatnonzero(scores == best)]
-    ia, ig = min(pairs, key=lambda ij: (alphas[ij[0]], -gammas[ij[1]]))
-    return float(alphas[ia]), float(gammas[ig])
-
-
-def _fold_structure(
-    splits: list[tuple[NDArray[np.intp], NDArray[np.intp]]], n: int
-) -> tuple[list[NDArray[np.intp]] | None, NDArray[np.intp]]:
-    """For k-fold-like splits, the test folds and the rows in no test fold.
-
-    When the test sets are disjoint and each training set is exactly the
-    other rows, each training split is the merge of the other folds (and of
-    the rows that are never held out). Otherwise ``(None, [])``.
-    """
-    owner = np.full(n, -1)
-    for i, (_, test) in enumerate(splits):
-        if np.any(owner[test] >= 0) or np.unique(test).size != test.size:
-            return None, np.empty(0, dtype=np.intp)
-        owner[test] = i
-    for i, (train, _) in enumerate(splits):
-        expected = np.flatnonzero(owner != i)
-        if train.size != expected.size or not np.array_equal(np.sort(train), expected):
-            return None, np.empty(0, dtype=np.intp)
-    return [test for _, test in splits], np.flatnonzero(owner < 0)
-
-
-def _merge_all(parts: list[ScatterStats]) -> ScatterStats:
-    total = parts[0]
-    for part in parts[1:]:
-        total = total.merge(part)
-    return total
-
-
-def held_out_terms(
-    cov: _F, means: _F, X: _F, gammas: _F, tol: float, reg_param: float = 0.0
-) -> tuple[_F, _F, NDArray[np.bool_]]:
-    r"""Mahalanobis distances and log determinants of ``cov`` shrunk by every gamma.
-
-    ``Sigma(gamma) = (1 - r) ((1 - gamma) Sigma + gamma (tr(Sigma)/p) I) + r I``
-    (``r = reg_param``) has the eigenvectors of ``Sigma`` and the eigenvalues
-    ``(1 - r) ((1 - gamma) l + gamma tr/p) + r``: one eigendecomposition and
-    one rotation of the rows serve every gamma, exactly (Friedman's formula
-    and the ridge, no approximation). Features with no variance in ``Sigma``
-    (a zero row and column, such as pixels that are 0 in every training row)
-    form their own block, ``(1 - r) gamma tr/p + r`` on the diagonal, so the
-    eigendecomposition and the rotation see only the others.
-
-    Parameters
-    ----------
-    cov : ndarray of shape (p, p)
-        ``Sigma``, before the shrinkage.
-    means : ndarray of shape (m, p)
-        The means the distances are measured to (all sharing ``cov``).
-    X : ndarray of shape (n, p)
-    gammas : ndarray of shape (G,)
-    tol : float
-        As in :func:`bayesrule.models.gaussian.correlation_singular`.
-    reg_param : float in [0, 1], default=0.0
-        The ridge applied after the shrinkage.
-
-    Returns
-    -------
-    maha : ndarray of shape (n, m, G)
-        Squared distance of each row to each mean under each ``Sigma(gamma)``.
-    logdet : ndarray of shape (G,)
-    ok : ndarray of shape (G,), bool
-        False where ``Sigma(gamma)`` is singular by the test of
-        ``GaussianFamily.from_stats`` (its distances are then meaningless).
-    """
-    p = cov.shape[0]
-    t = float(np.trace(cov)) / p
-    dead = np.diag(cov) == 0.0
-    if dead.any() and np.any(cov[dead]):  # rounding left a row that is not zero: no block
-        dead[:] = False
-    live = np.flatnonzero(~dead)
-    lam, V = eigh(cov[np.ix_(live, live)], driver="evd")
-    r = float(reg_param)
-    eig = (1.0 - gammas)[None, :] * lam[:, None] + gammas[None, :] * t  # (p_live, G)
-    eig_dead = gammas * t  # (G,): the dead block's eigenvalue, |dead| times
-    if r:
-        eig = (1.0 - r) * eig + r
-        eig_dead = (1.0 - r) * eig_dead + r
-    n_dead = int(dead.sum())
-    low = eig.min(axis=0) if live.size else np.full(gammas.size, np.inf)
-    if n_dead:
-        low = np.minimum(low, eig_dead)
-    ok = (low > 0) & _regular(cov, t, gammas, tol, np.maximum(low, 0.0), r)
-    safe = np.where(eig > 0, eig, np.inf)
-    inv_dead = np.where(eig_dead > 0, 1.0 / np.where(eig_dead > 0, eig_dead, 1.0), 0.0)
-    logdet = np.sum(np.log(np.where(eig > 0, eig, 1.0)), axis=0)
-    logdet += n_dead * np.log(np.where(eig_dead > 0, eig_dead, 1.0))
-    Z0 = X[:, live] @ V
-    out = np.empty((X.shape[0], means.shape[0], gammas.size))
-    for j, m in enumerate(means):
-        Z = Z0 - m[live] @ V
-        out[:, j, :] = (Z * Z) @ (1.0 / safe)
-        if n_dead:
-            R = X[:, dead] - m[dead]
-            out[:, j, :] += np.einsum("ij,ij->i", R, R)[:, None] * inv_dead[None, :]
-    return out, logdet, ok
-
-
-def _regular(
-    cov: _F, t: float, gammas: _F, tol: float, lower: _F, reg_param: float = 0.0
-) -> NDArray[np.bool_]:
-    """``not correlation_singular(ridge(shrink(cov, gamma)), tol, lower=...)`` for every gamma.
-
-    ``ridge(S) = (1 - r) S + r I`` with ``r = reg_param``, as in
-    ``GaussianFamily.from_stats``. Gershgorin's bound on the correlation
-    matrix of each such covariance, ``1 + (1 - r)(1 - gamma) sum_j!=i
-    |cov_ij| / (s_i s_j)``, is computed for all gammas at once from
-    ``|cov|``; only a gamma whose regularity it does not prove pays for
-    :func:`correlation_singular`'s eigenvalues. ``lower`` bounds the
-    eigenvalues of the ridged covariances.
-    """
-    r = float(reg_param)
-    p = cov.shape[0]
-    d = np.diag(cov)
-    R = np.abs(cov)
-    R[np.diag_indices_from(R)] = 0.0
-    ok = np.zeros(gammas.size, dtype=bool)
-    for g_i, gamma in enumerate(gammas.tolist()):
-        var = (1.0 - r) * ((1.0 - gamma) * d + gamma * t) + r
-        if var.min() <= 0:
-            continue
-        inv_s = 1.0 / np.sqrt(var)
-        rows = 1.0 + (1.0 - r) * (1.0 - gamma) * (R @ inv_s) * inv_s
-        if lower[g_i] > 0 and lower[g_i] / float(var.max()) > tol * float(rows.max()):
-            ok[g_i] = True
-        else:
-            S = shrink(cov, gamma)
-            if r:  # as GaussianFamily.from_stats
-                S *= 1.0 - r
-                S[np.arange(p), np.arange(p)] += r
-            ok[g_i] = not correlation_singular(S, tol, lower=0.0)[0]
-    return ok
+        if not np.all((points >= 0) & (points <= 1)):
+            raise ValueError("cv_points must hold (alpha, gamma, ridge) values in [0, 1].")
+        last: SingularCovarianceError | None = None
+        for alpha, gamma, ridge in _ranked(points, scores):
+            try:
+                attrs = self._family_attrs(
+                    stats.total,
+                    alpha=alpha,
+                    shrinkage=gamma,
+                    ridge=ridge,
+                    reg_param=float(self.reg_param),
+                )
+            except SingularCovarianceError as exc:
+                # regular on every training split, singular on all the data
+                # (rounding at the edge of tol): the next best candidate
+                last = exc
+                continue
+            attrs.update(
+                alpha_=alpha,
+                gamma_=gamma,
+                ridge_=ridge,
+                cv_points_=points.copy(),
+                cv_scores_=scores.copy(),
+            )
+            return attrs
+        assert last is not None
+        raise last

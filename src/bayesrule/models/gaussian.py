@@ -37,6 +37,7 @@ __all__ = [
     "SingularCovarianceError",
     "blended_covariance",
     "correlation_singular",
+    "mean_pooled_variance",
     "stacked_log_prob",
 ]
 
@@ -273,34 +274,48 @@ def correlation_singular(cov: _F, tol: float, *, lower: float = 0.0) -> tuple[bo
 
     ``cov`` is singular when a feature has no variance, or when the smallest
     eigenvalue of its correlation matrix ``C = D^-1/2 cov D^-1/2`` (``D`` the
-    variances) is at most ``tol`` times the largest. Rescaling the features
-    leaves ``C``, and so the answer, unchanged: ``tol`` has no units.
+    variances) is at most ``tol``: scikit-learn QDA's test (eigenvalues of
+    the covariance, variances, at most ``tol``) made on standardised
+    features. Rescaling the features leaves ``C``, and so the answer,
+    unchanged: ``tol`` has no units.
 
     ``lower`` is a known lower bound on the eigenvalues of ``cov`` itself
     (from ``reg_param`` or shrinkage). When it proves ``cov`` regular — with
-    ``lmin(C) >= lower / max(D)`` and Gershgorin's ``lmax(C) <= max_i sum_j
-    |C_ij|`` — the eigenvalues of ``C`` are not computed.
+    ``lmin(C) >= lower / max(D)`` — the eigenvalues of ``C`` are not computed.
 
     Returns
     -------
     singular : bool
     reason : str
-        For a singular ``cov``, the eigenvalues (or feature) that make it so.
+        For a singular ``cov``, the eigenvalue (or feature) that makes it so.
     """
     var = np.diag(cov)
     if var.min() <= 0:
         return True, f"feature {int(np.argmin(var))} has no variance"
+    if lower > 0 and lower / float(var.max()) > tol:
+        return False, ""
     s = np.sqrt(var)
-    C = cov / np.outer(s, s)
-    if lower > 0 and lower / float(var.max()) > tol * float(np.abs(C).sum(axis=1).max()):
+    lam = eigvalsh(cov / np.outer(s, s), driver="evd")
+    if lam[0] > tol:
         return False, ""
-    lam = eigvalsh(C, driver="evd")
-    if lam[0] > tol * lam[-1]:
-        return False, ""
-    return True, (
-        f"its correlation matrix has smallest eigenvalue {lam[0]:.3g} <= "
-        f"tol={tol:g} x largest {lam[-1]:.3g}"
-    )
+    return True, f"its correlation matrix has smallest eigenvalue {lam[0]:.3g} <= tol={tol:g}"
+
+
+def mean_pooled_variance(stats: Any, ddof: float) -> float:
+    """``tr(Sigma_pooled) / p``, the average within-class variance: the scale of ``ridge``.
+
+    From the traces of the class scatters, without forming the pooled matrix;
+    the divisor is :meth:`~bayesrule.stats.ScatterStats.pooled_covariance`'s.
+    """
+    present = stats.weights > 0
+    denom = float(stats.weights.sum()) - ddof * int(np.count_nonzero(present))
+    if denom <= 0:
+        raise ValueError(
+            f"the pooled covariance needs more weight than classes: total weight "
+            f"{float(stats.weights.sum()):g} with {int(np.count_nonzero(present))} classes."
+        )
+    traces = np.einsum("kii->k", stats.scatter[present])
+    return float(traces.sum()) / denom / stats.n_features
 
 
 def check_own_weight(stats: Any, k: int, ddof: float, alpha: float) -> None:
@@ -453,8 +468,9 @@ class GaussianFamily:
         ddof: float = 1.0,
         alpha: float = 1.0,
         shrinkage: Any = None,
+        ridge: float = 0.0,
         reg_param: float = 0.0,
-        tol: float = 1.0e-8,
+        tol: float = 1.0e-4,
         covariances: _F | None = None,
         constant_unit_scale: bool = False,
     ) -> GaussianFamily:
@@ -470,11 +486,14 @@ class GaussianFamily:
            (free of the features' units; with ``constant_unit_scale`` a
            feature constant within the class has 1 in ``diag(Sigma)`` there,
            scikit-learn's model, see :func:`class_covariances`);
-        4. ``(1 - reg_param) Sigma + reg_param I``;
-        5. the result is singular — a ValueError naming the class — when a
+        4. ``ridge``: ``(1 - ridge) Sigma + ridge t I`` with ``t = tr(Sigma_pooled)/p``
+           the average within-class variance (one ridge for every class,
+           relative to the data's scale: see :func:`mean_pooled_variance`);
+        5. ``(1 - reg_param) Sigma + reg_param I`` (in the features' units);
+        6. the result is singular — a ValueError naming the class — when a
            feature has no variance in it, or when its correlation matrix has
-           an eigenvalue at most ``tol`` times its largest (see
-           :func:`correlation_singular`; ``tol`` has no units).
+           an eigenvalue at most ``tol`` (see :func:`correlation_singular`;
+           ``tol`` has no units).
 
         QDA is ``alpha=1``; RDA(alpha, gamma) is ``shrinkage=gamma``.
 
@@ -499,6 +518,12 @@ class GaussianFamily:
             constant_unit_scale=constant_unit_scale,
         )
         p = stats.n_features
+        rho = float(ridge)
+        if rho:
+            t = mean_pooled_variance(stats, ddof)
+            covs *= 1.0 - rho
+            covs[:, np.arange(p), np.arange(p)] += rho * t
+            lower = (1.0 - rho) * lower + rho * t
         # the eigenvalues of (1 - r) Sigma_shrunk + r I are at least (1 - r) lower + r
         r = float(reg_param)
         floors = r + (1.0 - r) * lower
@@ -524,7 +549,7 @@ class GaussianFamily:
             if chol is None:
                 raise SingularCovarianceError(
                     f"{what} is singular ({reason}; {stats.counts[k]} samples, {p} features)",
-                    "regularise it (shrinkage, reg_param or a smaller alpha)",
+                    "regularise it (shrinkage, ridge, reg_param or a smaller alpha)",
                     label=stats.classes[k],
                     n_samples=int(stats.counts[k]),
                 )

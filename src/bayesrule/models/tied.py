@@ -49,12 +49,17 @@ def range_whitening(cov: _F, tol: float) -> _F:
 
     The rank is decided on the correlation matrix ``C = D^-1/2 cov D^-1/2``
     (``D`` the variances), so that it does not depend on the units of the
-    features: eigenvalues of ``C`` at most ``tol`` times the largest are
-    dropped, and so are features without variance. With ``C = U L U'``
-    restricted to the kept directions, ``W = D^-1/2 U L^-1/2``; the matching
-    factor ``A = cov W = D^1/2 U L^1/2`` (``W' A = I``, ``A A' = cov`` on the
-    range) is only needed for densities and sampling and is formed there.
-    Columns are in decreasing order of eigenvalue.
+    features: an eigen-direction of ``C`` is kept when its standard deviation
+    exceeds ``tol`` (its eigenvalue exceeds ``tol**2``), and features without
+    variance are set aside. This is the rule of scikit-learn's ``svd`` solver
+    (singular values of the within-class residuals, each feature scaled by
+    its standard deviation, compared with ``tol``) and of MASS's ``lda``
+    (the same, up to MASS's divisors ``n - 1`` and ``n - K``). With
+    ``C = U L U'`` restricted to the kept directions,
+    ``W = D^-1/2 U L^-1/2``; the matching factor ``A = cov W = D^1/2 U
+    L^1/2`` (``W' A = I``, ``A A' = cov`` on the range) is only needed for
+    densities and sampling and is formed there. Columns are in decreasing
+    order of eigenvalue.
 
     Raises ValueError when ``cov`` is not finite or is zero.
     """
@@ -69,7 +74,7 @@ def range_whitening(cov: _F, tol: float) -> _F:
     s = np.sqrt(var[live])
     C = cov[np.ix_(live, live)] / np.outer(s, s)
     lam, U = np.linalg.eigh(C)
-    keep = np.flatnonzero(lam > tol * lam[-1])[::-1]  # largest first
+    keep = np.flatnonzero(lam > float(tol) ** 2)[::-1]  # largest first
     whiten = np.zeros((cov.shape[0], keep.size))
     whiten[live] = U[:, keep] / (s[:, None] * np.sqrt(lam[keep]))
     return whiten
@@ -207,6 +212,9 @@ class TiedGaussian:
         self._log_norm: float | None = None
         self._log_pdet = 0.0
         self._factor = np.zeros((0, 0))
+        #: features with variance in ``covariance``: ``rank < n_varying`` means
+        #: that directions were dropped for collinearity
+        self.n_varying = int(np.count_nonzero(np.diag(self.covariance) > 0))
 
     # -- construction -----------------------------------------------------------
     @classmethod
@@ -240,8 +248,9 @@ class TiedGaussian:
             ``shrinkage='auto'`` estimate (``ddof=1`` divides the same sum by
             ``W - K``).
         tol : float, default=1e-4
-            Relative rank tolerance in correlation scale (see
-            :func:`range_whitening`): free of the features' units.
+            Rank tolerance on standard deviations in the correlation scale
+            (see :func:`range_whitening`): scikit-learn's and MASS's
+            meaning, free of the features' units.
         ddof : float, default=1.0
             The pooled covariance is ``S_w / (W - ddof * K)``.
         constant_unit_scale : bool, default=False

@@ -1,0 +1,209 @@
+"""RDA-CV's statistic and the bookkeeping of its search.
+
+:class:`CrossValidatedStats` (the statistics of all the data and the
+candidates' held-out scores), the table of candidates scored so far and the
+order in which they are preferred, the k-fold structure of a list of splits,
+and :class:`_Refused`, the descriptor for a method an estimator does not have.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..stats import ScatterStats, StatisticsError
+
+__all__ = ["CrossValidatedStats"]
+
+_F = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class CrossValidatedStats:
+    """The statistic of :class:`RegularizedDiscriminantAnalysisCV`.
+
+    Parameters
+    ----------
+    total : ScatterStats
+        The statistics of all the data (the final model is derived from them).
+    cv_points : ndarray of shape (n_candidates, 3)
+        The ``(alpha, gamma, ridge)`` of every candidate scored.
+    cv_scores : ndarray of shape (n_candidates,)
+        Mean held-out score of each candidate (``-inf`` where a class
+        covariance was singular on some split).
+    cv : str
+        A description of the cross-validation that gave the scores (the
+        ``repr`` of ``cv``; a splitter object is not kept).
+
+    Notes
+    -----
+    Held-out scores depend on every row of every split, not on sums over
+    rows, so two such statistics cannot be merged or subtracted (a
+    ``StatisticsError``); ``from_data`` needs the cross-validation settings,
+    so use ``RegularizedDiscriminantAnalysisCV().statistics(X, y)``.
+    """
+
+    total: ScatterStats
+    cv_points: NDArray[np.float64]
+    cv_scores: NDArray[np.float64]
+    cv: str = ""
+
+    @property
+    def classes(self) -> NDArray[Any]:
+        return self.total.classes
+
+    @property
+    def counts(self) -> NDArray[np.int64]:
+        return self.total.counts
+
+    @property
+    def weights(self) -> _F:
+        return self.total.weights
+
+    @property
+    def n_features(self) -> int:
+        return self.total.n_features
+
+    @property
+    def n_classes(self) -> int:
+        return self.total.n_classes
+
+    @classmethod
+    def empty(cls, classes: ArrayLike, n_features: int) -> CrossValidatedStats:
+        raise StatisticsError(_NOT_STREAMABLE)
+
+    @classmethod
+    def from_data(
+        cls, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None
+    ) -> CrossValidatedStats:
+        raise StatisticsError(
+            "CrossValidatedStats need the cross-validation settings; use "
+            "RegularizedDiscriminantAnalysisCV(...).statistics(X, y)."
+        )
+
+    def merge(self, other: Any) -> CrossValidatedStats:
+        raise StatisticsError(_NOT_STREAMABLE)
+
+    def subtract(self, other: Any) -> CrossValidatedStats:
+        raise StatisticsError(_NOT_STREAMABLE)
+
+    def allclose(self, other: Any, rtol: float = 1e-10, atol: float = 0.0) -> bool:
+        return (
+            isinstance(other, CrossValidatedStats)
+            and self.cv_scores.shape == other.cv_scores.shape
+            and self.cv_points.shape == other.cv_points.shape
+            and self.total.allclose(other.total, rtol, atol)
+            and bool(np.array_equal(self.cv_points, other.cv_points))
+            and bool(np.allclose(self.cv_scores, other.cv_scores, rtol=rtol, atol=atol))
+        )
+
+
+_NOT_STREAMABLE = (
+    "cross-validation scores cannot be merged or subtracted (each held-out score "
+    "depends on every row of its training split); fit RegularizedDiscriminantAnalysisCV "
+    "on all the data, or use RegularizedDiscriminantAnalysis with the chosen alpha_ and "
+    "gamma_ and ridge_ to stream"
+)
+
+
+class _Refused:
+    """A method of the base that this estimator does not have.
+
+    ``hasattr`` is False (so scikit-learn and duck typing see no such
+    method), and using it raises an AttributeError that says why.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        who = owner.__name__ if owner is not None else type(obj).__name__
+        raise AttributeError(f"{who} has no {self.name}: {self.reason}.")
+
+
+def _check_finite(cov: _F) -> None:
+    if not np.all(np.isfinite(cov)):
+        raise ValueError(
+            "a class covariance matrix of a training split is not finite: X holds "
+            "values so large that their squares overflow float64; rescale X."
+        )
+
+
+class _Table:
+    """The candidates scored so far, ``(alpha, gamma, ridge)`` and mean held-out score."""
+
+    def __init__(self) -> None:
+        self.points: list[_F] = []
+        self.scores: list[_F] = []
+
+    def add(self, points: _F, scores: _F) -> None:
+        self.points.append(np.asarray(points, dtype=float).reshape(-1, 3))
+        self.scores.append(np.asarray(scores, dtype=float).ravel())
+
+    def add_grid(self, alphas: _F, gammas: _F, ridges: _F, scores: _F) -> None:
+        """``scores`` of shape (A, G * R), candidate ``i * R + j`` = ``(gammas[i], ridges[j])``."""
+        a, g, r = np.meshgrid(alphas, gammas, ridges, indexing="ij")
+        points = np.column_stack([a.ravel(), g.ravel(), r.ravel()])
+        if self.points:  # a candidate scored before keeps its first score
+            seen = {tuple(row) for row in np.concatenate(self.points).tolist()}
+            new = np.array([tuple(row) not in seen for row in points.tolist()])
+            points, scores = points[new], np.asarray(scores).ravel()[new]
+        self.add(points, scores)
+
+    def arrays(self) -> tuple[_F, _F]:
+        return np.concatenate(self.points), np.concatenate(self.scores)
+
+    def best(self) -> tuple[float, float, float]:
+        return _ranked(*self.arrays())[0]
+
+
+def _ranked(points: _F, scores: _F) -> list[tuple[float, float, float]]:
+    """Candidates with a finite score, best first.
+
+    Ties (scores equal to 1e-12) go to the more regularised candidate:
+    smaller alpha, then larger ridge, then larger gamma.
+    """
+    finite = np.flatnonzero(np.isfinite(scores))
+    if finite.size == 0:
+        raise ValueError(
+            "every (alpha, gamma, ridge) candidate gave a singular class covariance on some "
+            "split; add gammas > 0 or ridges > 0, or set reg_param > 0."
+        )
+    rounded = np.round(scores[finite], 12)
+    order = np.lexsort((-points[finite, 1], -points[finite, 2], points[finite, 0], -rounded))
+    return [tuple(float(v) for v in points[finite[i]]) for i in order]  # type: ignore[misc]
+
+
+def _fold_structure(
+    splits: list[tuple[NDArray[np.intp], NDArray[np.intp]]], n: int
+) -> tuple[list[NDArray[np.intp]] | None, NDArray[np.intp]]:
+    """For k-fold-like splits, the test folds and the rows in no test fold.
+
+    When the test sets are disjoint and each training set is exactly the
+    other rows, each training split is the merge of the other folds (and of
+    the rows that are never held out). Otherwise ``(None, [])``.
+    """
+    owner = np.full(n, -1)
+    for i, (_, test) in enumerate(splits):
+        if np.any(owner[test] >= 0) or np.unique(test).size != test.size:
+            return None, np.empty(0, dtype=np.intp)
+        owner[test] = i
+    for i, (train, _) in enumerate(splits):
+        expected = np.flatnonzero(owner != i)
+        if train.size != expected.size or not np.array_equal(np.sort(train), expected):
+            return None, np.empty(0, dtype=np.intp)
+    return [test for _, test in splits], np.flatnonzero(owner < 0)
+
+
+def _merge_all(parts: list[ScatterStats]) -> ScatterStats:
+    total = parts[0]
+    for part in parts[1:]:
+        total = total.merge(part)
+    return total
