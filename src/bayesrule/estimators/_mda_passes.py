@@ -30,7 +30,7 @@ from ..models.mixture import (
 from ..stats import DiagonalStats, PooledScatterStats
 from ..stats._common import encode
 from ..stats._mixture import MixtureStats
-from ..stats._sketch import KeyedRows, KeySketch, row_keys
+from ..stats._sketch import RowSample, row_keys
 
 _F = NDArray[np.float64]
 _Moments = tuple[_F, _F, _F]
@@ -61,18 +61,12 @@ class _Rows:
         self.X = np.asarray(X, dtype=np.float64)
         self.y = y
         self.w = np.asarray(w, dtype=np.float64)
-        self._keys: NDArray[np.uint64] | None = None
         self._codes: tuple[NDArray[Any], NDArray[np.intp]] | None = None
         self._projected: tuple[Projection, tuple[_F, _F, NDArray[np.intp]]] | None = None
 
     @property
     def n(self) -> int:
         return int(self.X.shape[0])
-
-    def keys(self) -> NDArray[np.uint64]:
-        if self._keys is None:
-            self._keys = row_keys(self.X)
-        return self._keys
 
     def codes(self, classes: NDArray[Any]) -> NDArray[np.intp]:
         if self._codes is None or not np.array_equal(self._codes[0], classes):
@@ -127,62 +121,69 @@ class _Context:
     proj: Projection
 
 
-@dataclass(frozen=True, eq=False)
-class _Surveyed:
-    """The first pass's summary: the moments for the projection and the sample's keys."""
-
-    moments: Any
-    sketch: KeySketch
-
-    def merge(self, other: _Surveyed) -> _Surveyed:
-        return _Surveyed(self.moments.merge(other.moments), self.sketch.merge(other.sketch))
-
-
 class _Survey(_Task):
-    """Pass 1: classes, weights, counts, bounds, projection moments and the sample's keys."""
+    """Pass 1: classes, weights, counts, feature bounds and the projection's moments."""
 
-    def __init__(self, est: Any, classes: Any, size: int, scatter: bool) -> None:
+    def __init__(self, est: Any, classes: Any, scatter: bool) -> None:
         super().__init__(est)
         self.classes = classes
-        self.size = size
         self.scatter = scatter
 
-    def summarise(self, rows: _Rows) -> _Surveyed:
+    def summarise(self, rows: _Rows) -> Any:
         kind = PooledScatterStats if self.scatter else DiagonalStats
-        moments = kind.from_data(rows.X, rows.y, rows.w, classes=self.classes)
-        c = moments.classes
-        sketch = KeySketch.from_keys(rows.keys(), rows.codes(c), rows.w, c, self.size)
-        return _Surveyed(moments, sketch)
+        return kind.from_data(rows.X, rows.y, rows.w, classes=self.classes)
+
+
+def sample_keys(X: _F, proj: Projection) -> NDArray[np.uint64]:
+    """Keys of the rows that do not depend on the features' units, (n,).
+
+    The hash (:func:`~bayesrule.stats._sketch.row_keys`) of each row's
+    features centred and divided by the projection's scale, rounded to
+    float32: a feature times ``a`` gives the same keys (to the rounding of
+    the scale, which the float32 rounding absorbs but for values at a
+    rounding boundary). Rows equal to float32 precision share a key.
+    """
+    out = np.empty(X.shape[0], dtype=np.uint64)
+    scale = np.asarray(proj.scale)
+    for s in range(0, X.shape[0], BLOCK_ROWS):
+        with np.errstate(over="ignore", invalid="ignore"):
+            U = ((X[s : s + BLOCK_ROWS] - proj.centre) / scale).astype(np.float32)
+        out[s : s + BLOCK_ROWS] = row_keys(U)
+    return out
 
 
 class _Gather(_Task):
-    """Pass 2: the projected rows behind the sample's keys."""
+    """Pass 2: per class, the projected rows of the ``size`` smallest keys (a :class:`RowSample`)."""
 
-    def __init__(self, est: Any, classes: NDArray[Any], proj: Projection, sketch: KeySketch):
+    def __init__(self, est: Any, classes: NDArray[Any], proj: Projection, size: int):
         super().__init__(est)
         self.classes = classes
         self.proj = proj
-        self.sketch = sketch
+        self.size = size
 
-    def summarise(self, rows: _Rows) -> KeyedRows:
-        keys = rows.keys()
+    def summarise(self, rows: _Rows) -> RowSample:
+        K = self.classes.size
+        keys = sample_keys(rows.X, self.proj)
         yi = rows.codes(self.classes)
-        take = self.sketch.selects(keys, yi) & (rows.w > 0)
-        return KeyedRows.of(yi[take], keys[take], self.proj.transform(rows.X[take]))
+        at = np.arange(rows.n, dtype=np.float64)[:, None]
+        # the candidates first (row indices as their values), then their projected rows
+        cand = RowSample.of(yi, keys, rows.w, at, K, self.size)
+        take = cand.rows[:, 0].astype(np.intp)
+        Z = self.proj.transform(rows.X[take])
+        return RowSample.of(cand.owner, cand.keys, cand.weights, Z, K, self.size)
 
 
 class _Sample:
     """Each class's sampled rows (projected) with their weights, in the order of their keys."""
 
-    def __init__(self, sketch: KeySketch, found: KeyedRows | None) -> None:
-        self.sketch = sketch
+    def __init__(self, found: RowSample | None) -> None:
         self.found = found
 
     def of_class(self, k: int, d: int) -> tuple[_F, _F]:
-        keys, weights = self.sketch.of_class(k)
-        if keys.size == 0 or self.found is None:
+        if self.found is None:
             return np.zeros((0, d)), np.zeros(0)
-        return self.found.of_class(k, keys), weights
+        Z, w, _ = self.found.of_class(k)
+        return Z, w
 
 
 class _ComponentPass(_Task):

@@ -317,11 +317,10 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
 
         base = clone(self)  # the parameters only: what the tasks carry to the blocks
         declared = None if classes is None else as_classes(classes)
-        size = _sample_size(self._most_components())
-        survey = counted(_Survey(base, declared, size, self.projection is not None))
+        survey = counted(_Survey(base, declared, self.projection is not None))
         if survey is None:
             raise ValueError("X has 0 samples; at least one is required.")
-        moments = survey.moments
+        moments = survey
         c = moments.classes
         if c.size < self._min_classes:
             raise ValueError(
@@ -335,9 +334,8 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             )
         proj = self._projection(moments)
         self._resolve_rank(proj.n_dims)
-        sketch = survey.sketch.aligned(c)
-        found = counted(_Gather(base, c, proj, sketch))
-        sample = _Sample(sketch, found)
+        size = _sample_size(self._most_components())
+        sample = _Sample(counted(_Gather(base, c, proj, size)))
         stats = self._em(counted, _Context(base, c, proj), moments, sample)
         return _replace_passes(stats, passes[0]).with_bounds(moments.lower, moments.upper)
 
@@ -388,23 +386,30 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         return int(min(self.rank, max(d - 1, 0)))
 
     def _projection(self, moments: Any) -> Projection:
-        """The projection, from the survey's class means and pooled within-class scatter."""
+        """The projection, from the survey's class means and pooled within-class scatter.
+
+        'pca' and 'fisher' work in the features divided by their ranges in
+        the training data (rows of positive weight): a feature in grams and
+        the same feature in kilograms give the same projected rows.
+        """
         p = int(moments.n_features)
+        _check_overflow(moments)
         if self.projection is None:
             return Projection(np.zeros(p), np.eye(p), 0.0)
+        scale = feature_scale(moments.lower, moments.upper)
         K = int(moments.n_classes)
         cw = np.asarray(moments.weights, dtype=np.float64)
         W = float(cw.sum())
         centre = (cw @ moments.means) / W
-        cm = moments.means - centre
+        cm = (moments.means - centre) / scale
         between = (cm * cw[:, None]).T @ cm / W
-        within = moments.scatter / W
+        within = moments.scatter / W / np.outer(scale, scale)
         total = within + between
         total = 0.5 * (total + total.T)
         if self.projection == "pca":
             d = min(self.n_dims or 60, p)
             if d >= p:
-                return Projection(np.zeros(p), np.eye(p), 0.0)
+                return Projection(centre, np.eye(p), 0.0, scale)
             vals, vecs = eigh(total, subset_by_index=[p - d, p - 1])
             basis = vecs[:, ::-1]
             captured = float(np.maximum(vals, 0.0).sum())
@@ -422,7 +427,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         basis = basis * np.where(basis[top, np.arange(basis.shape[1])] < 0, -1.0, 1.0)
         rest = max(float(np.trace(total)) - captured, 0.0) / max(p - d, 1)
         floor = 1e-12 * max(float(np.trace(total)) / p, 1e-300)
-        return Projection(centre, np.ascontiguousarray(basis), max(rest, floor))
+        return Projection(centre, np.ascontiguousarray(basis), max(rest, floor), scale)
 
     # ------------------------------------------------------------ components
     def _requested(self, classes: NDArray[Any], rows: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -513,6 +518,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             component_scatter=scatter,
             centre=proj.centre,
             basis=proj.basis,
+            scale=np.asarray(proj.scale),
             residual_var=np.array([proj.residual_var]),
             log_likelihood=np.asarray(ll, dtype=np.float64),
             n_iter=np.array([n_iter], dtype=np.int64),
@@ -556,7 +562,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         self._check_dimension(int(owner.size), int(stats.n_dims))
         moments = (stats.component_weights, stats.component_means, stats.component_scatter)
         comps = self._components(owner, moments, K, rank)
-        proj = Projection(stats.centre, stats.basis, float(stats.residual_var[0]))
+        proj = Projection(stats.centre, stats.basis, float(stats.residual_var[0]), stats.scale)
         _, class_means, _ = class_moments(owner, *moments, K)
         W = float(stats.weights.sum())
         return {
@@ -570,3 +576,26 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             "converged_": bool(stats.converged[0]),
             "lower_bound_": float(stats.log_likelihood.sum()) / W if W > 0 else float("nan"),
         }
+
+
+def feature_scale(lower: ArrayLike, upper: ArrayLike) -> _F:
+    """Each feature's range ``upper - lower``; 1 where it is zero or unknown (a constant feature).
+
+    The range is equivariant (a feature times ``a`` has ``a`` times the
+    range), so features divided by it do not depend on their units; unlike
+    the standard deviation it does not blow up a feature that is almost
+    always one value (an image's border pixel).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
+    return np.where(np.isfinite(r) & (r > 0), r, 1.0)
+
+
+def _check_overflow(moments: Any) -> None:
+    """Refuse data whose squares overflow float64 (the survey's scatter is not finite)."""
+    spread = moments.scatter if hasattr(moments, "scatter") else moments.m2
+    if not (np.all(np.isfinite(moments.means)) and np.all(np.isfinite(spread))):
+        raise ValueError(
+            "the within-class covariance is not finite: X holds values so large that their "
+            "squares overflow float64; rescale X."
+        )
