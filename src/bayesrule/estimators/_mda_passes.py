@@ -176,8 +176,10 @@ class _Gather(_Task):
 class _Sample:
     """Each class's sampled rows (projected) with their weights, in the order of their keys."""
 
-    def __init__(self, found: RowSample | None) -> None:
+    def __init__(self, found: RowSample | None, size: int) -> None:
         self.found = found
+        #: rows kept per class at most: a class with fewer has them all
+        self.size = int(size)
 
     def of_class(self, k: int, d: int) -> tuple[_F, _F]:
         if self.found is None:

@@ -51,7 +51,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._parallel import blas_budget
+from .._parallel import blas_budget, in_parallel
 from ..models.mixture import (
     MixtureFamily,
     Projection,
@@ -72,6 +72,14 @@ from ._mda_passes import (
     _Sample,
     _sample_size,
     _Survey,
+)
+from ._mda_select import (
+    MIN_ROWS,
+    REG_FOR_CHOICE,
+    REG_GRID,
+    Choice,
+    choose_components,
+    choose_reg_covar,
 )
 from .rda_cv import _Refused
 
@@ -215,7 +223,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     _parameter_constraints: dict = {
         "n_components": [
             Interval(Integral, 1, None, closed="left"),
-            StrOptions({"bic"}),
+            StrOptions({"auto", "bic"}),
             list,
             tuple,
             dict,
@@ -223,7 +231,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         ],
         "covariance_type": [StrOptions({"full", "diag", "spherical", "shared", "ppca"})],
         "rank": [Interval(Integral, 0, None, closed="left"), None],
-        "reg_covar": [Interval(Real, 0, None, closed="left")],
+        "reg_covar": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "projection": [StrOptions({"pca", "fisher"}), None],
         "n_dims": [Interval(Integral, 1, None, closed="left"), None],
         "max_components": [Interval(Integral, 1, None, closed="left")],
@@ -245,13 +253,13 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     def __init__(
         self,
         *,
-        n_components: Any = 12,
+        n_components: Any = "auto",
         covariance_type: str = "full",
         rank: int | None = None,
-        reg_covar: float = 0.1,
+        reg_covar: Any = "auto",
         projection: str | None = "pca",
         n_dims: int | None = None,
-        max_components: int = 8,
+        max_components: int = 12,
         tol: float = 1e-2,
         max_iter: int = 100,
         n_init: int = 1,
@@ -335,7 +343,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         proj = self._projection(moments)
         self._resolve_rank(proj.n_dims)
         size = _sample_size(self._most_components())
-        sample = _Sample(counted(_Gather(base, c, proj, size)))
+        sample = _Sample(counted(_Gather(base, c, proj, size)), size)
         stats = self._em(counted, _Context(base, c, proj), moments, sample)
         return _replace_passes(stats, passes[0]).with_bounds(moments.lower, moments.upper)
 
@@ -366,7 +374,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         top = min(n_components - 1, d)
         if self.dimension > top:
             what = (
-                "n_classes - 1 with n_components='bic'"
+                "n_classes - 1 with n_components='auto' or 'bic'"
                 if bic
                 else "the total number of components - 1"
             )
@@ -434,6 +442,8 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         """Components per class before any EM, clipped to the class's rows (with a warning)."""
         K = classes.size
         nc = self.n_components
+        if nc == "auto":
+            return np.ones(K, dtype=np.int64)  # chosen by _choose
         if isinstance(nc, str):
             want = np.full(K, int(self.max_components))
         elif isinstance(nc, (int, np.integer)):
@@ -484,9 +494,12 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         rank = self._resolve_rank(d)
         want = self._requested(classes, rows)
         # with 'bic' every candidate has at least one component per class
-        bic = self.n_components == "bic"
+        bic = self.n_components in ("bic", "auto")
         self._check_dimension(K if bic else int(want.sum()), d, bic=bic)
         run = _Runner(self, reduce, ctx, sample, rows, weights, rank)
+        self._fit_reg = None if self.reg_covar == "auto" else float(self.reg_covar)
+        if self.n_components == "auto" or self.reg_covar == "auto":
+            want = self._choose(classes, sample, rows, weights, d, rank, rng, want)
         if self.n_components == "bic":
             runs = {}
             scores = np.full((int(want.max()), K), np.inf)
@@ -523,16 +536,92 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             log_likelihood=np.asarray(ll, dtype=np.float64),
             n_iter=np.array([n_iter], dtype=np.int64),
             converged=np.array([int(converged)], dtype=np.int64),
+            reg_covar=np.array([self._ridge()]),
         )
 
-    def _components(self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int) -> Any:
+    def _choose(
+        self,
+        classes: NDArray[Any],
+        sample: _Sample,
+        rows: NDArray[np.int64],
+        weights: _F,
+        d: int,
+        rank: int,
+        rng: np.random.Generator,
+        want: NDArray[np.int64],
+    ) -> NDArray[np.int64]:
+        """``'auto'``: each class's number of components, then the ridge, held out on the sample.
+
+        See :mod:`bayesrule.estimators._mda_select`. Sets the ridge of the
+        fit (``self._fit_reg``) and returns the components of each class.
+        """
+        K = classes.size
+        seeds = rng.integers(0, 2**31 - 1, size=K)
+        parts = [sample.of_class(k, d) for k in range(K)]
+        auto = self.n_components == "auto"
+        for k, (Z, _) in enumerate(parts):
+            if auto and 0 < Z.shape[0] < MIN_ROWS:
+                warnings.warn(
+                    f"class {label_repr(classes[k])} has {int(rows[k])} samples "
+                    f"({Z.shape[0]} distinct), too few to choose its number of components "
+                    f"(at least {MIN_ROWS} are needed); it gets one component.",
+                    UserWarning,
+                    stacklevel=5,
+                )
+        reg = REG_FOR_CHOICE if self.reg_covar == "auto" else float(self.reg_covar)
+
+        def one(k: int) -> Choice:
+            Z, w = parts[k]
+            return choose_components(
+                Z,
+                w,
+                max_components=int(self.max_components) if auto else int(want[k]),
+                covariance_type=self.covariance_type,
+                reg_covar=reg,
+                rank=rank,
+                seed=int(seeds[k]),
+                only=None if auto else int(want[k]),
+                rows=int(rows[k]) if Z.shape[0] >= sample.size else None,
+            )
+
+        top = int(self.max_components) if auto else int(want.max())
+        work = float(sum(Z.shape[0] for Z, _ in parts)) * d * d * top
+        with blas_budget(work):
+            choices = in_parallel(one, list(range(K)), work)
+        # the ridge is chosen where the halves' fits stand for the model: when the
+        # sample holds every row of every class (else the fixed default)
+        complete = all(Z.shape[0] < sample.size for Z, _ in parts)
+        if self.reg_covar == "auto" and not complete:
+            self._fit_reg = REG_FOR_CHOICE
+        elif self.reg_covar == "auto":
+            log_priors = np.log(np.maximum(weights, 1e-300) / weights.sum())
+            self._fit_reg, _ = choose_reg_covar(
+                choices, log_priors, REG_GRID, covariance_type=self.covariance_type, rank=rank
+            )
+        if not auto:
+            return want
+        return np.asarray([c.n_components for c in choices], dtype=np.int64)
+
+    def _ridge(self, stats: Any = None) -> float:
+        """The ``reg_covar`` of the model: the parameter, or the value ``'auto'`` chose."""
+        if self.reg_covar != "auto":
+            return float(self.reg_covar)
+        if stats is None:
+            chosen = getattr(self, "_fit_reg", None)
+            return float(REG_FOR_CHOICE if chosen is None else chosen)
+        value = float(np.asarray(stats.reg_covar).ravel()[0])
+        return value if np.isfinite(value) else float(REG_FOR_CHOICE)
+
+    def _components(
+        self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int, ridge: Any = None
+    ) -> Any:
         W, means, scatter = moments
         M, d = means.shape
         with blas_budget(float(M) * d**3):  # small factorisations: few threads on a busy machine
-            return self._derive_components(owner, moments, K, rank)
+            return self._derive_components(owner, moments, K, rank, ridge)
 
     def _derive_components(
-        self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int
+        self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int, ridge: Any = None
     ) -> Any:
         W, means, scatter = moments
         return derive_components(
@@ -541,7 +630,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             means,
             scatter,
             covariance_type=self.covariance_type,
-            reg_covar=float(self.reg_covar),
+            reg_covar=self._ridge() if ridge is None else float(ridge),
             rank=rank,
             scale=class_scales(owner, W, means, scatter, K),
             dimension=self.dimension,
@@ -561,7 +650,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         rank = self._resolve_rank(stats.n_dims)
         self._check_dimension(int(owner.size), int(stats.n_dims))
         moments = (stats.component_weights, stats.component_means, stats.component_scatter)
-        comps = self._components(owner, moments, K, rank)
+        comps = self._components(owner, moments, K, rank, self._ridge(stats))
         proj = Projection(stats.centre, stats.basis, float(stats.residual_var[0]), stats.scale)
         _, class_means, _ = class_moments(owner, *moments, K)
         W = float(stats.weights.sum())
@@ -574,6 +663,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             "n_iter_": int(stats.n_iter[0]),
             "n_passes_": int(stats.n_passes[0]),
             "converged_": bool(stats.converged[0]),
+            "reg_covar_": self._ridge(stats),
             "lower_bound_": float(stats.log_likelihood.sum()) / W if W > 0 else float("nan"),
         }
 

@@ -59,6 +59,10 @@ class MixtureStats:
         The positive scale of each feature the projection divides by (its
         range in the training data; ones without a projection, and in model
         files written before it was recorded).
+    reg_covar : (1,)
+        The ridge the fit used (a fraction of each class's mean variance, see
+        the estimator): what ``reg_covar='auto'`` chose; NaN when unknown (a
+        model file written before it was recorded: 'auto' then derives with 0.1).
     residual_var : (1,)
     log_likelihood : (K,)
         ``sum_i w_i log p_k(z_i)`` of each class at the last E-step.
@@ -91,6 +95,7 @@ class MixtureStats:
     upper: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
     n_passes: NDArray[np.int64] = dataclasses.field(default=cast(Any, None), kw_only=True)
     scale: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
+    reg_covar: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "log_likelihood")
 
@@ -112,6 +117,8 @@ class MixtureStats:
                 f"shape {scale.shape}."
             )
         object.__setattr__(self, "scale", scale)
+        ridge = np.full(1, np.nan) if self.reg_covar is None else self.reg_covar
+        object.__setattr__(self, "reg_covar", np.asarray(ridge, dtype=np.float64).reshape(1))
         object.__setattr__(self, "n_passes", np.asarray(passes, dtype=np.int64).reshape(1))
 
     def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixtureStats:
