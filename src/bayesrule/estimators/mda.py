@@ -374,7 +374,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         top = min(n_components - 1, d)
         if self.dimension > top:
             what = (
-                "n_classes - 1 with n_components='auto' or 'bic'"
+                f"n_classes - 1 with n_components={self.n_components!r}"
                 if bic
                 else "the total number of components - 1"
             )
