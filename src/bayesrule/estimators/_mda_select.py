@@ -26,6 +26,7 @@ naming the class).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,13 +34,15 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
+from .._parallel import blas_budget, in_parallel
 from ..models.mixture import (
     class_scales,
     component_log_prob,
     component_moments,
     derive_components,
 )
-from ._mda_passes import _kmeanspp_seeds
+from ..stats._common import label_repr
+from ._mda_passes import _kmeanspp_seeds, _Sample
 
 __all__ = [
     "LADDER",
@@ -48,6 +51,7 @@ __all__ = [
     "ROWS_PER_COMPONENT",
     "Choice",
     "choose_components",
+    "choose_for",
     "choose_reg_covar",
 ]
 
@@ -285,3 +289,68 @@ def _fit(
             break
         prev = mean_ll
     return _derive(moments, kind, reg_covar, rank), moments
+
+
+def choose_for(
+    est: Any,
+    classes: NDArray[Any],
+    sample: _Sample,
+    rows: NDArray[np.int64],
+    weights: _F,
+    d: int,
+    rank: int,
+    rng: np.random.Generator,
+    want: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], float | None]:
+    """``'auto'``: each class's number of components, then the ridge, held out on the sample.
+
+    For the estimator ``est``: the components of each class (``want`` where
+    they were given) and the ridge of the fit (None: the parameter's).
+    """
+    K = classes.size
+    seeds = rng.integers(0, 2**31 - 1, size=K)
+    parts = [sample.of_class(k, d) for k in range(K)]
+    auto = est.n_components == "auto"
+    for k, (Z, _) in enumerate(parts):
+        if auto and 0 < Z.shape[0] < MIN_ROWS:
+            warnings.warn(
+                f"class {label_repr(classes[k])} has {int(rows[k])} samples "
+                f"({Z.shape[0]} distinct), too few to choose its number of components "
+                f"(at least {MIN_ROWS} are needed); it gets one component.",
+                UserWarning,
+                stacklevel=6,
+            )
+    reg = REG_FOR_CHOICE if est.reg_covar == "auto" else float(est.reg_covar)
+
+    def one(k: int) -> Choice:
+        Z, w = parts[k]
+        return choose_components(
+            Z,
+            w,
+            max_components=int(est.max_components) if auto else int(want[k]),
+            covariance_type=est.covariance_type,
+            reg_covar=reg,
+            rank=rank,
+            seed=int(seeds[k]),
+            only=None if auto else int(want[k]),
+            rows=int(rows[k]) if Z.shape[0] >= sample.size else None,
+        )
+
+    top = int(est.max_components) if auto else int(want.max())
+    work = float(sum(Z.shape[0] for Z, _ in parts)) * d * d * top
+    with blas_budget(work):
+        choices = in_parallel(one, list(range(K)), work)
+    # the ridge is chosen where the halves' fits stand for the model: when the
+    # sample holds every row of every class (else the fixed default)
+    complete = all(Z.shape[0] < sample.size for Z, _ in parts)
+    ridge: float | None = None
+    if est.reg_covar == "auto" and not complete:
+        ridge = REG_FOR_CHOICE
+    elif est.reg_covar == "auto":
+        log_priors = np.log(np.maximum(weights, 1e-300) / weights.sum())
+        ridge, _ = choose_reg_covar(
+            choices, log_priors, REG_GRID, covariance_type=est.covariance_type, rank=rank
+        )
+    if not auto:
+        return want, ridge
+    return np.asarray([c.n_components for c in choices], dtype=np.int64), ridge

@@ -49,12 +49,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import eigh
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._parallel import blas_budget, in_parallel
+from .._parallel import blas_budget
 from ..models.mixture import (
     MixtureFamily,
     Projection,
@@ -76,13 +75,10 @@ from ._mda_passes import (
     _sample_size,
     _Survey,
 )
+from ._mda_projection import fit_projection
 from ._mda_select import (
-    MIN_ROWS,
     REG_FOR_CHOICE,
-    REG_GRID,
-    Choice,
-    choose_components,
-    choose_reg_covar,
+    choose_for,
 )
 from .rda_cv import _Refused
 
@@ -418,48 +414,8 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         return int(min(self.rank, max(d - 1, 0)))
 
     def _projection(self, moments: Any) -> Projection:
-        """The projection, from the survey's class means and pooled within-class scatter.
-
-        'pca' and 'fisher' work in the features divided by their ranges in
-        the training data (rows of positive weight): a feature in grams and
-        the same feature in kilograms give the same projected rows.
-        """
-        p = int(moments.n_features)
-        _check_overflow(moments)
-        if self.projection is None:
-            return Projection(np.zeros(p), np.eye(p), 0.0)
-        scale = feature_scale(moments.lower, moments.upper)
-        K = int(moments.n_classes)
-        cw = np.asarray(moments.weights, dtype=np.float64)
-        W = float(cw.sum())
-        centre = (cw @ moments.means) / W
-        cm = (moments.means - centre) / scale
-        between = (cm * cw[:, None]).T @ cm / W
-        within = moments.scatter / W / np.outer(scale, scale)
-        total = within + between
-        total = 0.5 * (total + total.T)
-        if self.projection == "pca":
-            d = min(self.n_dims or 60, p)
-            if d >= p:
-                return Projection(centre, np.eye(p), 0.0, scale)
-            vals, vecs = eigh(total, subset_by_index=[p - d, p - 1])
-            basis = vecs[:, ::-1]
-            captured = float(np.maximum(vals, 0.0).sum())
-        else:
-            d = min(self.n_dims or (K - 1), p)
-            within = 0.5 * (within + within.T)
-            ridge = 1e-6 * max(float(np.trace(within)) / p, 1e-300)
-            vals, vecs = eigh(between, within + ridge * np.eye(p))
-            basis, _ = np.linalg.qr(vecs[:, ::-1][:, :d])
-            captured = float(np.einsum("pd,pq,qd->", basis, total, basis))
-        # each axis points to where its largest coordinate is positive: the
-        # same axes from moments that differ by rounding (blocks merged in
-        # another order)
-        top = np.argmax(np.abs(basis), axis=0)
-        basis = basis * np.where(basis[top, np.arange(basis.shape[1])] < 0, -1.0, 1.0)
-        rest = max(float(np.trace(total)) - captured, 0.0) / max(p - d, 1)
-        floor = 1e-12 * max(float(np.trace(total)) / p, 1e-300)
-        return Projection(centre, np.ascontiguousarray(basis), max(rest, floor), scale)
+        """The projection (see :func:`~bayesrule.estimators._mda_projection.fit_projection`)."""
+        return fit_projection(moments, self.projection, self.n_dims)
 
     # ------------------------------------------------------------ components
     def _requested(self, classes: NDArray[Any], rows: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -523,7 +479,13 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         run = _Runner(self, reduce, ctx, sample, rows, weights, rank)
         self._fit_reg = None if self.reg_covar == "auto" else float(self.reg_covar)
         if self.n_components == "auto" or self.reg_covar == "auto":
-            want = self._choose(classes, sample, rows, weights, d, rank, rng, want)
+            want, self._fit_reg = choose_for(
+                self, classes, sample, rows, weights, d, rank, rng, want
+            )
+        # a class whose sample holds all its rows has no more components than
+        # distinct rows (identical rows are one, with their weights summed)
+        distinct = np.array([sample.of_class(k, d)[0].shape[0] for k in range(K)])
+        want = np.where((distinct < sample.size) & (distinct > 0), np.minimum(want, distinct), want)
         if self.n_components == "bic":
             runs = {}
             scores = np.full((int(want.max()), K), np.inf)
@@ -562,69 +524,6 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             converged=np.array([int(converged)], dtype=np.int64),
             reg_covar=np.array([self._ridge()]),
         )
-
-    def _choose(
-        self,
-        classes: NDArray[Any],
-        sample: _Sample,
-        rows: NDArray[np.int64],
-        weights: _F,
-        d: int,
-        rank: int,
-        rng: np.random.Generator,
-        want: NDArray[np.int64],
-    ) -> NDArray[np.int64]:
-        """``'auto'``: each class's number of components, then the ridge, held out on the sample.
-
-        See :mod:`bayesrule.estimators._mda_select`. Sets the ridge of the
-        fit (``self._fit_reg``) and returns the components of each class.
-        """
-        K = classes.size
-        seeds = rng.integers(0, 2**31 - 1, size=K)
-        parts = [sample.of_class(k, d) for k in range(K)]
-        auto = self.n_components == "auto"
-        for k, (Z, _) in enumerate(parts):
-            if auto and 0 < Z.shape[0] < MIN_ROWS:
-                warnings.warn(
-                    f"class {label_repr(classes[k])} has {int(rows[k])} samples "
-                    f"({Z.shape[0]} distinct), too few to choose its number of components "
-                    f"(at least {MIN_ROWS} are needed); it gets one component.",
-                    UserWarning,
-                    stacklevel=5,
-                )
-        reg = REG_FOR_CHOICE if self.reg_covar == "auto" else float(self.reg_covar)
-
-        def one(k: int) -> Choice:
-            Z, w = parts[k]
-            return choose_components(
-                Z,
-                w,
-                max_components=int(self.max_components) if auto else int(want[k]),
-                covariance_type=self.covariance_type,
-                reg_covar=reg,
-                rank=rank,
-                seed=int(seeds[k]),
-                only=None if auto else int(want[k]),
-                rows=int(rows[k]) if Z.shape[0] >= sample.size else None,
-            )
-
-        top = int(self.max_components) if auto else int(want.max())
-        work = float(sum(Z.shape[0] for Z, _ in parts)) * d * d * top
-        with blas_budget(work):
-            choices = in_parallel(one, list(range(K)), work)
-        # the ridge is chosen where the halves' fits stand for the model: when the
-        # sample holds every row of every class (else the fixed default)
-        complete = all(Z.shape[0] < sample.size for Z, _ in parts)
-        if self.reg_covar == "auto" and not complete:
-            self._fit_reg = REG_FOR_CHOICE
-        elif self.reg_covar == "auto":
-            log_priors = np.log(np.maximum(weights, 1e-300) / weights.sum())
-            self._fit_reg, _ = choose_reg_covar(
-                choices, log_priors, REG_GRID, covariance_type=self.covariance_type, rank=rank
-            )
-        if not auto:
-            return want
-        return np.asarray([c.n_components for c in choices], dtype=np.int64)
 
     def _ridge(self, stats: Any = None) -> float:
         """The ``reg_covar`` of the model: the parameter, or the value ``'auto'`` chose."""
@@ -690,26 +589,3 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             "reg_covar_": self._ridge(stats),
             "lower_bound_": float(stats.log_likelihood.sum()) / W if W > 0 else float("nan"),
         }
-
-
-def feature_scale(lower: ArrayLike, upper: ArrayLike) -> _F:
-    """Each feature's range ``upper - lower``; 1 where it is zero or unknown (a constant feature).
-
-    The range is equivariant (a feature times ``a`` has ``a`` times the
-    range), so features divided by it do not depend on their units; unlike
-    the standard deviation it does not blow up a feature that is almost
-    always one value (an image's border pixel).
-    """
-    with np.errstate(invalid="ignore", over="ignore"):
-        r = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
-    return np.where(np.isfinite(r) & (r > 0), r, 1.0)
-
-
-def _check_overflow(moments: Any) -> None:
-    """Refuse data whose squares overflow float64 (the survey's scatter is not finite)."""
-    spread = moments.scatter if hasattr(moments, "scatter") else moments.m2
-    if not (np.all(np.isfinite(moments.means)) and np.all(np.isfinite(spread))):
-        raise ValueError(
-            "the within-class covariance is not finite: X holds values so large that their "
-            "squares overflow float64; rescale X."
-        )
