@@ -308,8 +308,10 @@ class _Runner:
         rows: NDArray[np.int64],
         weights: _F,
         rank: int,
+        ridge: float,
     ) -> None:
         self.est = est
+        self.ridge = ridge
         self.reduce = reduce
         self.ctx = ctx
         self.sample = sample
@@ -350,7 +352,7 @@ class _Runner:
         n_iter, converged = 0, False
         ll = np.zeros(K)
         for it in range(1, int(est.max_iter) + 1):
-            comps = est._components(owner, moments, K, self.rank)
+            comps = est._components(owner, moments, K, self.rank, self.ridge)
             result = self.reduce(_EStep(self.ctx, owner, comps))
             moments = result.moments
             ll = result.log_likelihood

@@ -476,12 +476,11 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         # with 'bic' every candidate has at least one component per class
         bic = self.n_components in ("bic", "auto")
         self._check_dimension(K if bic else int(want.sum()), d, bic=bic)
-        run = _Runner(self, reduce, ctx, sample, rows, weights, rank)
-        self._fit_reg = None if self.reg_covar == "auto" else float(self.reg_covar)
+        ridge = None if self.reg_covar == "auto" else float(self.reg_covar)
         if self.n_components == "auto" or self.reg_covar == "auto":
-            want, self._fit_reg = choose_for(
-                self, classes, sample, rows, weights, d, rank, rng, want
-            )
+            want, ridge = choose_for(self, classes, sample, rows, weights, d, rank, rng, want)
+        ridge = float(REG_FOR_CHOICE if ridge is None else ridge)
+        run = _Runner(self, reduce, ctx, sample, rows, weights, rank, ridge)
         # a class whose sample holds all its rows has no more components than
         # distinct rows (identical rows are one, with their weights summed)
         distinct = np.array([sample.of_class(k, d)[0].shape[0] for k in range(K)])
@@ -522,7 +521,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             log_likelihood=np.asarray(ll, dtype=np.float64),
             n_iter=np.array([n_iter], dtype=np.int64),
             converged=np.array([int(converged)], dtype=np.int64),
-            reg_covar=np.array([self._ridge()]),
+            reg_covar=np.array([ridge]),
         )
 
     def _ridge(self, stats: Any = None) -> float:
@@ -530,8 +529,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         if self.reg_covar != "auto":
             return float(self.reg_covar)
         if stats is None:
-            chosen = getattr(self, "_fit_reg", None)
-            return float(REG_FOR_CHOICE if chosen is None else chosen)
+            return float(REG_FOR_CHOICE)
         value = float(np.asarray(stats.reg_covar).ravel()[0])
         return value if np.isfinite(value) else float(REG_FOR_CHOICE)
 
