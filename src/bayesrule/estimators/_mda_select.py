@@ -8,19 +8,21 @@ the class's distinct rows up to 2048 of them, a uniform sample beyond), so
 the choice needs no pass over the data and is the same in memory, out of
 core and on Dask:
 
-1. the sample is split in two halves, alternately in the order of the keys
-   (a random split that depends on the rows alone);
-2. for each candidate ``C`` of the ladder ``1, 2, 3, 4, 6, 8, 12, 16, ...``
-   up to ``max_components`` and to a cap of one component per
-   ``max(8, d)`` rows of a half (``d`` the projected dimensions), EM (k-means++ seeds, the
-   estimator's covariance structure and ridge) is fitted on each half and
-   scored on the other: the held-out log-likelihood of the two halves,
-   summed (two-fold cross-validation);
-3. the class gets the ``C`` of the highest held-out log-likelihood; the
-   ladder stops after two candidates in a row that do not improve it.
+1. the sample is split for cross-validation in the order of the keys (a
+   random split that depends on the rows alone): 5 folds (rows ``i, i + 5,
+   ...`` held out in fold ``i``), or, when a half holds at least 512 rows,
+   once into halves (fitted on one, scored on the other);
+2. for each candidate ``C`` of the ladder ``1, 2, 4, 8, 12, 16, ...`` up to
+   ``max_components`` and to a cap of one component per ``max(8, d)`` rows
+   of a half (``d`` the projected dimensions), EM (k-means++ seeds, the
+   estimator's covariance structure and ridge) is fitted on each training
+   part and scored on its held-out rows: the held-out log-likelihood;
+3. a larger number is kept only if it raises the held-out log-likelihood by
+   more than :data:`MIN_GAIN` nats per held-out row; the ladder stops after
+   two numbers that do not.
 
 A class with fewer than :data:`MIN_ROWS` distinct rows cannot be split
-into halves worth scoring: it gets one component (the estimator warns,
+for scoring: it gets one component (the estimator warns,
 naming the class).
 """
 
@@ -58,7 +60,7 @@ __all__ = [
 _F = NDArray[np.float64]
 #: the numbers of components tried, in order
 LADDER = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
-#: a class needs at least this many distinct rows for a choice (two halves of two)
+#: a class needs at least this many distinct rows for a choice (two folds of two)
 MIN_ROWS = 4
 #: at most one component per this many rows of a half
 ROWS_PER_COMPONENT = 8
@@ -75,6 +77,8 @@ SELECT_MAX_ITER = 12
 SELECT_TOL = 1e-2
 #: halves of at least this many rows are scored one way only (fit on the first)
 ONE_WAY_ROWS = 512
+#: folds of the cross-validation of a class with fewer rows
+FOLDS = 5
 #: a larger number must raise the held-out log-likelihood by this much per row
 MIN_GAIN = 0.01
 
@@ -94,16 +98,17 @@ def candidates(n_rows: int, max_components: int, d: int = 1) -> list[int]:
 
 @dataclass
 class Choice:
-    """One class's choice: its number of components, the held-out scores, the halves' fits.
+    """One class's choice: its number of components, the held-out scores, the splits' fits.
 
-    ``scores[C]`` is the held-out log-likelihood of the two halves with ``C``
-    components; ``halves`` the two halves (rows, weights) and ``moments`` the
-    final E-step moments of the EM fitted on each (for the chosen number).
+    ``scores[C]`` is the held-out log-likelihood with ``C`` components summed
+    over the splits; ``splits`` the (training, held-out) pairs of (rows,
+    weights) and ``moments`` the final E-step moments of the EM fitted on
+    each training part (for the chosen number).
     """
 
     n_components: int
     scores: dict[int, float]
-    halves: tuple[tuple[_F, _F], ...] = ()
+    splits: tuple[Any, ...] = ()
     moments: tuple[Any, ...] = ()
 
 
@@ -137,7 +142,7 @@ def choose_components(
     seed : int
         Seeds the k-means++ draws.
     only : int, optional
-        Fit the halves with this number only (for ``reg_covar='auto'`` with
+        Fit the folds with this number only (for ``reg_covar='auto'`` with
         the number given): the choice is then that number.
     rows : int, optional
         The class's rows (with positive weight), given when the sample holds
@@ -159,17 +164,15 @@ def choose_components(
             ladder = ladder[:2]
     if not ladder:
         return Choice(1, {})
-    halves = ((Z[0::2], w[0::2]), (Z[1::2], w[1::2]))
-    ways = 1 if halves[1][0].shape[0] >= ONE_WAY_ROWS else 2
-    held_out = float(sum(halves[1 - i][1].sum() for i in range(ways)))
+    splits = _splits(Z, w)
+    held_out = float(sum(wb.sum() for _, (_, wb) in splits))
     kind = "full" if covariance_type == "shared" else covariance_type
     scores: dict[int, float] = {}
     fits: dict[int, tuple[Any, ...]] = {}
     best, worse = ladder[0], 0
     for C in ladder:
         total, moments = 0.0, []
-        for i in range(ways):
-            (A, wa), (B, wb) = halves[i], halves[1 - i]
+        for i, ((A, wa), (B, wb)) in enumerate(splits):
             try:
                 comps, m = _fit(A, wa, C, kind, reg_covar, rank, seed + 7919 * C + i)
             except ValueError:  # a singular component (reg_covar=0): C is too many
@@ -190,7 +193,7 @@ def choose_components(
     if only is None and rows is not None and best > 1:
         per = ROWS_PER_DIM * Z.shape[1]
         chosen = int(min(max_components, max(best, rows // per)))
-    return Choice(chosen, scores, halves, fits.get(chosen, ()))
+    return Choice(chosen, scores, tuple(splits), fits.get(chosen, ()))
 
 
 def choose_reg_covar(
@@ -202,14 +205,14 @@ def choose_reg_covar(
     rank: int,
     rows_per_class: int = 256,
 ) -> tuple[float, dict[float, tuple[float, float]]]:
-    """The ridge of the fewest held-out errors of Bayes' rule over every class's halves.
+    """The ridge of the fewest held-out errors of Bayes' rule over every class's folds.
 
     For each ``reg_covar`` of ``grid``, each class's mixtures are derived
     from the moments EM reached on each half (with the ridge the components
     were chosen with) and the other half's rows (at most ``rows_per_class``
     of each class) are classified: the weighted count of errors summed over
-    both halves, ties broken by the log-loss ``-sum w log P(class | z)``.
-    Classes without halves (too few rows) are left out. Returns the ridge
+    every fold, ties broken by the log-loss ``-sum w log P(class | z)``.
+    Classes without folds (too few rows) are left out. Returns the ridge
     and each one's (errors, log-loss); ties go to the larger ridge.
     """
     K = len(choices)
@@ -220,7 +223,7 @@ def choose_reg_covar(
     losses: dict[float, tuple[float, float]] = {}
     for reg in grid:
         total = errors = 0.0
-        for i in range(2):
+        for i in range(max(len(c.moments) for c in choices)):
             # each class's fit on its half i (or on its only half): other classes'
             # rows are held out from it either way
             comps = [
@@ -232,7 +235,7 @@ def choose_reg_covar(
             for k, c in enumerate(choices):
                 if len(c.moments) <= i:
                     continue
-                B, wb = c.halves[1 - i]
+                B, wb = c.splits[i][1]
                 B, wb = B[:rows_per_class], wb[:rows_per_class]
                 joint = np.full((B.shape[0], K), -np.inf)
                 for j, comp in enumerate(comps):
@@ -340,7 +343,7 @@ def choose_for(
     work = float(sum(Z.shape[0] for Z, _ in parts)) * d * d * top
     with blas_budget(work):
         choices = in_parallel(one, list(range(K)), work)
-    # the ridge is chosen where the halves' fits stand for the model: when the
+    # the ridge is chosen where the folds' fits stand for the model: when the
     # sample holds every row of every class (else the fixed default)
     complete = all(Z.shape[0] < sample.size for Z, _ in parts)
     ridge: float | None = None
@@ -354,3 +357,19 @@ def choose_for(
     if not auto:
         return want, ridge
     return np.asarray([c.n_components for c in choices], dtype=np.int64), ridge
+
+
+def _splits(Z: _F, w: _F) -> list[tuple[tuple[_F, _F], tuple[_F, _F]]]:
+    """(training, held-out) pairs of a class's sample, in the order of its keys.
+
+    Halves of at least :data:`ONE_WAY_ROWS` rows: one split, fitted on the
+    even rows and scored on the odd. Fewer rows: :data:`FOLDS`-fold
+    cross-validation (rows ``i, i + F, ...`` held out in fold ``i``; fewer
+    folds for fewer than ``2 F`` rows), so that every row is scored once.
+    """
+    n = Z.shape[0]
+    if n // 2 >= ONE_WAY_ROWS:
+        return [((Z[0::2], w[0::2]), (Z[1::2], w[1::2]))]
+    F = max(2, min(FOLDS, n // 2))
+    fold = np.arange(n) % F
+    return [((Z[fold != i], w[fold != i]), (Z[fold == i], w[fold == i])) for i in range(F)]

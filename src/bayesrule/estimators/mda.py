@@ -104,10 +104,10 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     ----------
     n_components : 'auto', int, list of int, dict or 'bic', default='auto'
         Components per class. ``'auto'``: chosen for each class from its
-        rows by held-out likelihood on the class's sample (two halves, each
-        fitted with ``1, 2, 4, 8, 12, ...`` components up to
-        ``max_components`` and one per ``max(8, d)`` rows of a half, and
-        scored on the other; a larger number must gain more than 0.01 nats
+        rows by held-out likelihood on the class's sample (5-fold
+        cross-validation, or halves of 512 rows and more; EM with ``1, 2, 4,
+        8, 12, ...`` components up to ``max_components`` and one per
+        ``max(8, d)`` rows of a half; a larger number must gain more than 0.01 nats
         per held-out row). A class with more rows than the sample (2048) is
         only tested for 1 against 2 components on it; if 2 win it gets one
         component per ``8 d`` rows (``d`` the projected dimensions), at most
@@ -133,10 +133,10 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         value does not depend on the features' units. ``'auto'``: when the
         sample holds every row of every class (at most 2048 distinct rows a
         class), the value of ``0.01, 0.03, 0.1, 0.3`` whose mixtures fitted
-        on one half of each class's rows misclassify the fewest rows of the
-        other half (ties: the lower log-loss, then the larger ridge); for
-        larger data 0.1 (measured on MNIST, where the halves' verdict is
-        biased towards heavier ridges). The value used is ``reg_covar_``.
+        on the training folds misclassify the fewest held-out rows (ties:
+        the lower log-loss, then the larger ridge); for larger data 0.1
+        (measured on MNIST, where a subsample's verdict is biased towards
+        heavier ridges). The value used is ``reg_covar_``.
     projection : {'pca', 'fisher'} or None, default='pca'
         Fitted on the training data and part of the model: 'pca' the leading
         principal axes of the (weighted) data, 'fisher' the discriminant
