@@ -230,6 +230,10 @@ STATS_SCHEMA: dict[str, dict[str, ArraySpec | NestedSpec | str]] = {
         "component_scatter": _f8("M", "d", "d"),
         "centre": _f8("p"),
         "basis": _f8("p", "d"),
+        # each feature's scale in the projection; missing from older files (ones)
+        "scale": ArraySpec("float64", ("p",), low=0.0, optional=True),
+        # the ridge the fit used (what reg_covar='auto' chose); missing from older files
+        "reg_covar": ArraySpec("float64", ("1",), allow_nonfinite=True, optional=True),
         "residual_var": _f8("1", low=0.0),
         "log_likelihood": _f8("K"),
         "n_iter": ArraySpec("int64", ("1",), low=0),

@@ -54,6 +54,15 @@ class MixtureStats:
     component_scatter : (M, d, d)
     centre : (p,)
     basis : (p, d)
+        Orthonormal columns: ``z = B'((x - centre) / scale)``.
+    scale : (p,)
+        The positive scale of each feature the projection divides by (its
+        range in the training data; ones without a projection, and in model
+        files written before it was recorded).
+    reg_covar : (1,)
+        The ridge the fit used (a fraction of each class's mean variance, see
+        the estimator): what ``reg_covar='auto'`` chose; NaN when unknown (a
+        model file written before it was recorded: 'auto' then derives with 0.1).
     residual_var : (1,)
     log_likelihood : (K,)
         ``sum_i w_i log p_k(z_i)`` of each class at the last E-step.
@@ -85,6 +94,8 @@ class MixtureStats:
     lower: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
     upper: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
     n_passes: NDArray[np.int64] = dataclasses.field(default=cast(Any, None), kw_only=True)
+    scale: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
+    reg_covar: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
 
     _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "log_likelihood")
 
@@ -99,6 +110,15 @@ class MixtureStats:
                 )
             object.__setattr__(self, name, value)
         passes = np.zeros(1, dtype=np.int64) if self.n_passes is None else self.n_passes
+        scale = np.ones(p) if self.scale is None else np.asarray(self.scale, dtype=np.float64)
+        if scale.shape != (p,) or not np.all(np.isfinite(scale) & (scale > 0)):
+            raise StatisticsError(
+                f"scale must hold one positive finite number per feature ({p}); got "
+                f"shape {scale.shape}."
+            )
+        object.__setattr__(self, "scale", scale)
+        ridge = np.full(1, np.nan) if self.reg_covar is None else self.reg_covar
+        object.__setattr__(self, "reg_covar", np.asarray(ridge, dtype=np.float64).reshape(1))
         object.__setattr__(self, "n_passes", np.asarray(passes, dtype=np.int64).reshape(1))
 
     def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixtureStats:
@@ -171,6 +191,7 @@ class MixtureStats:
             "component_scatter",
             "centre",
             "basis",
+            "scale",
             "residual_var",
             "log_likelihood",
         ):

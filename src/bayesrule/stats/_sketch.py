@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._common import StatisticsError, as_classes, union_classes
 
-__all__ = ["KeySketch", "KeyedRows", "row_keys"]
+__all__ = ["KeySketch", "KeyedRows", "RowSample", "row_keys"]
 
 _U = NDArray[np.uint64]
 _F = NDArray[np.float64]
@@ -262,3 +262,109 @@ class KeyedRows:
 
     def __repr__(self) -> str:
         return f"KeyedRows(kept={self.keys.size}, width={self.rows.shape[1:]})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RowSample:
+    r"""Per class, the rows of the ``size`` smallest keys, with their summed weights: one pass.
+
+    The bottom-``size`` sketch of :class:`KeySketch` with each key's row
+    carried along (any per-row values, e.g. projected rows), so that the
+    sample and its rows come from one pass when the keys can be computed
+    in it. Rows with one key are taken as one (their weights summed; the
+    row kept is that of the smallest weight, ties to the smaller values), so
+    keys should hash exactly what makes two rows the same. Merge laws as
+    :class:`KeySketch`: associative and commutative, the sample of no rows
+    is the identity, and the merge of two blocks' samples keeps the keys of
+    the sample of their union.
+
+    Attributes
+    ----------
+    size : int
+    n_classes : int
+    owner : (m,) int64 class index (non-decreasing)
+    keys : (m,) uint64, ascending within each class
+    weights : (m,)
+    rows : (m, d)
+    """
+
+    size: int
+    n_classes: int
+    owner: NDArray[np.int64]
+    keys: _U
+    weights: _F
+    rows: _F
+
+    @classmethod
+    def of(
+        cls,
+        owner: ArrayLike,
+        keys: ArrayLike,
+        weights: ArrayLike,
+        rows: ArrayLike,
+        n_classes: int,
+        size: int,
+    ) -> RowSample:
+        """The sample of rows with class indices ``owner``; rows of zero weight are left out."""
+        if int(size) < 1:
+            raise ValueError(f"size must be a positive int; got {size!r}.")
+        o = np.asarray(owner, dtype=np.int64)
+        k = np.asarray(keys, dtype=np.uint64)
+        w = np.asarray(weights, dtype=np.float64)
+        R = np.asarray(rows, dtype=np.float64)
+        if R.ndim != 2 or R.shape[0] != o.size or k.size != o.size or w.size != o.size:
+            raise ValueError(
+                f"owner, keys, weights and rows must describe the same rows; got sizes "
+                f"{o.size}, {k.size}, {w.size} and rows of shape {R.shape}."
+            )
+        pos = w > 0
+        o, k, w, R = o[pos], k[pos], w[pos], R[pos]
+        if o.size == 0:
+            return cls(int(size), int(n_classes), o, k, w, R.reshape(0, R.shape[1]))
+        # only the rows of each class's ``size`` smallest keys can stay
+        order = np.lexsort((k, o))
+        so, sk = o[order], k[order]
+        new_key = np.ones(so.size, dtype=bool)
+        new_key[1:] = (so[1:] != so[:-1]) | (sk[1:] != sk[:-1])
+        group = np.cumsum(new_key) - 1
+        first_group = group[np.searchsorted(so, so, side="left")]
+        cand = order[group - first_group < int(size)]
+        o, k, w, R = o[cand], k[cand], w[cand], R[cand]
+        # by class, key, weight, then the row's values: the same choice in any order
+        cols = tuple(R[:, j] for j in range(R.shape[1] - 1, -1, -1))
+        order = np.lexsort((*cols, w, k, o))
+        o, k, w, R = o[order], k[order], w[order], R[order]
+        first = np.ones(o.size, dtype=bool)
+        first[1:] = (o[1:] != o[:-1]) | (k[1:] != k[:-1])
+        starts = np.flatnonzero(first)
+        o, k, w, R = o[starts], k[starts], np.add.reduceat(w, starts), R[starts]
+        keep = np.arange(o.size) - np.searchsorted(o, o, side="left") < int(size)
+        return cls(int(size), int(n_classes), o[keep], k[keep], w[keep], R[keep])
+
+    def merge(self, other: RowSample) -> RowSample:
+        if not isinstance(other, RowSample):
+            raise StatisticsError(f"cannot merge a RowSample with a {type(other).__name__}.")
+        if (other.size, other.n_classes) != (self.size, self.n_classes) or (
+            self.rows.shape[1:] != other.rows.shape[1:]
+        ):
+            raise StatisticsError(
+                f"cannot merge a sample of {self.size} rows per class of {self.n_classes} "
+                f"classes, width {self.rows.shape[1:]}, with one of {other.size}, "
+                f"{other.n_classes}, {other.rows.shape[1:]}."
+            )
+        return RowSample.of(
+            np.concatenate([self.owner, other.owner]),
+            np.concatenate([self.keys, other.keys]),
+            np.concatenate([self.weights, other.weights]),
+            np.concatenate([self.rows, other.rows]),
+            self.n_classes,
+            self.size,
+        )
+
+    def of_class(self, k: int) -> tuple[_F, _F, _U]:
+        """The rows of class ``k`` in the order of their keys, their weights and keys."""
+        lo, hi = np.searchsorted(self.owner, [k, k + 1])
+        return self.rows[lo:hi], self.weights[lo:hi], self.keys[lo:hi]
+
+    def __repr__(self) -> str:
+        return f"RowSample(size={self.size}, n_classes={self.n_classes}, kept={self.keys.size})"
