@@ -66,7 +66,6 @@ from ..stats._common import as_classes, label_repr
 from ..stats._mixture import MixtureStats
 from ._base import GenerativeClassifier, as_generator
 from ._cv_stats import _Refused
-from ._priors import PRIORS_CONSTRAINT
 from ._mda_passes import (
     _Context,
     _Gather,
@@ -82,6 +81,7 @@ from ._mda_select import (
     REG_FOR_CHOICE,
     choose_for,
 )
+from ._priors import PRIORS_CONSTRAINT
 
 __all__ = ["MixtureDiscriminantAnalysis"]
 
