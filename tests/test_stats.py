@@ -29,10 +29,6 @@ def datasets(draw, min_rows=1, max_rows=40):
     return X, y, w
 
 
-settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True)
-settings.load_profile("ci")
-
-
 @pytest.mark.parametrize("cls", STATS)
 @given(data=datasets(min_rows=2), cut=st.floats(0, 1))
 def test_merge_of_parts_equals_whole(cls, data, cut):
