@@ -61,8 +61,7 @@ def missing_mnist(found: Path | None, env: Mapping[str, str], cwd: Path) -> tupl
     expecting = [name for name in _EXPECTING if _set(env.get(name))]
     if expecting:
         return "fail", (
-            f"MNIST is expected ({', '.join(expecting)} set) but was not found; "
-            f"looked in: {where}"
+            f"MNIST is expected ({', '.join(expecting)} set) but was not found; looked in: {where}"
         )
     return "skip", f"MNIST not found (looked in: {where}); set BAYESRULE_DATA to run these tests"
 

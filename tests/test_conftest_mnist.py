@@ -7,9 +7,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import missing_mnist, mnist_places, pytest_collection_modifyitems
 
 from bayesrule.datasets import find_mnist
+from conftest import missing_mnist, mnist_places, pytest_collection_modifyitems
 
 
 def test_found_data_is_neither_a_skip_nor_a_failure(tmp_path):
@@ -51,7 +51,11 @@ def test_the_places_are_those_find_mnist_looks_at(tmp_path, monkeypatch):
     monkeypatch.setenv("BAYESRULE_DATA", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
     places = mnist_places({"BAYESRULE_DATA": str(tmp_path / "data")}, tmp_path)
-    assert places[:3] == [tmp_path / "data", tmp_path / "data" / "mnist", Path(tmp_path.parent) / "shared" / "datasets" / "mnist"]
+    assert places[:3] == [
+        tmp_path / "data",
+        tmp_path / "data" / "mnist",
+        Path(tmp_path.parent) / "shared" / "datasets" / "mnist",
+    ]
     found = find_mnist()
     assert found is None or found == places[-1]
 

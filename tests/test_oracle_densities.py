@@ -57,7 +57,9 @@ def _multinomial(m, X):
     n = X.sum(axis=1)
     return np.stack(
         [
-            np.array([stats.multinomial.logpmf(x, int(t), np.exp(f)) for x, t in zip(X, n)])
+            np.array(
+                [stats.multinomial.logpmf(x, int(t), np.exp(f)) for x, t in zip(X, n, strict=True)]
+            )
             for f in m.feature_log_prob_
         ],
         1,
@@ -70,7 +72,11 @@ def _mvn_lda(m, X):
 
 def _mvn_qda(m, X):
     return np.stack(
-        [stats.multivariate_normal.logpdf(X, mu, c) for mu, c in zip(m.means_, m.covariance_)], 1
+        [
+            stats.multivariate_normal.logpdf(X, mu, c)
+            for mu, c in zip(m.means_, m.covariance_, strict=True)
+        ],
+        1,
     )
 
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bayesrule.stats import DiagonalStats, PooledScatterStats, ScatterStats, StatisticsError
