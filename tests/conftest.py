@@ -1,19 +1,88 @@
-"""Shared fixtures: MNIST is loaded once per session from ../shared/datasets/mnist."""
+"""Shared fixtures and settings of the suite.
+
+MNIST is loaded once per session from ``$BAYESRULE_DATA`` or
+``../shared/datasets/mnist``. Without it the MNIST tests skip on a
+developer's machine, but fail where the data is expected: under CI (``CI``
+set) or when ``BAYESRULE_DATA`` names a place to look. Every test that uses
+the ``mnist`` fixture carries the ``mnist`` marker (``-m "not mnist"``
+deselects them).
+
+Hypothesis runs the ``ci`` profile (40 derandomized examples, no deadline)
+for every module; ``--hypothesis-profile=dev`` gives more, random examples.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
+import bayesrule.datasets
 from bayesrule.datasets import find_mnist, load_mnist
+
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True)
+settings.register_profile("dev", max_examples=200, deadline=None)
+settings.load_profile("ci")
+
+#: environment variables that say the data set must be there
+_EXPECTING = ("CI", "BAYESRULE_DATA", "BAYESRULE_REQUIRE_MNIST")
+
+
+def _set(value: str | None) -> bool:
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no")
+
+
+def mnist_places(env: Mapping[str, str], cwd: Path) -> list[Path]:
+    """Where :func:`bayesrule.datasets.find_mnist` looks, in its order."""
+    places: list[Path] = []
+    if env.get("BAYESRULE_DATA"):
+        data = Path(env["BAYESRULE_DATA"])
+        places += [data, data / "mnist"]
+    places.append(cwd.parent / "shared" / "datasets" / "mnist")
+    places.append(Path(bayesrule.datasets.__file__).resolve().parents[3] / "shared/datasets/mnist")
+    return places
+
+
+def missing_mnist(found: Path | None, env: Mapping[str, str], cwd: Path) -> tuple[str, str] | None:
+    """``None`` when MNIST was found; else ``("fail" | "skip", message)``.
+
+    The message names every place looked at. It is a failure when the
+    environment says the data is expected (``CI``, ``BAYESRULE_DATA`` or
+    ``BAYESRULE_REQUIRE_MNIST`` set), so that a CI run never passes by not
+    running the accuracy tests.
+    """
+    if found is not None:
+        return None
+    where = ", ".join(str(p) for p in mnist_places(env, cwd))
+    expecting = [name for name in _EXPECTING if _set(env.get(name))]
+    if expecting:
+        return "fail", (
+            f"MNIST is expected ({', '.join(expecting)} set) but was not found; looked in: {where}"
+        )
+    return "skip", f"MNIST not found (looked in: {where}); set BAYESRULE_DATA to run these tests"
 
 
 @pytest.fixture(scope="session")
 def mnist():
-    """(X_train, y_train, X_test, y_test), pixels scaled to [0, 1]; skipped if absent."""
-    if find_mnist() is None:
-        pytest.skip("MNIST not found (../shared/datasets/mnist or BAYESRULE_DATA)")
+    """(X_train, y_train, X_test, y_test), pixels scaled to [0, 1]."""
+    verdict = missing_mnist(find_mnist(), os.environ, Path.cwd())
+    if verdict is not None:
+        action, message = verdict
+        if action == "fail":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
     return load_mnist()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that uses the ``mnist`` fixture is marked ``mnist``."""
+    for item in items:
+        if "mnist" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.mnist)
 
 
 @pytest.fixture

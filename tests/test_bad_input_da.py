@@ -47,6 +47,7 @@ def test_single_class(cls):
         cls().fit(X[:50], y[:50])
 
 
+@pytest.mark.oracle
 def test_class_with_one_sample_names_the_class():
     Xs = np.vstack([X[:50], X[50:51], X[100:]])
     ys = np.concatenate([y[:50], y[50:51], y[100:]])
@@ -54,8 +55,13 @@ def test_class_with_one_sample_names_the_class():
         QuadraticDiscriminantAnalysis().fit(Xs, ys)
     with pytest.raises(ValueError, match=r"class 1 has 1 sample"):
         RegularizedDiscriminantAnalysis(alpha=0.5).fit(Xs, ys)
-    # LDA pools the covariance: a one-sample class is fine
-    assert LinearDiscriminantAnalysis().fit(Xs, ys).predict(Xs).shape == ys.shape
+    # LDA pools the covariance: a one-sample class is fine, and its model is
+    # scikit-learn's (bias=True: scikit-learn's pooled covariance S_w / n)
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA
+
+    ours = LinearDiscriminantAnalysis(bias=True, solver="lsqr").fit(Xs, ys)
+    theirs = SkLDA(solver="lsqr").fit(Xs, ys)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-8)
 
 
 def test_singular_class_covariance_suggests_reg_param():
@@ -148,12 +154,16 @@ def test_lda_bad_parameters(params, match):
         LinearDiscriminantAnalysis(**params).fit(X, y)
 
 
+@pytest.mark.oracle
 def test_priors_are_renormalised_with_a_warning():
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         m = LinearDiscriminantAnalysis(priors=[1, 1, 2]).fit(X, y)
     assert any("Renormalizing" in str(w.message) for w in rec)
     np.testing.assert_allclose(m.priors_, [0.25, 0.25, 0.5])
+    # the model is the one given the cleaned priors
+    clean = LinearDiscriminantAnalysis(priors=[0.25, 0.25, 0.5]).fit(X, y)
+    np.testing.assert_array_equal(m.predict_proba(X), clean.predict_proba(X))
 
 
 @pytest.mark.parametrize("reg", [-0.1, 1.5])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from bayesrule.demo import confusion_matrix, format_report, main, run
 
@@ -31,6 +32,7 @@ def test_wine_only_when_mnist_is_missing(tmp_path, monkeypatch):
     assert (tmp_path / "report" / "report.txt").read_text().strip() == text
 
 
+@pytest.mark.mnist
 def test_mnist_table_and_confusion_matrix(mnist, capsys):
     assert main([]) == 0
     out = capsys.readouterr().out

@@ -37,3 +37,45 @@ def test_nan_is_missing_not_an_error(cls):
     Xn[3, 2] = np.nan
     proba = model.predict_proba(Xn)
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+KEEP = [0, 1, 3]  # the features other than the one made missing
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("cls", MODELS)
+def test_nan_at_predict_equals_the_model_fitted_without_the_feature(cls):
+    """docs/naive_bayes.md: a row with a feature missing is predicted as by the model
+    fitted without that feature (the cleaned input); the other rows are untouched."""
+    model = cls().fit(X, y)
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    proba = model.predict_proba(Xn)
+    without = cls().fit(X[:, KEEP], y).predict_proba(X[3:4, KEEP])
+    np.testing.assert_allclose(proba[3:4], without, rtol=1e-7, atol=1e-10)
+    others = np.arange(len(X)) != 3
+    np.testing.assert_array_equal(proba[others], model.predict_proba(X)[others])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("cls", MODELS)
+def test_nan_at_fit_equals_the_feature_fitted_on_its_observed_rows(cls):
+    """Fitting uses each feature's observed entries: feature 2's class densities are
+    those of a model of feature 2 alone fitted on the rows where it is observed."""
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    model = cls().fit(Xn, y)
+    rows = np.arange(len(X)) != 3
+    alone = cls().fit(X[rows][:, [2]], y[rows])
+    probe = np.full((5, 4), np.nan)
+    probe[:, 2] = X[:5, 2]
+    np.testing.assert_allclose(
+        model.class_log_density(probe), alone.class_log_density(X[:5, [2]]), rtol=1e-7, atol=1e-9
+    )
+    # and the other features are those of the model fitted on every row
+    full = cls().fit(X[:, KEEP], y)
+    probe = Xn[:5].copy()
+    probe[:, 2] = np.nan
+    np.testing.assert_allclose(
+        model.class_log_density(probe), full.class_log_density(X[:5, KEEP]), rtol=1e-7, atol=1e-9
+    )

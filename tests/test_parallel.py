@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from bayesrule import _parallel
 from bayesrule._config import config_context, get_config, set_config
@@ -159,14 +159,35 @@ def test_without_limit_blas_other_threads_keep_their_blas_threads(data, monkeypa
 
 
 def test_with_limit_blas_the_blas_is_lowered_only_while_the_pass_runs(data, monkeypatch):
+    """Seen from inside the pass's workers: the BLAS at one thread, restored after."""
     X, y = data
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_WORK", 0.0)
-    before = blas_counts()
-    with config_context(n_threads=2):
-        seen = run_while_watching(lambda: [PooledScatterStats.from_data(X, y) for _ in range(5)])
-    # the guarantee: never other than the original count or the budget's
-    assert all(c in (b, min(b, 1)) for s in seen for c, b in zip(s, before, strict=True))
-    assert blas_counts() == before
+    inside: list[list[int]] = []
+    as_worker = _parallel._as_worker
+
+    def watched(fn):
+        run = as_worker(fn)
+
+        def part(item):
+            inside.append(blas_counts())
+            return run(item)
+
+        return part
+
+    monkeypatch.setattr(_parallel, "_as_worker", watched)
+    # a BLAS with threads to lower, whatever this machine's default (a one-thread
+    # BLAS would make "never above the original" true of a pass that does nothing)
+    with threadpool_limits(4, user_api="blas"):
+        before = blas_counts()
+        assert before and min(before) >= 2, before
+        with config_context(n_threads=2):
+            got = PooledScatterStats.from_data(X, y)
+        after = blas_counts()
+    assert inside, "the pass never ran on worker threads"
+    assert all(c == [1] * len(before) for c in inside), inside
+    assert after == before
+    with config_context(n_threads=1):
+        assert got.allclose(PooledScatterStats.from_data(X, y), rtol=1e-12)
 
 
 def test_blas_threads_are_restored_after_a_pass_that_raises(monkeypatch):
@@ -222,7 +243,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from bayesrule import _parallel
 from bayesrule._config import config_context

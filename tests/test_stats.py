@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bayesrule.stats import DiagonalStats, PooledScatterStats, ScatterStats, StatisticsError
@@ -27,10 +27,6 @@ def datasets(draw, min_rows=1, max_rows=40):
     y = rng.integers(0, 3, size=n)
     w = rng.integers(0, 4, size=n).astype(float)
     return X, y, w
-
-
-settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True)
-settings.load_profile("ci")
 
 
 @pytest.mark.parametrize("cls", STATS)
