@@ -11,10 +11,8 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -459,42 +457,6 @@ def test_real_process_category_code_1e9(files, tmp_path):
     )
     _assert_process_error(proc)
     assert not out.exists()
-
-
-@needs_script
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a named pipe")
-def test_real_process_ctrl_c_is_one_line_and_exit_130(tmp_path):
-    """Interrupted while reading a CSV (a pipe nobody writes to): exit 130, one line."""
-    fifo = tmp_path / "data.csv"
-    os.mkfifo(fifo)
-    proc = subprocess.Popen(
-        [str(SCRIPT), "fit", str(fifo), "-t", "y", "-o", str(tmp_path / "m.bayesrule")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # a shell's background job starts with SIGINT ignored; give the command Python's handler
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    deadline = time.monotonic() + 120
-    fd = None
-    while fd is None and time.monotonic() < deadline:
-        try:  # succeeds once the command has the pipe open for reading
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
-            time.sleep(0.05)
-    try:
-        assert fd is not None, "the command never opened its input"
-        time.sleep(0.3)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130
-    assert err.splitlines() == ["bayesrule: error: interrupted."]
-    assert not (tmp_path / "m.bayesrule").exists()
 
 
 @needs_script

@@ -277,19 +277,6 @@ def test_fit_partial_fit_merge_and_statistics_give_the_same_range(short, cls):
     np.testing.assert_array_equal(np.stack(left.merge(right).feature_range_), np.stack((lo, hi)))
 
 
-@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
-def test_every_estimator_warns_on_data_of_another_scale(short, cls):
-    X, y = _estimator_data()
-    est = _make(short, cls).fit(X, y)
-    far = X * 255.0
-    if short == "bnb":
-        pytest.skip("BernoulliNB binarizes: every scale gives the same 0/1 data")
-    if short == "catnb":
-        far = X + 40.0  # category codes far beyond those seen
-    with pytest.warns(OutOfRangeWarning, match="far outside the range of the training data"):
-        est.predict(far)
-
-
 def _scaled_digits():
     X, y = load_digits(return_X_y=True)
     return X / 16.0, y  # pixels in [0, 1]
@@ -334,15 +321,6 @@ def test_the_message_names_features_by_name_and_counts_the_rest():
         est.predict(pd.DataFrame(bad, columns=names))
     with pytest.warns(OutOfRangeWarning, match=r"\(and \d+ more features\)"):
         est.predict(pd.DataFrame(X[:300] * 255.0, columns=names))
-
-
-def test_the_warning_can_be_silenced_with_a_filter():
-    X, y = _scaled_digits()
-    est = bayesrule.GaussianNB().fit(X, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        warnings.filterwarnings("ignore", category=OutOfRangeWarning)
-        est.predict(X * 255.0)
 
 
 def test_a_single_outlier_in_a_large_batch_does_not_warn_but_in_a_small_one_does():

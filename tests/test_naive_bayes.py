@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -483,20 +481,3 @@ def test_unseen_category_gets_smoothed_probability(count_data):
 def test_force_alpha_false_warns(count_data):
     with pytest.warns(UserWarning, match="alpha too small"):
         br.MultinomialNB(alpha=0.0, force_alpha=False).fit(*count_data)
-
-
-# --------------------------------------------------------------------- MNIST
-@pytest.mark.mnist
-def test_mnist_accuracies(mnist):
-    Xtr, ytr, Xte, yte = mnist
-    expected = {
-        "GaussianNB": (br.GaussianNB(), 0.556),
-        "MultinomialNB": (br.MultinomialNB(), 0.836),
-        "BernoulliNB": (br.BernoulliNB(binarize=0.5), 0.843),
-    }
-    for name, (est, acc) in expected.items():
-        assert est.fit(Xtr, ytr).score(Xte, yte) == pytest.approx(acc, abs=1e-3), name
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        kernel = br.KernelNB(bandwidth_floor=3.0).fit(Xtr, ytr).score(Xte, yte)
-    assert kernel > 0.75
