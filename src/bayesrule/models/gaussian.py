@@ -312,7 +312,7 @@ def mean_pooled_variance(stats: Any, ddof: float) -> float:
     if denom <= 0:
         raise ValueError(
             f"the pooled covariance needs more weight than classes: total weight "
-            f"{float(stats.weights.sum()):g} with {int(np.count_nonzero(present))} classes."
+            f"{float(stats.weights.sum()):g} with {int(np.count_nonzero(present))} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
         )
     traces = np.einsum("kii->k", stats.scatter[present])
     return float(traces.sum()) / denom / stats.n_features

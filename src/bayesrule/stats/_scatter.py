@@ -364,7 +364,7 @@ class ScatterStats(ClassStatistic):
         if denom <= 0:
             raise ValueError(
                 f"the pooled covariance needs more weight than classes: total weight "
-                f"{self.weights.sum():g} with {k} classes."
+                f"{self.weights.sum():g} with {k} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
             )
         return self.pooled_scatter() / denom
 
