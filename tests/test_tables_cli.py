@@ -251,3 +251,29 @@ def test_mixed_fit_says_which_kinds_it_inferred_and_where_the_reasons_are(tmp_pa
     assert f"bayesrule info {out} says why" in line
     info = cli("info", out)
     assert "inferred" in info.stdout
+
+
+@pytest.mark.parametrize("labels", ["text", "integers"])
+def test_priors_by_label_on_the_command_line(tmp_path: Path, labels: str) -> None:
+    df = _penguins()
+    names = {"Adelie": 0, "Chinstrap": 1, "Gentoo": 2}
+    if labels == "integers":
+        df["species"] = df["species"].map(names)
+        keys = ["0", "1", "2"]
+    else:
+        keys = list(names)
+    path = tmp_path / "p.csv"
+    df.drop(columns=["island"]).to_csv(path, index=False)
+    out = tmp_path / "m.bayesrule"
+    given = dict(zip(keys, [0.2, 0.3, 0.5], strict=True))
+    import json
+
+    cli(
+        "fit", path, "-t", "species", "-m", "gnb", "--set", f"priors={json.dumps(given)}", "-o", out
+    )
+    np.testing.assert_allclose(load(out).priors_, [0.2, 0.3, 0.5])
+    wrong = json.dumps({**dict(list(given.items())[:2]), "Emperor": 0.5})
+    proc = cli(
+        "fit", path, "-t", "species", "-m", "gnb", "--set", f"priors={wrong}", "-o", out, code=2
+    )
+    assert "Emperor" in proc.stderr

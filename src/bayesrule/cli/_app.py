@@ -137,6 +137,20 @@ def _build_estimator(model: str, settings: list[str]) -> Any:
     return est
 
 
+def _priors_to_labels(est: Any, y: Any) -> None:
+    """``--set 'priors={"1": 0.3, ...}'`` on numeric labels: JSON keys are text, so each
+    key is matched to the label it spells. A key that spells no label is left for the
+    estimator to refuse, naming it."""
+    for name in ("priors", "class_prior"):
+        value = est.get_params(deep=False).get(name)
+        if not isinstance(value, dict) or y is None:
+            continue
+        labels = {str(v): v for v in np.unique(np.asarray(y)).tolist()}
+        if all(isinstance(v, str) for v in labels.values()):
+            continue
+        est.set_params(**{name: {labels.get(str(k), k): p for k, p in value.items()}})
+
+
 def _load_model(path: Path) -> Any:
     if not path.exists():
         raise UsageError(f"{path}: no such model file.")
@@ -624,6 +638,7 @@ def fit(
             missing_target=missing_target,
         )
         _with_kinds(est, kinds or [], ds.feature_names or [])
+        _priors_to_labels(est, ds.y)
         est = _fit_with_progress(est, ds)
     elapsed = time.perf_counter() - t0
     n_rows = ds.n_rows if ds.X is not None else int(round(float(np.sum(est.class_count_))))
