@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_mixed_kinds.py
 	$(PY) benchmarks/bench_dask.py
 	$(PY) benchmarks/bench_out_of_core.py
+	$(PY) benchmarks/bench_defaults.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
