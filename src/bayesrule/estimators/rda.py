@@ -8,6 +8,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
+from ..models.gaussian import range_scale
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
 
 
@@ -115,4 +116,5 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
             shrinkage=float(self.gamma),
             ridge=float(self.ridge),
             reg_param=float(self.reg_param),
+            target_scale=range_scale(stats),
         )
