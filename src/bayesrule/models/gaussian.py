@@ -303,9 +303,11 @@ def correlation_singular(cov: _F, tol: float, *, lower: float = 0.0) -> tuple[bo
 
 
 def range_scale(stats: Any) -> _F:
-    """Each feature's range ``upper - lower`` in the statistics' bounds; 1 where it is 0 or unknown.
+    """Each feature's range ``upper - lower`` in the statistics' bounds: the unit of RDA's targets.
 
-    The unit of the coordinates ``z_j = x_j / r_j`` in which RDA's shrinkage
+    A feature with range 0 (constant in the data) takes its value's
+    magnitude instead, and 1 where that is 0 or where the bounds are unknown
+    (no unit can be read from the data then). The unit of the coordinates ``z_j = x_j / r_j`` in which RDA's shrinkage
     targets are scaled identities (see :meth:`GaussianFamily.from_stats`'s
     ``target_scale``): a feature's range carries its unit, so targets built
     there do not depend on the features' units. Merged statistics have the
@@ -313,8 +315,10 @@ def range_scale(stats: Any) -> _F:
     """
     with np.errstate(invalid="ignore", over="ignore"):
         r = np.asarray(stats.upper, dtype=np.float64) - np.asarray(stats.lower, dtype=np.float64)
+        size = np.abs(np.asarray(stats.upper, dtype=np.float64))
     ok = np.isfinite(r) & (r > 0)
-    return np.where(ok, r, 1.0)
+    constant = np.isfinite(size) & (size > 0) & (r == 0)
+    return np.where(ok, r, np.where(constant, size, 1.0))
 
 
 def mean_pooled_variance(stats: Any, ddof: float, scale: _F | None = None) -> float:
