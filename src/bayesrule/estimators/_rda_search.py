@@ -46,14 +46,14 @@ def regularised(
     is mapped back by ``D (.) D`` before ``reg_param``.
     """
     p = cov.shape[0]
-    scaled = scale is not None and bool(gamma or ridge)
-    S = cov / np.outer(scale, scale) if scaled else cov
+    outer = np.outer(scale, scale) if scale is not None and (gamma or ridge) else None
+    S = cov / outer if outer is not None else cov
     S = shrink(S, gamma) if gamma else S.copy()
     if ridge:
         S *= 1.0 - ridge
         S[np.arange(p), np.arange(p)] += ridge * t
-    if scaled:
-        S *= np.outer(scale, scale)
+    if outer is not None:
+        S *= outer
     if reg_param:
         S *= 1.0 - reg_param
         S[np.arange(p), np.arange(p)] += reg_param
@@ -184,7 +184,11 @@ def _direct_terms(
     ok = np.zeros(C, dtype=bool)
     for c in range(C):
         S = regularised(
-            cov, float(gammas[c // ridges.size]), float(ridges[c % ridges.size]), t, reg_param,
+            cov,
+            float(gammas[c // ridges.size]),
+            float(ridges[c % ridges.size]),
+            t,
+            reg_param,
             scale,
         )
         if correlation_singular(S, tol)[0]:

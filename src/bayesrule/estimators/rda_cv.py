@@ -421,7 +421,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
         C = gammas.size * ridges.size
         # gamma and ridge shrink in the training range's units, as in the fitted model
-        scale = range_scale(train)
+        scale: _F | None = range_scale(train)
         if not (np.any(gammas > 0) or np.any(ridges > 0)):
             scale = None
         means_c = train.means - centre
