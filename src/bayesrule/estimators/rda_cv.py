@@ -77,7 +77,11 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     towards each class's own scale ``(tr/p) I``, and a ``ridge`` common to
     every class towards ``t I``, ``t`` the average within-class variance
     (scikit-learn QDA's ``reg_param`` measured in the data's scale, not in
-    the features' units). Every candidate is scored on the splits of ``cv``;
+    the features' units). ``gamma`` and ``ridge`` shrink in range units
+    (``x_j / r_j``, ``r_j`` feature ``j``'s range in the training split, or
+    in all the data for the final model; see
+    :class:`RegularizedDiscriminantAnalysis`), so neither the scores nor the
+    model depend on any feature's unit. Every candidate is scored on the splits of ``cv``;
     the best (ties go to the more regularised one: smaller alpha, larger
     ridge, larger gamma) is stored in ``alpha_``, ``gamma_`` and ``ridge_``,
     and the final model is derived from the statistics of all the data — no
@@ -101,8 +105,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
         ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
         ``t = tr(Sigma_pooled)/p`` of the training split (of all the data for
-        the final model). Like ``gamma`` it is relative to the data's scale:
-        changing the unit of every feature together changes nothing.
+        the final model), in range units. Like ``gamma`` it is relative to
+        the data's scale: changing the unit of any feature changes nothing.
     refine : bool, default=True
         Refine alpha (and then gamma and ridge) around the grid's best, as
         described above. False scores the grid only.
@@ -110,7 +114,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         Fixed, not searched: every candidate's covariances get the ridge
         ``(1 - reg_param) Sigma + reg_param I`` in the features' units, last,
         as in :class:`RegularizedDiscriminantAnalysis` (scikit-learn QDA's
-        meaning).
+        meaning). With ``reg_param > 0`` the candidates with ``gamma`` or
+        ``ridge`` no longer share one eigendecomposition (the range units
+        and the features' units differ) and each is factorised on its own:
+        the same scores, slower.
     cv : int, splitter, iterable of (train, test) index arrays, or None, default=5
         As scikit-learn's ``cv``: an int ``>= 2`` is that many stratified,
         shuffled folds (at most the size of the smallest class), None is 5;
