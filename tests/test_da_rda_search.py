@@ -58,9 +58,11 @@ def _unit_pooled_variance(X, y):
 
 @pytest.mark.parametrize("ridge", [0.01, 0.2, 0.7])
 def test_ridge_is_sklearn_reg_param_in_the_data_scale(ridge):
-    # with the average within-class variance 1, (1 - ridge) Sigma + ridge t I is
-    # scikit-learn's (1 - reg_param) Sigma + reg_param I
+    # with every feature's range the same (the ridge's target t_z D^2 is then
+    # t I) and the average within-class variance 1, (1 - ridge) Sigma + ridge t I
+    # is scikit-learn's (1 - reg_param) Sigma + reg_param I
     X, y = load_wine(return_X_y=True)
+    X = X / np.ptp(X, axis=0)
     Xs = _unit_pooled_variance(X, y)
     ours = RegularizedDiscriminantAnalysis(alpha=1.0, ridge=ridge, bias=True).fit(Xs, y)
     ref = skda.QuadraticDiscriminantAnalysis(reg_param=ridge).fit(Xs, y)

@@ -354,10 +354,12 @@ def test_rda_limits_are_qda_and_lda(name):
 
 
 def test_rda_gamma_shrinks_towards_scaled_identity():
+    # a scaled identity in the units of the features' ranges: (tr/p) diag(range)^2
     X, y = DATASETS["iris"]
     m = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=1.0, store_covariance=True).fit(X, y)
+    r = np.ptp(X, axis=0)
     for k in range(3):
-        c = m.covariance_[k]
+        c = m.covariance_[k] / np.outer(r, r)
         np.testing.assert_allclose(c, np.eye(4) * np.trace(c) / 4, atol=1e-12)
 
 

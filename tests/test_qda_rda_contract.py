@@ -81,9 +81,11 @@ def test_rda_reg_param_is_applied_after_the_blend_and_the_shrinkage():
     stats = ScatterStats.from_data(XW, YW)
     pooled = stats.pooled_covariance(1.0)
     p = XW.shape[1]
+    D = np.outer(np.ptp(XW, axis=0), np.ptp(XW, axis=0))  # gamma shrinks in range units
     for k in range(3):
         own = stats.scatter[k] / (stats.weights[k] - 1.0)
-        expected = (1 - r) * shrink(a * own + (1 - a) * pooled, g) + r * np.eye(p)
+        blend = a * own + (1 - a) * pooled
+        expected = (1 - r) * shrink(blend / D, g) * D + r * np.eye(p)
         np.testing.assert_allclose(m.covariance_[k], expected, rtol=1e-12)
 
 

@@ -35,16 +35,25 @@ from ..models.gaussian import correlation_singular
 _F = NDArray[np.float64]
 
 
-def regularised(cov: _F, gamma: float, ridge: float, t: float, reg_param: float) -> _F:
+def regularised(
+    cov: _F, gamma: float, ridge: float, t: float, reg_param: float, scale: _F | None = None
+) -> _F:
     """``cov`` shrunk by ``gamma``, then ``ridge`` (towards ``t I``), then ``reg_param``.
 
-    The order and arithmetic of ``GaussianFamily.from_stats``.
+    The order and arithmetic of ``GaussianFamily.from_stats``. With ``scale``
+    ``s``, ``gamma`` and ``ridge`` act on ``D^-1 cov D^-1`` (``D = diag(s)``;
+    ``t`` is then the average pooled variance of ``x / s``) and the result
+    is mapped back by ``D (.) D`` before ``reg_param``.
     """
     p = cov.shape[0]
-    S = shrink(cov, gamma) if gamma else cov.copy()
+    outer = np.outer(scale, scale) if scale is not None and (gamma or ridge) else None
+    S = cov / outer if outer is not None else cov
+    S = shrink(S, gamma) if gamma else S.copy()
     if ridge:
         S *= 1.0 - ridge
         S[np.arange(p), np.arange(p)] += ridge * t
+    if outer is not None:
+        S *= outer
     if reg_param:
         S *= 1.0 - reg_param
         S[np.arange(p), np.arange(p)] += reg_param
@@ -60,6 +69,7 @@ def held_out_terms(
     reg_param: float = 0.0,
     ridges: _F | None = None,
     t: float = 0.0,
+    scale: _F | None = None,
 ) -> tuple[_F, _F, NDArray[np.bool_]]:
     r"""Mahalanobis distances and log determinants of ``cov`` under every (gamma, ridge).
 
@@ -83,7 +93,15 @@ def held_out_terms(
     reg_param : float in [0, 1], default=0.0
     ridges : ndarray of shape (R,), default=(0,)
     t : float
-        The ridge's scale (the average pooled variance).
+        The ridge's scale (the average pooled variance; of ``x / scale``
+        with ``scale``).
+    scale : ndarray of shape (p,), default=None
+        The coordinates ``x / scale`` in which ``gamma`` and ``ridge`` shrink
+        (see :func:`regularised`). Without ``reg_param`` the whole problem
+        is solved there (distances do not change; the log determinants
+        gain ``2 sum log scale``); with it, the candidates are no longer
+        functions of one eigendecomposition and each is factorised on its
+        own (:func:`_direct_terms`).
 
     Returns
     -------
@@ -95,6 +113,14 @@ def held_out_terms(
         ``GaussianFamily.from_stats`` (its distances are then meaningless).
     """
     rho = np.zeros(1) if ridges is None else np.asarray(ridges, dtype=float)
+    if scale is not None:
+        if reg_param:
+            return _direct_terms(cov, means, X, gammas, rho, t, float(reg_param), scale, tol)
+        shift = 2.0 * float(np.sum(np.log(scale)))
+        maha, logdet, ok = held_out_terms(
+            cov / np.outer(scale, scale), means / scale, X / scale, gammas, tol, 0.0, rho, t
+        )
+        return maha, logdet + shift, ok
     p = cov.shape[0]
     tr = float(np.trace(cov)) / p
     gam_c = np.repeat(gammas, rho.size)
@@ -137,6 +163,45 @@ def held_out_terms(
         if n_dead:
             R = X[:, dead] - m[dead]
             out[:, j, :] += np.einsum("ij,ij->i", R, R)[:, None] * inv_dead[None, :]
+    return out, logdet, ok
+
+
+def _direct_terms(
+    cov: _F,
+    means: _F,
+    X: _F,
+    gammas: _F,
+    ridges: _F,
+    t: float,
+    reg_param: float,
+    scale: _F,
+    tol: float,
+) -> tuple[_F, _F, NDArray[np.bool_]]:
+    """:func:`held_out_terms` one candidate at a time (a Cholesky factor each)."""
+    C = gammas.size * ridges.size
+    out = np.full((X.shape[0], means.shape[0], C), np.inf)
+    logdet = np.zeros(C)
+    ok = np.zeros(C, dtype=bool)
+    for c in range(C):
+        S = regularised(
+            cov,
+            float(gammas[c // ridges.size]),
+            float(ridges[c % ridges.size]),
+            t,
+            reg_param,
+            scale,
+        )
+        if correlation_singular(S, tol)[0]:
+            continue
+        try:
+            L = cholesky(S, lower=True)
+        except LinAlgError:
+            continue
+        ok[c] = True
+        logdet[c] = 2.0 * float(np.sum(np.log(np.diag(L))))
+        for j, m in enumerate(means):
+            Z = solve_triangular(L, (X - m).T, lower=True)
+            out[:, j, c] = np.einsum("ij,ij->j", Z, Z)
     return out, logdet, ok
 
 

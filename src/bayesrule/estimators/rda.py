@@ -8,6 +8,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
+from ..models.gaussian import range_scale
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
 
 
@@ -15,7 +16,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     r"""Friedman's regularized discriminant analysis, between QDA and LDA.
 
     Each class covariance is blended with the pooled one and then shrunk
-    towards a scaled identity:
+    towards a scaled identity in range units:
 
     ``Sigma_k(alpha) = alpha Sigma_k + (1 - alpha) Sigma_pooled``,
     ``Sigma_k(alpha, gamma) = (1 - gamma) Sigma_k(alpha) + gamma tr(Sigma_k(alpha))/p I``,
@@ -25,6 +26,16 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     the average within-class variance, and then, with ``reg_param``,
     scikit-learn QDA's ridge in the features' units:
     ``(1 - reg_param) Sigma_k + reg_param I``.
+
+    The ``gamma`` and ``ridge`` steps are made on the covariances of
+    ``z_j = x_j / r_j``, ``r_j`` feature ``j``'s range in the training data
+    (``stats_.upper - stats_.lower``; a constant feature's magnitude, or 1),
+    and mapped back: in the features' units the targets are the diagonal
+    ``(tr(D^-1 Sigma D^-1)/p) D^2`` and ``t_z D^2`` (``D = diag(r)``). So the
+    model does not depend on any feature's unit: rescaling each feature by
+    its own factor changes no prediction (without ``reg_param``, which is in
+    the features' units). The range is that of the merged statistics, so
+    ``partial_fit``, ``merge`` and ``from_stats`` give the model of one fit.
 
     ``alpha=1, gamma=0`` is :class:`QuadraticDiscriminantAnalysis` (with
     the same ``reg_param``) and ``alpha=0, gamma=0, reg_param=0`` is
@@ -36,14 +47,14 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     alpha : float in [0, 1], default=0.5
         Weight of the class's own covariance.
     gamma : float in [0, 1], default=0.0
-        Shrinkage towards ``(tr/p) I`` (a class's own scale).
+        Shrinkage towards ``(tr/p) I`` (a class's own scale), in range units.
     ridge : float in [0, 1], default=0.0
         Shrinkage of every class towards the same ``t I``, ``t`` the average
-        within-class variance (``tr(Sigma_pooled)/p``): scikit-learn QDA's
-        ``reg_param`` measured in the data's own scale, so that changing the
-        unit of every feature together (grams to kilograms) changes nothing.
-        With the average within-class variance 1, it is scikit-learn's
-        ``reg_param``. Friedman's ``gamma`` shrinks each class towards its
+        within-class variance (``tr(Sigma_pooled)/p``), in range units:
+        scikit-learn QDA's ``reg_param`` measured in the data's own scale, so
+        that changing the unit of any feature changes nothing. With every
+        feature's range equal and the average within-class variance 1, it is
+        scikit-learn's ``reg_param``. Friedman's ``gamma`` shrinks each class towards its
         own scale instead, which is not the same when classes differ in
         spread: on MNIST (whose 1s vary much less than its 0s) ``alpha=1,
         ridge=0.7`` scores 0.9616 (test set) where ``alpha=1, gamma=0.2``
@@ -115,4 +126,5 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
             shrinkage=float(self.gamma),
             ridge=float(self.ridge),
             reg_param=float(self.reg_param),
+            target_scale=range_scale(stats),
         )

@@ -40,6 +40,7 @@ from ..models.gaussian import (
     blended_covariance,
     check_own_weight,
     mean_pooled_variance,
+    range_scale,
 )
 from ..stats import ScatterStats, encode
 from ..stats._common import as_classes
@@ -76,7 +77,11 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     towards each class's own scale ``(tr/p) I``, and a ``ridge`` common to
     every class towards ``t I``, ``t`` the average within-class variance
     (scikit-learn QDA's ``reg_param`` measured in the data's scale, not in
-    the features' units). Every candidate is scored on the splits of ``cv``;
+    the features' units). ``gamma`` and ``ridge`` shrink in range units
+    (``x_j / r_j``, ``r_j`` feature ``j``'s range in the training split, or
+    in all the data for the final model; see
+    :class:`RegularizedDiscriminantAnalysis`), so neither the scores nor the
+    model depend on any feature's unit. Every candidate is scored on the splits of ``cv``;
     the best (ties go to the more regularised one: smaller alpha, larger
     ridge, larger gamma) is stored in ``alpha_``, ``gamma_`` and ``ridge_``,
     and the final model is derived from the statistics of all the data — no
@@ -100,8 +105,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
         ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
         ``t = tr(Sigma_pooled)/p`` of the training split (of all the data for
-        the final model). Like ``gamma`` it is relative to the data's scale:
-        changing the unit of every feature together changes nothing.
+        the final model), in range units. Like ``gamma`` it is relative to
+        the data's scale: changing the unit of any feature changes nothing.
     refine : bool, default=True
         Refine alpha (and then gamma and ridge) around the grid's best, as
         described above. False scores the grid only.
@@ -109,7 +114,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         Fixed, not searched: every candidate's covariances get the ridge
         ``(1 - reg_param) Sigma + reg_param I`` in the features' units, last,
         as in :class:`RegularizedDiscriminantAnalysis` (scikit-learn QDA's
-        meaning).
+        meaning). With ``reg_param > 0`` the candidates with ``gamma`` or
+        ``ridge`` no longer share one eigendecomposition (the range units
+        and the features' units differ) and each is factorised on its own:
+        the same scores, slower.
     cv : int, splitter, iterable of (train, test) index arrays, or None, default=5
         As scikit-learn's ``cv``: an int ``>= 2`` is that many stratified,
         shuffled folds (at most the size of the smallest class), None is 5;
@@ -332,6 +340,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 if parts is not None:
                     # the other folds and the rows never held out: all the data less fold i
                     train = total.subtract(stats[i])
+                    # subtract keeps the total's bounds: the training rows' own range
+                    # (that of a plain fit on them) merges the other parts' bounds
+                    others = [st for j, st in enumerate(stats) if j != i]
+                    train = train.with_bounds(
+                        np.min([st.lower for st in others], axis=0),
+                        np.max([st.upper for st in others], axis=0),
+                    )
                 else:
                     train = ScatterStats.from_data(
                         Xv[train_idx], y_arr[train_idx], w[train_idx], classes=c
@@ -412,12 +427,20 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         K, p = train.n_classes, train.n_features
         tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
         C = gammas.size * ridges.size
+        # gamma and ridge shrink in the training range's units, as in the fitted model
+        scale: _F | None = range_scale(train)
+        if not (np.any(gammas > 0) or np.any(ridges > 0)):
+            scale = None
+        means_c = train.means - centre
+        if scale is not None and not reg:
+            # the whole problem in the coordinates x / scale: each job sees them
+            Xc, means_c = Xc / scale, means_c / scale
         usable = []
         for a_i, alpha in enumerate(alphas):
             try:  # the errors of class_covariances: this alpha is scored -inf
                 for k in present:
                     check_own_weight(train, int(k), ddof, float(alpha))
-                t = mean_pooled_variance(train, ddof)
+                t = mean_pooled_variance(train, ddof, scale)
             except ValueError:
                 continue
             usable.append(a_i)
@@ -437,7 +460,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 train, int(ks[0]), ddof=ddof, alpha=float(alphas[a_i]), pooled=pooled
             )
             _check_finite(cov)
-            return held_out_terms(cov, train.means[ks] - centre, Xc, gammas, tol, reg, ridges, t)
+            if scale is not None and not reg:
+                cov = cov / np.outer(scale, scale)
+                return held_out_terms(cov, means_c[ks], Xc, gammas, tol, 0.0, ridges, t)
+            return held_out_terms(cov, means_c[ks], Xc, gammas, tol, reg, ridges, t, scale)
 
         results = in_parallel(job, jobs, float(X.shape[0]) * p * p * len(jobs))
         for a_i in usable:
@@ -472,12 +498,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         try:
             for k in present:
                 check_own_weight(train, int(k), ddof, 1.0)
-            t = mean_pooled_variance(train, ddof)
+            scale = range_scale(train)
+            t = mean_pooled_variance(train, ddof, scale)
             pooled = train.pooled_covariance(ddof)
         except ValueError:
             return out
         _check_finite(pooled)
-        B = regularised(pooled, gamma, ridge, t, reg)
+        B = regularised(pooled, gamma, ridge, t, reg, scale)
         b_min = standardised_min_eigenvalue(B)
         if not b_min > 0:
             return out
@@ -485,7 +512,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         def job(k: int) -> tuple[_F, _F, NDArray[np.bool_]]:
             own = blended_covariance(train, k, ddof=ddof, alpha=1.0, pooled=None)
             _check_finite(own)
-            A = regularised(own, gamma, ridge, t, reg)
+            A = regularised(own, gamma, ridge, t, reg, scale)
             means = train.means[[k]] - centre
             return alpha_sweep_terms(A, B, b_min, means, Xc, alphas, tol)
 
@@ -525,6 +552,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     shrinkage=gamma,
                     ridge=ridge,
                     reg_param=float(self.reg_param),
+                    target_scale=range_scale(stats.total),
                 )
             except SingularCovarianceError as exc:
                 # regular on every training split, singular on all the data

@@ -38,6 +38,7 @@ __all__ = [
     "blended_covariance",
     "correlation_singular",
     "mean_pooled_variance",
+    "range_scale",
     "stacked_log_prob",
 ]
 
@@ -301,11 +302,31 @@ def correlation_singular(cov: _F, tol: float, *, lower: float = 0.0) -> tuple[bo
     return True, f"its correlation matrix has smallest eigenvalue {lam[0]:.3g} <= tol={tol:g}"
 
 
-def mean_pooled_variance(stats: Any, ddof: float) -> float:
+def range_scale(stats: Any) -> _F:
+    """Each feature's range ``upper - lower`` in the statistics' bounds: the unit of RDA's targets.
+
+    A feature with range 0 (constant in the data) takes its value's
+    magnitude instead, and 1 where that is 0 or where the bounds are unknown
+    (no unit can be read from the data then). The unit of the coordinates ``z_j = x_j / r_j`` in which RDA's shrinkage
+    targets are scaled identities (see :meth:`GaussianFamily.from_stats`'s
+    ``target_scale``): a feature's range carries its unit, so targets built
+    there do not depend on the features' units. Merged statistics have the
+    merged range, so ``merge``/``partial_fit`` give the model of one fit.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = np.asarray(stats.upper, dtype=np.float64) - np.asarray(stats.lower, dtype=np.float64)
+        size = np.abs(np.asarray(stats.upper, dtype=np.float64))
+    ok = np.isfinite(r) & (r > 0)
+    constant = np.isfinite(size) & (size > 0) & (r == 0)
+    return np.where(ok, r, np.where(constant, size, 1.0))
+
+
+def mean_pooled_variance(stats: Any, ddof: float, scale: _F | None = None) -> float:
     """``tr(Sigma_pooled) / p``, the average within-class variance: the scale of ``ridge``.
 
     From the traces of the class scatters, without forming the pooled matrix;
     the divisor is :meth:`~bayesrule.stats.ScatterStats.pooled_covariance`'s.
+    With ``scale`` (shape (p,)), the average variance of ``x_j / scale_j``.
     """
     present = stats.weights > 0
     denom = float(stats.weights.sum()) - ddof * int(np.count_nonzero(present))
@@ -314,7 +335,10 @@ def mean_pooled_variance(stats: Any, ddof: float) -> float:
             f"the pooled covariance needs more weight than classes: total weight "
             f"{float(stats.weights.sum()):g} with {int(np.count_nonzero(present))} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
         )
-    traces = np.einsum("kii->k", stats.scatter[present])
+    if scale is None:
+        traces = np.einsum("kii->k", stats.scatter[present])
+    else:
+        traces = np.einsum("kii,i->k", stats.scatter[present], 1.0 / np.square(scale))
     return float(traces.sum()) / denom / stats.n_features
 
 
@@ -473,6 +497,7 @@ class GaussianFamily:
         tol: float = 1.0e-4,
         covariances: _F | None = None,
         constant_unit_scale: bool = False,
+        target_scale: _F | None = None,
     ) -> GaussianFamily:
         r"""The Gaussians of the classes with positive weight in ``stats`` (a ScatterStats).
 
@@ -497,6 +522,15 @@ class GaussianFamily:
 
         QDA is ``alpha=1``; RDA(alpha, gamma) is ``shrinkage=gamma``.
 
+        With ``target_scale`` ``s`` (shape (p,), positive; RDA passes
+        :func:`range_scale`), a float shrinkage (step 3) and the ridge
+        (step 4) act on ``D^-1 Sigma D^-1`` (``D = diag(s)``, the covariance of
+        ``x / s``; ``t`` that matrix's average pooled variance) and the result
+        is mapped back by ``D (.) D``: the targets become ``(tr(D^-1 Sigma
+        D^-1)/p) D^2`` and ``t D^2``, diagonal in the features' units. Without
+        float shrinkage and ridge it changes nothing; ``reg_param`` stays in
+        the features' units.
+
         Raises
         ------
         SingularCovarianceError
@@ -509,21 +543,46 @@ class GaussianFamily:
         J. H. Friedman, "Regularized discriminant analysis", Journal of the
         American Statistical Association 84(405), 1989.
         """
+        rho = float(ridge)
+        gamma = 0.0 if shrinkage is None or isinstance(shrinkage, str) else float(shrinkage)
+        scale = None
+        if target_scale is not None and (gamma > 0 or rho > 0):
+            scale = np.asarray(target_scale, dtype=np.float64)
+            if isinstance(shrinkage, str):
+                raise ValueError(
+                    f"target_scale applies to a float shrinkage; got shrinkage={shrinkage!r}."
+                )
+            if scale.shape != (stats.n_features,) or not np.all(np.isfinite(scale) & (scale > 0)):
+                raise ValueError(
+                    f"target_scale must hold {stats.n_features} positive finite numbers."
+                )
         covs, intensity, lower = class_covariances(
             stats,
             ddof=ddof,
             alpha=alpha,
-            shrinkage=shrinkage,
+            shrinkage=None if scale is not None else shrinkage,
             covariances=covariances,
             constant_unit_scale=constant_unit_scale,
         )
         p = stats.n_features
-        rho = float(ridge)
+        if scale is not None:
+            # the shrinkage and the ridge in the coordinates x / scale
+            outer = np.outer(scale, scale)
+            covs /= outer
+            if gamma > 0:
+                intensity[:] = gamma
+                lower = gamma * np.einsum("kii->k", covs) / p
+                for i in range(covs.shape[0]):
+                    covs[i] = shrink(covs[i], gamma)
         if rho:
-            t = mean_pooled_variance(stats, ddof)
+            t = mean_pooled_variance(stats, ddof, scale)
             covs *= 1.0 - rho
             covs[:, np.arange(p), np.arange(p)] += rho * t
             lower = (1.0 - rho) * lower + rho * t
+        if scale is not None:
+            covs *= outer
+            # the eigenvalues of D C D are at least lmin(C) min(s)^2
+            lower = lower * float(np.min(scale)) ** 2
         # the eigenvalues of (1 - r) Sigma_shrunk + r I are at least (1 - r) lower + r
         r = float(reg_param)
         floors = r + (1.0 - r) * lower

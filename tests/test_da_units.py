@@ -1,0 +1,171 @@
+"""RDA and RDA-CV do not depend on the features' units (issue #19).
+
+gamma and ridge shrink towards targets that are scaled identities in the
+coordinates ``x_j / r_j`` (``r_j`` the feature's training range), so
+rescaling each feature by its own factor changes no prediction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.model_selection import StratifiedKFold
+
+from bayesrule import (
+    QuadraticDiscriminantAnalysis,
+    RegularizedDiscriminantAnalysis,
+    RegularizedDiscriminantAnalysisCV,
+)
+from bayesrule.models.gaussian import range_scale
+from bayesrule.stats import ScatterStats
+
+LOADERS = {
+    "iris": load_iris,
+    "wine": load_wine,
+    "breast_cancer": load_breast_cancer,
+    "digits": load_digits,
+}
+SETTINGS = [
+    dict(alpha=1.0, gamma=0.1),
+    dict(alpha=0.5, gamma=0.3, ridge=0.05),
+    dict(alpha=1.0, ridge=0.2),
+    dict(alpha=0.0, gamma=0.05),
+    dict(alpha=0.7, gamma=0.0, ridge=0.7),
+]
+
+
+def _data(name):
+    X, y = LOADERS[name](return_X_y=True)
+    return X.astype(float), y
+
+
+def _scales(p, seed):
+    return 10.0 ** np.random.default_rng(seed).uniform(-3, 3, p)
+
+
+def _assert_same(a, b, Xa, Xb):
+    np.testing.assert_array_equal(a.predict(Xa), b.predict(Xb))
+    np.testing.assert_allclose(a.predict_proba(Xa), b.predict_proba(Xb), rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+@pytest.mark.parametrize("setting", SETTINGS, ids=str)
+def test_rda_predictions_do_not_depend_on_per_feature_units(name, setting):
+    X, y = _data(name)
+    for seed in (0, 1):
+        s = _scales(X.shape[1], seed)
+        a = RegularizedDiscriminantAnalysis(**setting).fit(X, y)
+        b = RegularizedDiscriminantAnalysis(**setting).fit(X * s, y)
+        _assert_same(a, b, X, X * s)
+
+
+@pytest.mark.parametrize("name", ["iris", "wine", "breast_cancer"])
+def test_rdacv_default_does_not_depend_on_per_feature_units(name):
+    X, y = _data(name)
+    s = _scales(X.shape[1], 3)
+    a = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=3).fit(X * s, y)
+    assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
+    np.testing.assert_allclose(a.cv_scores_, b.cv_scores_, rtol=0, atol=1e-12)
+    _assert_same(a, b, X, X * s)
+
+
+def test_rdacv_on_digits_does_not_depend_on_per_feature_units():
+    # a pixel that is 0 in every row of a training split has no unit to scale
+    # by (range 1 there), and a held-out row where it is not 0 then depends on
+    # its unit: such pixels (present only in a few rows) are left out
+    X, y = _data("digits")
+    folds = StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)
+    keep = np.all([np.ptp(X[train], axis=0) > 0 for train, _ in folds], axis=0)
+    X = X[:, keep]
+    s = _scales(X.shape[1], 4)
+    kw = dict(alphas=(0.5, 1.0), gammas=(0.0, 0.1), ridges=(0.0, 0.3), cv=3, refine=False)
+    a = RegularizedDiscriminantAnalysisCV(**kw).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(**kw).fit(X * s, y)
+    assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
+    np.testing.assert_allclose(a.cv_scores_, b.cv_scores_, rtol=0, atol=1e-12)
+    _assert_same(a, b, X, X * s)
+
+
+def test_rdacv_scores_with_reg_param_follow_the_training_range():
+    # reg_param stays in the features' units, so units matter through it only;
+    # with it the held-out scores are still those of plain RDA fits
+    X, y = _data("iris")
+    s = _scales(X.shape[1], 5)
+    Xs = X * s
+    kw = dict(alphas=(1.0,), gammas=(0.2,), ridges=(0.1,), cv=3, refine=False, random_state=0)
+    m = RegularizedDiscriminantAnalysisCV(reg_param=0.01, **kw).fit(Xs, y)
+    accs = []
+    for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(Xs, y):
+        rda = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.2, ridge=0.1, reg_param=0.01)
+        rda.fit(Xs[train], y[train])
+        accs.append((rda.predict(Xs[test]) == y[test]).mean())
+    assert m.cv_scores_[0] == pytest.approx(np.mean(accs), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["iris", "wine"])
+def test_scale_free_settings_equal_qda(name):
+    X, y = _data(name)
+    s = _scales(X.shape[1], 6)
+    ours = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0, ridge=0.0).fit(X * s, y)
+    ref = QuadraticDiscriminantAnalysis().fit(X * s, y)
+    np.testing.assert_array_equal(ours.predict(X * s), ref.predict(X * s))
+    np.testing.assert_allclose(ours.predict_proba(X * s), ref.predict_proba(X * s), atol=1e-12)
+    # and RDA-CV's plain-QDA candidate scores what QDA's own folds score
+    kw = dict(alphas=(1.0,), gammas=(0.0,), ridges=(0.0,), cv=3, refine=False, random_state=0)
+    m = RegularizedDiscriminantAnalysisCV(**kw).fit(X * s, y)
+    np.testing.assert_allclose(m.predict_proba(X * s), ref.predict_proba(X * s), atol=1e-12)
+
+
+def test_targets_are_the_range_scaled_identity():
+    # gamma's target (tr(D^-1 S D^-1)/p) D^2, the ridge's t_z D^2 (D = diag(range))
+    X, y = _data("wine")
+    g, rho = 0.3, 0.2
+    m = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=g, ridge=rho, store_covariance=True)
+    m.fit(X, y)
+    r = np.ptp(X, axis=0)
+    Z = X / r
+    p = X.shape[1]
+    pooled_var = np.mean(
+        np.concatenate([(Z[y == k] - Z[y == k].mean(0)) ** 2 for k in range(3)]).sum(0)
+        / (len(y) - 3)
+    )
+    for k in range(3):
+        Sk = np.cov(Z[y == k], rowvar=False)
+        Sz = (1 - g) * Sk + g * np.trace(Sk) / p * np.eye(p)
+        Sz = (1 - rho) * Sz + rho * pooled_var * np.eye(p)
+        np.testing.assert_allclose(m.covariance_[k], Sz * np.outer(r, r), rtol=1e-10)
+
+
+def test_merged_statistics_give_the_model_of_one_fit():
+    # the range comes from the merged bounds: partial_fit and from_stats agree with fit
+    X, y = _data("wine")
+    s = _scales(X.shape[1], 7)
+    Xs = X * s
+    whole = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.2, ridge=0.1).fit(Xs, y)
+    part = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.2, ridge=0.1)
+    order = np.random.default_rng(0).permutation(len(y))
+    for idx in np.array_split(order, 4):
+        part.partial_fit(Xs[idx], y[idx], classes=np.unique(y))
+    np.testing.assert_allclose(part.predict_proba(Xs), whole.predict_proba(Xs), atol=1e-10)
+    stats = ScatterStats.from_data(Xs[order[:90]], y[order[:90]]).merge(
+        ScatterStats.from_data(Xs[order[90:]], y[order[90:]])
+    )
+    np.testing.assert_array_equal(range_scale(stats), np.ptp(Xs, axis=0))
+    derived = RegularizedDiscriminantAnalysis.from_stats(stats, alpha=0.5, gamma=0.2, ridge=0.1)
+    np.testing.assert_allclose(derived.predict_proba(Xs), whole.predict_proba(Xs), atol=1e-10)
+
+
+def test_range_scale_of_constant_and_unknown_features():
+    # range 0: the constant's magnitude (-5 -> 5), 1 for a constant 0 or unknown bounds
+    X = np.array(
+        [[1.0, -5.0, 0.0, 0.0], [3.0, -5.0, 2.0, 0.0], [2.0, -5.0, 4.0, 0.0], [0.0, -5.0, 1.0, 0.0]]
+    )
+    y = np.array([0, 0, 1, 1])
+    stats = ScatterStats.from_data(X, y)
+    np.testing.assert_array_equal(range_scale(stats), [3.0, 5.0, 4.0, 1.0])
+    unknown = stats.with_bounds(np.full(4, np.nan), np.full(4, np.nan))
+    np.testing.assert_array_equal(range_scale(unknown), np.ones(4))
+    empty = ScatterStats.empty([0, 1], 4)
+    np.testing.assert_array_equal(range_scale(empty), np.ones(4))
