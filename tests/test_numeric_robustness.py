@@ -310,11 +310,19 @@ def test_class_constant_rows_sum_to_one(est: Any) -> None:
     np.testing.assert_array_equal(est.predict(X), y)
 
 
-@pytest.mark.parametrize("est", [br.GaussianNB(), br.DiagonalLDA(), br.MixedNB()])
+@pytest.mark.parametrize("est", [br.GaussianNB(), br.DiagonalLDA()])
 def test_all_constant_rows_raise(est: Any) -> None:
     X, y = np.full((30, 3), 7.0), np.repeat([0, 1, 2], 10)
     with pytest.raises(ValueError, match="variance"):
         est.fit(X, y)
+
+
+def test_mixed_nb_constant_columns_have_no_say() -> None:
+    """MixedNB models column by column: a constant column is the same for every class."""
+    X, y = np.full((30, 3), 7.0), np.repeat([0, 0, 1, 2, 2, 2], 5)
+    est = br.MixedNB().fit(X, y)
+    proba = est.predict_proba(np.array([[7.0, 7.0, 7.0], [7.5, 6.5, 7.0]]))
+    np.testing.assert_allclose(proba, np.tile([1 / 3, 1 / 6, 1 / 2], (2, 1)), rtol=1e-9)
 
 
 def test_lda_far_from_origin_sums_to_one() -> None:

@@ -43,9 +43,9 @@ def variance_epsilon(stats: Any, var_smoothing: float, *, per_feature: bool = Fa
 
     ``per_feature=True``: ``var_smoothing * Var(x_j)`` for each feature, an
     array of shape (p,), free of units. A feature constant in all the data
-    (variance 0) takes the smallest positive value of the others (1 when
-    every feature is constant): its class means are all equal, so it moves
-    no posterior, only the density.
+    (variance 0) takes the smallest positive value of the others (0 when
+    every feature is constant, which the models then refuse): its class
+    means are all equal, so it moves no posterior, only the density.
 
     ``stats`` is a :class:`bayesrule.stats.DiagonalStats`; the variance is
     that of all the data, from the merged statistics, so that fitting in
@@ -56,7 +56,8 @@ def variance_epsilon(stats: Any, var_smoothing: float, *, per_feature: bool = Fa
     if not per_feature:
         return var_smoothing * float(np.max(total, initial=0.0))
     positive = total[total > 0]
-    fallback = float(positive.min()) if positive.size else 1.0
+    # every feature constant: nothing to be relative to, and nothing to learn (from_stats refuses)
+    fallback = float(positive.min()) if positive.size else 0.0
     return var_smoothing * np.where(total > 0, total, fallback)
 
 

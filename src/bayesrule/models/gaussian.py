@@ -306,8 +306,9 @@ def range_scale(stats: Any) -> _F:
     """Each feature's range ``upper - lower`` in the statistics' bounds: the unit of RDA's targets.
 
     A feature with range 0 (constant in the data) takes its value's
-    magnitude instead, and 1 where that is 0 or where the bounds are unknown
-    (no unit can be read from the data then). The unit of the coordinates ``z_j = x_j / r_j`` in which RDA's shrinkage
+    magnitude instead. The units are returned relative to the largest (a
+    factor common to every feature changes no target), and 1 (the largest)
+    where no unit can be read from the data (a constant 0, unknown bounds). The unit of the coordinates ``z_j = x_j / r_j`` in which RDA's shrinkage
     targets are scaled identities (see :meth:`GaussianFamily.from_stats`'s
     ``target_scale``): a feature's range carries its unit, so targets built
     there do not depend on the features' units. Merged statistics have the
@@ -318,7 +319,12 @@ def range_scale(stats: Any) -> _F:
         size = np.abs(np.asarray(stats.upper, dtype=np.float64))
     ok = np.isfinite(r) & (r > 0)
     constant = np.isfinite(size) & (size > 0) & (r == 0)
-    return np.where(ok, r, np.where(constant, size, 1.0))
+    unit = np.where(ok, r, np.where(constant, size, np.nan))
+    # one common factor changes no target (each is relative to the data's own
+    # variance), so the units are taken relative to the largest: data of
+    # range 1e-300 would otherwise underflow in cov / (r r')
+    top = np.nanmax(unit) if np.any(np.isfinite(unit)) else 1.0
+    return np.where(np.isfinite(unit), unit / top, 1.0)
 
 
 def mean_pooled_variance(stats: Any, ddof: float, scale: _F | None = None) -> float:
