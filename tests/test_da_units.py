@@ -1,8 +1,10 @@
-"""RDA and RDA-CV do not depend on the features' units (issue #19).
+"""RDA and RDA-CV with ``target='range'`` do not depend on the features' units (issue #19).
 
 gamma and ridge shrink towards targets that are scaled identities in the
 coordinates ``x_j / r_j`` (``r_j`` the feature's training range), so
-rescaling each feature by its own factor changes no prediction.
+rescaling each feature by its own factor changes no prediction. The default,
+``target='identity'``, is Friedman's scaled identity in the features' own
+units, which forget and older model files reproduce exactly.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def test_rda_predictions_do_not_depend_on_per_feature_units(name, setting):
     X, y = _data(name)
     for seed in (0, 1):
         s = _scales(X.shape[1], seed)
-        a = RegularizedDiscriminantAnalysis(**setting).fit(X, y)
-        b = RegularizedDiscriminantAnalysis(**setting).fit(X * s, y)
+        a = RegularizedDiscriminantAnalysis(target="range", **setting).fit(X, y)
+        b = RegularizedDiscriminantAnalysis(target="range", **setting).fit(X * s, y)
         _assert_same(a, b, X, X * s)
 
 
@@ -64,8 +66,8 @@ def test_rda_predictions_do_not_depend_on_per_feature_units(name, setting):
 def test_rdacv_default_does_not_depend_on_per_feature_units(name):
     X, y = _data(name)
     s = _scales(X.shape[1], 3)
-    a = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV(cv=3).fit(X * s, y)
+    a = RegularizedDiscriminantAnalysisCV(target="range", cv=3).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(target="range", cv=3).fit(X * s, y)
     assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
     np.testing.assert_allclose(a.cv_scores_, b.cv_scores_, rtol=0, atol=1e-12)
     _assert_same(a, b, X, X * s)
@@ -81,8 +83,8 @@ def test_rdacv_on_digits_does_not_depend_on_per_feature_units():
     X = X[:, keep]
     s = _scales(X.shape[1], 4)
     kw = dict(alphas=(0.5, 1.0), gammas=(0.0, 0.1), ridges=(0.0, 0.3), cv=3, refine=False)
-    a = RegularizedDiscriminantAnalysisCV(**kw).fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV(**kw).fit(X * s, y)
+    a = RegularizedDiscriminantAnalysisCV(target="range", **kw).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(target="range", **kw).fit(X * s, y)
     assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
     np.testing.assert_allclose(a.cv_scores_, b.cv_scores_, rtol=0, atol=1e-12)
     _assert_same(a, b, X, X * s)
@@ -95,10 +97,12 @@ def test_rdacv_scores_with_reg_param_follow_the_training_range():
     s = _scales(X.shape[1], 5)
     Xs = X * s
     kw = dict(alphas=(1.0,), gammas=(0.2,), ridges=(0.1,), cv=3, refine=False, random_state=0)
-    m = RegularizedDiscriminantAnalysisCV(reg_param=0.01, **kw).fit(Xs, y)
+    m = RegularizedDiscriminantAnalysisCV(target="range", reg_param=0.01, **kw).fit(Xs, y)
     accs = []
     for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(Xs, y):
-        rda = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.2, ridge=0.1, reg_param=0.01)
+        rda = RegularizedDiscriminantAnalysis(
+            target="range", alpha=1.0, gamma=0.2, ridge=0.1, reg_param=0.01
+        )
         rda.fit(Xs[train], y[train])
         accs.append((rda.predict(Xs[test]) == y[test]).mean())
     assert m.cv_scores_[0] == pytest.approx(np.mean(accs), abs=1e-12)
@@ -108,13 +112,15 @@ def test_rdacv_scores_with_reg_param_follow_the_training_range():
 def test_scale_free_settings_equal_qda(name):
     X, y = _data(name)
     s = _scales(X.shape[1], 6)
-    ours = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0, ridge=0.0).fit(X * s, y)
+    ours = RegularizedDiscriminantAnalysis(target="range", alpha=1.0, gamma=0.0, ridge=0.0).fit(
+        X * s, y
+    )
     ref = QuadraticDiscriminantAnalysis().fit(X * s, y)
     np.testing.assert_array_equal(ours.predict(X * s), ref.predict(X * s))
     np.testing.assert_allclose(ours.predict_proba(X * s), ref.predict_proba(X * s), atol=1e-12)
     # and RDA-CV's plain-QDA candidate scores what QDA's own folds score
     kw = dict(alphas=(1.0,), gammas=(0.0,), ridges=(0.0,), cv=3, refine=False, random_state=0)
-    m = RegularizedDiscriminantAnalysisCV(**kw).fit(X * s, y)
+    m = RegularizedDiscriminantAnalysisCV(target="range", **kw).fit(X * s, y)
     np.testing.assert_allclose(m.predict_proba(X * s), ref.predict_proba(X * s), atol=1e-12)
 
 
@@ -122,7 +128,9 @@ def test_targets_are_the_range_scaled_identity():
     # gamma's target (tr(D^-1 S D^-1)/p) D^2, the ridge's t_z D^2 (D = diag(range))
     X, y = _data("wine")
     g, rho = 0.3, 0.2
-    m = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=g, ridge=rho, store_covariance=True)
+    m = RegularizedDiscriminantAnalysis(
+        target="range", alpha=1.0, gamma=g, ridge=rho, store_covariance=True
+    )
     m.fit(X, y)
     r = np.ptp(X, axis=0)
     Z = X / r
@@ -143,8 +151,10 @@ def test_merged_statistics_give_the_model_of_one_fit():
     X, y = _data("wine")
     s = _scales(X.shape[1], 7)
     Xs = X * s
-    whole = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.2, ridge=0.1).fit(Xs, y)
-    part = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.2, ridge=0.1)
+    whole = RegularizedDiscriminantAnalysis(target="range", alpha=0.5, gamma=0.2, ridge=0.1).fit(
+        Xs, y
+    )
+    part = RegularizedDiscriminantAnalysis(target="range", alpha=0.5, gamma=0.2, ridge=0.1)
     order = np.random.default_rng(0).permutation(len(y))
     for idx in np.array_split(order, 4):
         part.partial_fit(Xs[idx], y[idx], classes=np.unique(y))
@@ -153,7 +163,9 @@ def test_merged_statistics_give_the_model_of_one_fit():
         ScatterStats.from_data(Xs[order[90:]], y[order[90:]])
     )
     np.testing.assert_allclose(range_scale(stats), np.ptp(Xs, axis=0) / np.ptp(Xs, axis=0).max())
-    derived = RegularizedDiscriminantAnalysis.from_stats(stats, alpha=0.5, gamma=0.2, ridge=0.1)
+    derived = RegularizedDiscriminantAnalysis.from_stats(
+        stats, target="range", alpha=0.5, gamma=0.2, ridge=0.1
+    )
     np.testing.assert_allclose(derived.predict_proba(Xs), whole.predict_proba(Xs), atol=1e-10)
 
 
@@ -170,3 +182,27 @@ def test_range_scale_of_constant_and_unknown_features():
     np.testing.assert_array_equal(range_scale(unknown), np.ones(4))
     empty = ScatterStats.empty([0, 1], 4)
     np.testing.assert_array_equal(range_scale(empty), np.ones(4))
+
+
+def test_forget_is_refused_with_the_range_target_and_exact_with_the_default():
+    X, y = _data("wine")
+    ranged = RegularizedDiscriminantAnalysis(target="range", gamma=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="target='range'"):
+        ranged.forget(X[:5], y[:5])
+    default = RegularizedDiscriminantAnalysis(gamma=0.1).fit(X, y).forget(X[:5], y[:5])
+    refit = RegularizedDiscriminantAnalysis(gamma=0.1).fit(X[5:], y[5:])
+    np.testing.assert_allclose(default.predict_proba(X), refit.predict_proba(X), atol=1e-10)
+
+
+def test_the_identity_target_depends_on_units_and_the_range_target_does_not():
+    X, y = _data("digits")
+    keep = np.ptp(X, axis=0) > 0
+    X = X[:, keep]
+    s = _scales(X.shape[1], 3)
+    changed = {}
+    for target in ("identity", "range"):
+        a = RegularizedDiscriminantAnalysis(target=target, alpha=0.5, gamma=0.1).fit(X, y)
+        b = RegularizedDiscriminantAnalysis(target=target, alpha=0.5, gamma=0.1).fit(X * s, y)
+        changed[target] = float(np.mean(a.predict(X) != b.predict(X * s)))
+    assert changed["range"] == 0.0
+    assert changed["identity"] > 0.0

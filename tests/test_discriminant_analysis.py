@@ -354,13 +354,17 @@ def test_rda_limits_are_qda_and_lda(name):
 
 
 def test_rda_gamma_shrinks_towards_scaled_identity():
-    # a scaled identity in the units of the features' ranges: (tr/p) diag(range)^2
+    # Friedman's scaled identity (tr/p) I by default; with target='range' a scaled
+    # identity in the units of the features' ranges: (tr/p) diag(range)^2
     X, y = DATASETS["iris"]
-    m = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=1.0, store_covariance=True).fit(X, y)
-    r = np.ptp(X, axis=0)
-    for k in range(3):
-        c = m.covariance_[k] / np.outer(r, r)
-        np.testing.assert_allclose(c, np.eye(4) * np.trace(c) / 4, atol=1e-12)
+    for target, r in (("identity", np.ones(4)), ("range", np.ptp(X, axis=0))):
+        m = RegularizedDiscriminantAnalysis(
+            alpha=1.0, gamma=1.0, store_covariance=True, target=target
+        )
+        m.fit(X, y)
+        for k in range(3):
+            c = m.covariance_[k] / np.outer(r, r)
+            np.testing.assert_allclose(c, np.eye(4) * np.trace(c) / 4, atol=1e-12)
 
 
 # --------------------------------------------------------- rank deficiency

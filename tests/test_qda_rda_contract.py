@@ -76,17 +76,21 @@ def test_rda_reg_param_is_applied_after_the_blend_and_the_shrinkage():
     from bayesrule.covariance import shrink
 
     a, g, r = 0.5, 0.1, 0.2
-    m = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=r, store_covariance=True)
-    m.fit(XW, YW)
     stats = ScatterStats.from_data(XW, YW)
     pooled = stats.pooled_covariance(1.0)
     p = XW.shape[1]
-    D = np.outer(np.ptp(XW, axis=0), np.ptp(XW, axis=0))  # gamma shrinks in range units
-    for k in range(3):
-        own = stats.scatter[k] / (stats.weights[k] - 1.0)
-        blend = a * own + (1 - a) * pooled
-        expected = (1 - r) * shrink(blend / D, g) * D + r * np.eye(p)
-        np.testing.assert_allclose(m.covariance_[k], expected, rtol=1e-12)
+    units = np.ptp(XW, axis=0) / np.ptp(XW, axis=0).max()
+    targets = {"identity": np.ones((p, p)), "range": np.outer(units, units)}
+    for target, D in targets.items():  # gamma shrinks in the features' units or range units
+        m = RegularizedDiscriminantAnalysis(
+            alpha=a, gamma=g, reg_param=r, store_covariance=True, target=target
+        )
+        m.fit(XW, YW)
+        for k in range(3):
+            own = stats.scatter[k] / (stats.weights[k] - 1.0)
+            blend = a * own + (1 - a) * pooled
+            expected = (1 - r) * shrink(blend / D, g) * D + r * np.eye(p)
+            np.testing.assert_allclose(m.covariance_[k], expected, rtol=1e-12)
 
 
 def test_reg_param_makes_a_degenerate_class_regular_in_rda():

@@ -6,7 +6,7 @@ from numbers import Real
 from typing import Any
 
 from numpy.typing import ArrayLike
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..models.gaussian import range_scale
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
@@ -27,15 +27,19 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     scikit-learn QDA's ridge in the features' units:
     ``(1 - reg_param) Sigma_k + reg_param I``.
 
-    The ``gamma`` and ``ridge`` steps are made on the covariances of
-    ``z_j = x_j / r_j``, ``r_j`` feature ``j``'s range in the training data
-    (``stats_.upper - stats_.lower``; a constant feature's magnitude, or 1),
-    and mapped back: in the features' units the targets are the diagonal
-    ``(tr(D^-1 Sigma D^-1)/p) D^2`` and ``t_z D^2`` (``D = diag(r)``). So the
-    model does not depend on any feature's unit: rescaling each feature by
-    its own factor changes no prediction (without ``reg_param``, which is in
-    the features' units). The range is that of the merged statistics, so
-    ``partial_fit``, ``merge`` and ``from_stats`` give the model of one fit.
+    With ``target='range'`` the ``gamma`` and ``ridge`` steps are made on
+    the covariances of ``z_j = x_j / r_j``, ``r_j`` feature ``j``'s range in
+    the training data (``stats_.upper - stats_.lower``, relative to the
+    largest; a constant feature's magnitude, or 1), and mapped back: in the
+    features' units the targets are the diagonal ``(tr(D^-1 Sigma D^-1)/p)
+    D^2`` and ``t_z D^2`` (``D = diag(r)``). The model then does not depend
+    on any feature's unit: rescaling each feature by its own factor changes
+    no prediction (without ``reg_param``, which is in the features' units).
+    Its price: the range is an envelope of every row seen, so ``forget`` is
+    refused (it could not shrink it) and model files written before the
+    ranges were stored load with ``r = 1``. The default, ``target='identity'``,
+    is Friedman's scaled identity in the features' own units: free of a
+    unit common to every feature, not of each feature's own.
 
     ``alpha=1, gamma=0`` is :class:`QuadraticDiscriminantAnalysis` (with
     the same ``reg_param``) and ``alpha=0, gamma=0, reg_param=0`` is
@@ -47,10 +51,11 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     alpha : float in [0, 1], default=0.5
         Weight of the class's own covariance.
     gamma : float in [0, 1], default=0.0
-        Shrinkage towards ``(tr/p) I`` (a class's own scale), in range units.
+        Shrinkage towards ``(tr/p) I`` (a class's own scale), in the units
+        chosen by ``target``.
     ridge : float in [0, 1], default=0.0
         Shrinkage of every class towards the same ``t I``, ``t`` the average
-        within-class variance (``tr(Sigma_pooled)/p``), in range units:
+        within-class variance (``tr(Sigma_pooled)/p``), in the units of ``target``:
         scikit-learn QDA's ``reg_param`` measured in the data's own scale, so
         that changing the unit of any feature changes nothing. With every
         feature's range equal and the average within-class variance 1, it is
@@ -72,6 +77,10 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
         :class:`QuadraticDiscriminantAnalysis`; no units).
     bias : bool, default=False
         Maximum-likelihood (True) or unbiased (False) class and pooled covariances.
+    target : {'identity', 'range'}, default='identity'
+        The units in which ``gamma`` and ``ridge`` shrink towards a scaled
+        identity: the features' own (Friedman's), or each feature's training
+        range, which makes the model free of every feature's unit (see above).
 
     Attributes
     ----------
@@ -95,6 +104,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
         "gamma": [Interval(Real, 0, 1, closed="both")],
         "ridge": [Interval(Real, 0, 1, closed="both")],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
+        "target": [StrOptions({"identity", "range"})],
     }
     _remedy = "set gamma > 0 (e.g. gamma=0.05), ridge > 0, reg_param > 0 or lower alpha"
 
@@ -109,6 +119,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
         store_covariance: bool = False,
         tol: float = 1.0e-4,
         bias: bool = False,
+        target: str = "identity",
     ) -> None:
         self.alpha = alpha
         self.gamma = gamma
@@ -118,6 +129,21 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
         self.store_covariance = store_covariance
         self.tol = tol
         self.bias = bias
+        self.target = target
+
+    def forget(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        """As :meth:`GenerativeClassifier.forget`; refused with ``target='range'``.
+
+        The range is an envelope of every row seen, which forgetting cannot
+        shrink, so the model would not be the one fitted without the rows.
+        """
+        if self.target == "range" and (float(self.gamma) > 0 or float(self.ridge) > 0):
+            raise ValueError(
+                "forget cannot remove rows from a model with target='range' and gamma or "
+                "ridge > 0: the training range it is scaled by cannot be shrunk; refit "
+                "without the rows, or use target='identity'."
+            )
+        return super().forget(X, y, sample_weight=sample_weight)
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
         return self._family_attrs(
@@ -126,5 +152,5 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
             shrinkage=float(self.gamma),
             ridge=float(self.ridge),
             reg_param=float(self.reg_param),
-            target_scale=range_scale(stats),
+            target_scale=range_scale(stats) if self.target == "range" else None,
         )

@@ -77,9 +77,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     towards each class's own scale ``(tr/p) I``, and a ``ridge`` common to
     every class towards ``t I``, ``t`` the average within-class variance
     (scikit-learn QDA's ``reg_param`` measured in the data's scale, not in
-    the features' units). ``gamma`` and ``ridge`` shrink in range units
-    (``x_j / r_j``, ``r_j`` feature ``j``'s range in the training split, or
-    in all the data for the final model; see
+    the features' units). With ``target='range'``, ``gamma`` and ``ridge``
+    shrink in range units (``x_j / r_j``, ``r_j`` feature ``j``'s range in
+    the training split, or in all the data for the final model; see
     :class:`RegularizedDiscriminantAnalysis`), so neither the scores nor the
     model depend on any feature's unit. Every candidate is scored on the splits of ``cv``;
     the best (ties go to the more regularised one: smaller alpha, larger
@@ -105,11 +105,15 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
         ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
         ``t = tr(Sigma_pooled)/p`` of the training split (of all the data for
-        the final model), in range units. Like ``gamma`` it is relative to
-        the data's scale: changing the unit of any feature changes nothing.
+        the final model), in the units of ``target``. Like ``gamma`` it is
+        relative to the data's scale.
     refine : bool, default=True
         Refine alpha (and then gamma and ridge) around the grid's best, as
         described above. False scores the grid only.
+    target : {'identity', 'range'}, default='identity'
+        As :class:`RegularizedDiscriminantAnalysis`'s: ``'range'`` runs the
+        search and the final model in range units, free of every feature's
+        unit.
     reg_param : float in [0, 1], default=0.0
         Fixed, not searched: every candidate's covariances get the ridge
         ``(1 - reg_param) Sigma + reg_param I`` in the features' units, last,
@@ -166,6 +170,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         "gammas": ["array-like"],
         "ridges": ["array-like"],
         "refine": ["boolean"],
+        "target": [StrOptions({"identity", "range"})],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable, None],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
@@ -184,6 +189,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         gammas: ArrayLike = (0.0, 0.05, 0.2, 0.5),
         ridges: ArrayLike = (0.0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85),
         refine: bool = True,
+        target: str = "identity",
         reg_param: float = 0.0,
         cv: Any = 5,
         scoring: str = "accuracy",
@@ -197,6 +203,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         self.gammas = gammas
         self.ridges = ridges
         self.refine = refine
+        self.target = target
         self.reg_param = reg_param
         self.cv = cv
         self.scoring = scoring
@@ -428,7 +435,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
         C = gammas.size * ridges.size
         # gamma and ridge shrink in the training range's units, as in the fitted model
-        scale: _F | None = range_scale(train)
+        scale: _F | None = range_scale(train) if self.target == "range" else None
         if not (np.any(gammas > 0) or np.any(ridges > 0)):
             scale = None
         means_c = train.means - centre
@@ -498,7 +505,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         try:
             for k in present:
                 check_own_weight(train, int(k), ddof, 1.0)
-            scale = range_scale(train)
+            scale = range_scale(train) if self.target == "range" else None
             t = mean_pooled_variance(train, ddof, scale)
             pooled = train.pooled_covariance(ddof)
         except ValueError:
@@ -552,7 +559,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     shrinkage=gamma,
                     ridge=ridge,
                     reg_param=float(self.reg_param),
-                    target_scale=range_scale(stats.total),
+                    target_scale=range_scale(stats.total) if self.target == "range" else None,
                 )
             except SingularCovarianceError as exc:
                 # regular on every training split, singular on all the data
