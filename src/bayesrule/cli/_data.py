@@ -53,7 +53,6 @@ __all__ = [
     "Dataset",
     "index_column",
     "match_columns",
-    "non_finite",
     "read_frame",
     "select",
     "split_names",
@@ -526,35 +525,6 @@ def index_column(df: Any) -> str | None:
         if np.array_equal(values, np.arange(n)) or np.array_equal(values, np.arange(1, n + 1)):
             return first
     return None
-
-
-def non_finite(ds: Dataset) -> str | None:
-    """A message naming the feature columns with missing or infinite values (numeric tables)."""
-    X = ds.X
-    if not hasattr(X, "columns"):
-        return None
-    parts = []
-    first_row = None
-    for col in X.columns:
-        values = X[col]
-        if values.dtype.kind not in "fiu":
-            continue
-        bad = ~np.isfinite(values.to_numpy(dtype=float))
-        if bad.any():
-            nan = int(np.isnan(values.to_numpy(dtype=float)[bad]).sum())
-            what = "missing" if nan == bad.sum() else "missing or infinite"
-            parts.append(f"{col!r} ({int(bad.sum()):,} {what})")
-            row = int(np.flatnonzero(bad)[0])
-            label = X.index[row]
-            first = int(label) + 1 if isinstance(label, (int, np.integer)) else row + 1
-            first_row = first if first_row is None else min(first_row, first)
-    if not parts:
-        return None
-    return (
-        f"{ds.source}: column(s) {', '.join(parts[:10])} hold values this model cannot take "
-        f"(first in data row {first_row}); drop or impute them, leave the columns out with "
-        "--drop, or use a naive Bayes model (gnb, mixed), which treats NaN as missing."
-    )
 
 
 def select(
