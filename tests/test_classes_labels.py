@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import bayesrule
 from bayesrule import ClassWarning
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 
 MODELS = available()
 #: the smallest parameters that fit the small tables below in every model

@@ -23,9 +23,9 @@ pytest.importorskip("pyarrow")
 from typer.testing import CliRunner  # noqa: E402
 
 import bayesrule  # noqa: E402
-from bayesrule._registry import available, get_estimator  # noqa: E402
 from bayesrule.cli._app import app  # noqa: E402
 from bayesrule.cli._errors import models_taking_nan  # noqa: E402
+from bayesrule.estimators.registry import available, get_estimator  # noqa: E402
 
 SCRIPT = Path(sys.executable).with_name("bayesrule")
 SHORT = list(available())

@@ -242,7 +242,7 @@ def test_plot_takes_a_directory(data, reference, tmp_path):
 
 
 def test_the_total_size_decides_whether_to_stream(data, tmp_path, monkeypatch):
-    import bayesrule.streaming as streaming
+    import bayesrule.backends.stream as streaming
 
     calls = []
     real = streaming.fit_stream

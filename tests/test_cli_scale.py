@@ -187,7 +187,7 @@ def test_streamed_evaluate_counts_labels_the_model_never_saw(tables, tmp_path):
 
 
 def test_files_over_the_threshold_stream_by_default(tables, tmp_path, monkeypatch):
-    import bayesrule.streaming as streaming
+    import bayesrule.backends.stream as streaming
 
     calls = []
     real = streaming.fit_stream
@@ -366,8 +366,8 @@ def test_readme_scale_out_section_runs(tmp_path, monkeypatch):
 
 
 def test_progress_bar_on_a_terminal_only_without_quiet(tables, tmp_path, monkeypatch):
+    import bayesrule.backends.stream as streaming
     import bayesrule.cli._feedback as feedback
-    import bayesrule.streaming as streaming
 
     class Terminal:
         def isatty(self) -> bool:

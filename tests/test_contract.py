@@ -17,7 +17,7 @@ import pytest
 from sklearn.base import clone
 
 import bayesrule
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 from bayesrule.stats import StatisticsError
 
 ESTIMATORS = sorted(available().items())

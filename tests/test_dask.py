@@ -24,7 +24,7 @@ import pytest
 from sklearn.base import clone
 
 import bayesrule
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -360,7 +360,7 @@ def _random_blocks(seed: int) -> tuple[da.Array, da.Array]:
 
 def _record_caps(monkeypatch) -> list:
     """The BLAS thread counts bayesrule sets (None: restored) and the threads that set them."""
-    from bayesrule import _parallel
+    from bayesrule._util import parallel as _parallel
 
     caps: list = []
     apply = _parallel._apply
@@ -379,8 +379,8 @@ def test_threads_inside_local_threaded_tasks(monkeypatch):
     The calling thread holds one single-threaded BLAS limit while the tasks
     run, and restores it; the tasks never change the BLAS themselves.
     """
-    from bayesrule import _parallel
-    from bayesrule._dask import task_threads
+    from bayesrule._util import parallel as _parallel
+    from bayesrule.backends.dask import task_threads
 
     seen = []
     original = bayesrule.LinearDiscriminantAnalysis.statistics
@@ -434,8 +434,8 @@ def test_client_settings_reach_the_tasks(monkeypatch):
 
 def test_an_in_process_worker_with_two_threads_gives_one_thread_per_task(monkeypatch):
     """A worker running two tasks at once: n_threads=1 in each; the BLAS is restored after."""
-    from bayesrule import _parallel
-    from bayesrule._dask import task_threads
+    from bayesrule._util import parallel as _parallel
+    from bayesrule.backends.dask import task_threads
 
     seen = []
     original = bayesrule.QuadraticDiscriminantAnalysis.statistics
@@ -572,8 +572,8 @@ def test_predictions_on_the_cluster_stay_lazy_and_equal(cluster):
 
 
 def test_workers_use_one_thread_and_keep_their_blas(cluster):
-    from bayesrule import _parallel
-    from bayesrule._dask import task_threads
+    from bayesrule._util import parallel as _parallel
+    from bayesrule.backends.dask import task_threads
 
     _, client = cluster
     before = client.run(threadpoolctl.threadpool_info)
@@ -610,7 +610,7 @@ def test_a_worker_killed_during_the_fit_changes_nothing(cluster, tmp_path):
 
 
 def test_client_for_an_address(cluster):
-    from bayesrule._dask import client_for
+    from bayesrule.backends.dask import client_for
 
     lc, _ = cluster
     X, y = _data("gnb", n=480, seed=11)
@@ -623,7 +623,7 @@ def test_client_for_an_address(cluster):
 
 
 def test_client_for_an_unreachable_address_names_it():
-    from bayesrule._dask import client_for
+    from bayesrule.backends.dask import client_for
 
     with (
         pytest.raises(OSError, match="tcp://127.0.0.1:9"),

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import bayesrule as br
-from bayesrule import _parallel
-from bayesrule._products import rows_dot
+from bayesrule._util import parallel as _parallel
+from bayesrule._util.products import rows_dot
 from bayesrule.stats import DiagonalStats
 from bayesrule.stats._diagonal import _unit_moments
 

@@ -19,7 +19,7 @@ from sklearn.model_selection import train_test_split
 
 import bayesrule
 from bayesrule import OutOfRangeWarning
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 from bayesrule.io import METADATA, load, save
 from bayesrule.stats import (
     CategoryStats,

@@ -3,7 +3,7 @@
 One table of inputs (ragged lists, strings, objects, complex numbers, dates,
 nullable columns with ``pd.NA``, duplicate or mixed-type column names, bad
 labels, stray category codes...) is tried on every estimator of
-``bayesrule._registry.available()`` through ``fit``, ``statistics``,
+``bayesrule.estimators.registry.available()`` through ``fit``, ``statistics``,
 ``partial_fit``, ``forget`` and ``predict``. Each call either succeeds with a
 result of the right shape, or raises ``ValueError``/``TypeError`` (or
 scikit-learn's ``NotFittedError``) whose message matches the case's pattern
@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
 from bayesrule import CategoricalNB, MixedNB
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 
 MODELS = available()
 METHODS = ("fit", "statistics", "partial_fit", "forget", "predict")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import bayesrule
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 from bayesrule.io import FORMAT_VERSION, METADATA, ModelFileError, load, read_metadata, save
 
 ESTIMATORS = sorted(available().items())

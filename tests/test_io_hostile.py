@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 import bayesrule
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 from bayesrule.io import METADATA, ModelFileError, load, read_metadata, save
 
 pytestmark = pytest.mark.skipif(

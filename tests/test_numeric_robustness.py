@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import bayesrule as br
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 
 NAMES = sorted(available())
 P = 3

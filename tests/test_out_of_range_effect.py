@@ -15,7 +15,7 @@ from sklearn.datasets import load_digits
 
 import bayesrule
 from bayesrule import OutOfRangeWarning
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 
 PARAMS: dict[str, dict] = {
     "qda": {"reg_param": 0.1},

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from bayesrule import _parallel
-from bayesrule._config import config_context, get_config, set_config
+from bayesrule._util import parallel as _parallel
+from bayesrule._util.config import config_context, get_config, set_config
 from bayesrule.stats import PooledScatterStats
 
 
@@ -245,8 +245,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from bayesrule import _parallel
-from bayesrule._config import config_context
+from bayesrule._util import parallel as _parallel
+from bayesrule._util.config import config_context
 
 def counts():
     return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]

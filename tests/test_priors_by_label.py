@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bayesrule._registry import available
+from bayesrule.estimators.registry import available
 from bayesrule.io import load, save
 
 MODELS = available()

@@ -241,7 +241,7 @@ def test_rda_cv_refuses_streaming_clearly(method):
 
 
 def test_rda_cv_short_name_resolves():
-    from bayesrule._registry import get_estimator, short_name
+    from bayesrule.estimators.registry import get_estimator, short_name
 
     assert get_estimator("rdacv") is RegularizedDiscriminantAnalysisCV
     assert short_name(RegularizedDiscriminantAnalysisCV) == "rdacv"

@@ -13,7 +13,7 @@ import pytest
 from sklearn.datasets import load_digits, load_iris, load_wine
 
 import bayesrule
-from bayesrule import _parallel
+from bayesrule._util import parallel as _parallel
 from bayesrule.stats import PooledScatterStats, ScatterStats, _common, _pooled
 
 

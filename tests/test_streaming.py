@@ -1,4 +1,4 @@
-"""Out-of-core fitting and prediction (bayesrule.streaming): the same model as fit, bounded memory."""
+"""Out-of-core fitting and prediction (bayesrule.backends.stream): the same model as fit, bounded memory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tables as they come, read and written from Python: the one suffix table of bayesrule._formats.
+"""Tables as they come, read and written from Python: the one suffix table of bayesrule.io.formats.
 
 Generated tables stand for the classes of input: every kind of column
 (floats, integers, text, booleans written as text) carrying each marker of a
@@ -22,7 +22,9 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
 from bayesrule import GaussianNB, LinearDiscriminantAnalysis, MixedNB  # noqa: E402
-from bayesrule._formats import (  # noqa: E402
+from bayesrule.backends.stream import fit_stream, predict_stream, read_blocks  # noqa: E402
+from bayesrule.cli._data import UsageError, read_frame  # noqa: E402
+from bayesrule.io.formats import (  # noqa: E402
     FORMATS,
     NA_VALUES,
     clean_names,
@@ -35,8 +37,6 @@ from bayesrule._formats import (  # noqa: E402
     table_path,
     write_frames,
 )
-from bayesrule.cli._data import UsageError, read_frame  # noqa: E402
-from bayesrule.streaming import fit_stream, predict_stream, read_blocks  # noqa: E402
 
 #: output suffixes: every format, and every compression of the text formats
 TEXT_SUFFIXES = [".csv", ".tsv", ".txt", ".tab", ".jsonl", ".ndjson"]

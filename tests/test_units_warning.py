@@ -23,8 +23,8 @@ from sklearn.model_selection import train_test_split
 
 import bayesrule
 from bayesrule import OutOfRangeWarning, UnitsWarning
-from bayesrule._registry import available
 from bayesrule.estimators._units import UNITS_FRACTION, UNITS_GAP, UNITS_ROWS
+from bayesrule.estimators.registry import available
 
 MODELS = available()
 #: models that read the values themselves (BernoulliNB binarizes; CategoricalNB reads codes)

@@ -2,7 +2,8 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._config import config_context, get_config, set_config
+from ._util.config import config_context, get_config, set_config
+from .backends.stream import fit_stream, iter_predict, predict_stream, read_blocks
 from .estimators import (
     BernoulliNB,
     CategoricalNB,
@@ -23,7 +24,6 @@ from .estimators._base import OutOfRangeWarning, UnitsWarning
 from .estimators._classes import ClassWarning
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
-from .streaming import fit_stream, iter_predict, predict_stream, read_blocks
 
 try:
     __version__ = version("bayesrule")

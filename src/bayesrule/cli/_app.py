@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from rich.console import Console
 from rich.table import Table
 
-from .._registry import available, get_estimator, short_name
+from ..estimators.registry import available, get_estimator, short_name
 from ..io import ModelFileError, load, read_metadata, save
 from ._data import (
     STDIN,
@@ -305,7 +305,7 @@ def _fit_streamed(
     missing_target: str,
 ) -> Dataset:
     """``fit --stream``: the columns chosen on the first rows, the fit by ``fit_stream``."""
-    from ..streaming import fit_stream
+    from ..backends.stream import fit_stream
 
     _streamable_model(est)
     with busy(f"reading the head of {_source_name(data)}"):
@@ -358,7 +358,7 @@ def _labelled_blocks(
     dropped: list[int],
 ) -> Iterator[tuple[Any, Any]]:
     """``(X, y)`` blocks of the rows that have a label; ``dropped[0]`` counts the others."""
-    from ..streaming import read_blocks
+    from ..backends.stream import read_blocks
     from ._data import _labels
 
     assert target is not None
@@ -807,7 +807,7 @@ def _predict_streamed(
     incomplete: str = "empty",
 ) -> None:
     """``predict --stream``: blocks from ``iter_predict`` written one after the other."""
-    from ..streaming import iter_predict
+    from ..backends.stream import iter_predict
 
     head, cols = _stream_plan(est, data, label, sep)
     keep = match_columns(kept, [str(c) for c in head.columns], "--keep") if kept else None
@@ -1033,7 +1033,7 @@ def _evaluate_streamed(
     """``evaluate --stream``: the counts and the log-loss summed block by block."""
     from types import SimpleNamespace
 
-    from ..streaming import iter_predict
+    from ..backends.stream import iter_predict
     from ._data import _labels
 
     assert target is not None  # tables always have one (_target_for)

@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from .._formats import (
+from ..io.formats import (
     COMPRESSIONS,
     CSV,
     EXCEL,
@@ -262,7 +262,7 @@ def read_data(
         What to do with rows whose label is missing: leave them out (with a
         note) or refuse the file.
     na_values : list of str, optional
-        Cell texts read as missing besides :data:`bayesrule._formats.NA_VALUES`
+        Cell texts read as missing besides :data:`bayesrule.io.formats.NA_VALUES`
         (and the command's ``--na-values``).
     sheet : str, optional
         The sheet of an Excel file (default: the first; also ``--sheet``).
@@ -308,11 +308,11 @@ def read_frame(
 ) -> Any:
     """The whole table in ``path`` (or standard input for ``-``) as a DataFrame.
 
-    The format follows the suffixes (:func:`bayesrule._formats.table_path`;
+    The format follows the suffixes (:func:`bayesrule.io.formats.table_path`;
     on standard input, the content). CSV-like files may be compressed; their
     separator and decimal mark are sniffed from the first lines unless
     given. A cell is missing when its text is one of
-    :data:`bayesrule._formats.NA_VALUES` or ``na_values`` (or the command's
+    :data:`bayesrule.io.formats.NA_VALUES` or ``na_values`` (or the command's
     ``--na-values``). Header names are stripped of spaces; two equal names
     are an error; the columns pandas writes for an index in Parquet
     (``__index_level_0__``) are left out. This is the one place a table is
@@ -368,7 +368,7 @@ def _first(exc: BaseException) -> str:
 
 def _sniff_content(data: bytes) -> TablePath:
     """The format of a table on standard input, from its first bytes."""
-    from .._formats import EXCEL, JSON_LINES, PARQUET
+    from ..io.formats import EXCEL, JSON_LINES, PARQUET
 
     if data[:4] == b"PAR1":
         return TablePath(PARQUET)

@@ -228,7 +228,7 @@ def models_taking_nan(exclude: type | None = None) -> list[str]:
     A hint names other models to try; it must never suggest the model that
     has just failed, so the model in use is always left out of the list.
     """
-    from .._registry import available
+    from ..estimators.registry import available
 
     return [
         short

@@ -287,7 +287,7 @@ def dask_select(
 @contextlib.contextmanager
 def on_cluster(address: str) -> Iterator[Any]:
     """``client_for(address)``, its failures as one-line usage errors."""
-    from .._dask import client_for
+    from ..backends.dask import client_for
 
     try:
         with _quiet_workers(address), client_for(address, timeout=CONNECT_TIMEOUT) as client:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from .._formats import FORMATS, table_path
+from ..io.formats import FORMATS, table_path
 from ._data import (
     _IDX_IMAGES,
     STDIN,
@@ -266,7 +266,7 @@ def read_frames(files: FileSet, sep: str | None = None, na_values: list[str] | N
 
 
 def _separator_of(path: Path) -> str:
-    from .._formats import read_head, sniff_separator
+    from ..io.formats import read_head, sniff_separator
 
     found = table_path(path)
     compression = found.compression if found is not None else None

@@ -26,8 +26,8 @@ from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._parallel import blas_budget
-from .._validation import (
+from .._util.parallel import blas_budget
+from .._util.validation import (
     check_finite,
     check_labels,
     check_lengths,
@@ -40,6 +40,7 @@ from ..stats._common import as_classes, block_bounds, class_label
 from ._classes import warn_about_classes, warn_about_labels
 from ._priors import resolve_priors
 from ._units import units_message, units_suspects
+from .seam import InputSpec, Schema, Summariser
 
 __all__ = ["GenerativeClassifier", "OutOfRangeWarning", "UnitsWarning", "as_generator"]
 
@@ -445,11 +446,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     ) -> tuple[Any, Any]:
         """:meth:`_block`, or for Dask collections the merged statistics of their blocks.
 
-        The Dask reduction (:mod:`bayesrule._dask`) calls :meth:`statistics`
+        The Dask reduction (:mod:`bayesrule.backends.dask`) calls :meth:`statistics`
         on each block where the block lives; only statistics travel.
         """
         if _is_dask(X, y, sample_weight):
-            from .._dask import collection_statistics
+            from ..backends.dask import collection_statistics
 
             return collection_statistics(self, X, y, sample_weight, classes, reset=reset)
         return self._block(X, y, sample_weight, classes, reset=reset)
@@ -463,6 +464,60 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             check_labels(np.asarray(classes), "classes")
         c = as_classes(y_arr if classes is None else classes)
         return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1], Xv.dtype)
+
+    # ------------------------------------------------- the seam for backends
+    def input_spec(self) -> InputSpec:
+        """What this estimator's blocks must look like (see :mod:`bayesrule.estimators.seam`)."""
+        stats_type = self._statistic_type()
+        return InputSpec(
+            frame=False,
+            order="F" if getattr(stats_type, "column_major", False) else "C",
+            side_by_side=not getattr(stats_type, "block_parallel", False),
+            min_classes=self._min_classes,
+            min_samples=self._min_samples,
+            allow_nan=self._allow_nan,
+            sparse=self._sparse,
+            multi_pass=bool(getattr(self, "_multi_pass", False)),
+        )
+
+    def summariser(self, first_block: Any = None, **options: Any) -> Summariser:
+        """A pure, picklable task summarising blocks as this estimator's fit would.
+
+        Every choice the data make (MixedNB's column kinds, from
+        ``first_block``) or the fitted model made is pinned in the task, so
+        the summaries of blocks computed apart merge. ``options`` are the
+        backend's (e.g. ``max_values`` for statistics that keep values); an
+        estimator ignores those it has no use for.
+        """
+        return EstimatorSummariser(self._block_summariser(first_block))
+
+    def fit_plan(
+        self,
+        reduce: Callable[[Summariser], Any],
+        *,
+        first_block: Any = None,
+        classes: ArrayLike | None = None,
+        **options: Any,
+    ) -> Any:
+        """Run the passes a fit needs; ``reduce(task)`` summarises all the data with ``task``.
+
+        Returns the statistics to give :meth:`fit_statistics`. One pass for
+        most estimators (``classes`` is then the backend's business: it
+        passes them to ``task.statistics``).
+        """
+        return reduce(self.summariser(first_block, **options))
+
+    def fit_statistics(self, stats: Any, *, schema: Schema | tuple[Any, ...] | None = None) -> Any:
+        """Fit from statistics: derive every fitted attribute of ``self`` from ``stats``.
+
+        ``schema`` (:class:`~bayesrule.estimators.seam.Schema`) gives the
+        feature count, names and dtype of the data; by default the
+        statistics' feature count, no names, float64. If the derivation
+        fails, the estimator is left exactly as it was.
+        """
+        with self._atomic():
+            self._install(stats, schema=None if schema is None else tuple(schema))
+        return self
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
@@ -637,7 +692,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def from_stats(
-        cls, stats: Any, *, feature_names_in: ArrayLike | None = None, **params: Any
+        cls,
+        stats: Any,
+        *,
+        feature_names_in: ArrayLike | None = None,
+        schema: Schema | tuple[Any, ...] | None = None,
+        **params: Any,
     ) -> Any:
         """Build a fitted estimator from statistics (e.g. those of a distributed fit).
 
@@ -650,6 +710,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             Statistics of the estimator's ``_stats_type``.
         feature_names_in : array-like of str, optional
             The names of the features, if the data had them.
+        schema : Schema, optional
+            The feature count, names and dtype of the data (see
+            :meth:`fit_statistics`); instead of ``feature_names_in``.
         **params
             The estimator's hyperparameters.
         """
@@ -662,6 +725,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                     f"feature_names_in has {names.size} names, but the statistics have "
                     f"{stats.n_features} features."
                 )
+        if schema is not None:
+            if feature_names_in is not None:
+                raise ValueError("give the feature names in schema or feature_names_in, not both.")
+            return est.fit_statistics(stats, schema=schema)
         est._install(stats, schema=(stats.n_features, names))
         return est
 
@@ -974,7 +1041,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if chunks is not None or _is_dask(y):
-            from .._dask import sample
+            from ..backends.dask import sample
 
             return sample(self, n_samples, y=y, random_state=random_state, chunks=chunks)
         rng = as_generator(random_state)
@@ -1111,7 +1178,7 @@ def _dask_aware(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
         if _is_dask(X):
-            from .._dask import lazy_method
+            from ..backends.dask import lazy_method
 
             return lazy_method(self, name, X, *args, **kwargs)
         return method(self, X, *args, **kwargs)
@@ -1121,3 +1188,23 @@ def _dask_aware(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _lazy_on_dask(GenerativeClassifier)
+
+
+class EstimatorSummariser:
+    """The one-pass task: an unfitted copy of the estimator with its data choices pinned.
+
+    ``statistics`` is the copy's :meth:`GenerativeClassifier.statistics`;
+    blocks combine by ``merge``.
+    """
+
+    def __init__(self, estimator: GenerativeClassifier) -> None:
+        self.estimator = estimator
+
+    def statistics(self, X: Any, y: Any, sample_weight: Any = None, classes: Any = None) -> Any:
+        return self.estimator.statistics(X, y, sample_weight, classes=classes)
+
+    def combine(self, total: Any, block: Any) -> Any:
+        return block if total is None else total.merge(block)
+
+    def finish(self, total: Any) -> Any:
+        return total

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from .._parallel import blas_budget, in_parallel
+from .._util.parallel import blas_budget, in_parallel
 from ..models.mixture import (
     BLOCK_ROWS,
     PassMoments,

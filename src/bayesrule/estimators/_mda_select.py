@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from .._parallel import blas_budget, in_parallel
+from .._util.parallel import blas_budget, in_parallel
 from ..models.mixture import (
     class_scales,
     component_log_prob,

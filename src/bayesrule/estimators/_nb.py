@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_finite
+from .._util.validation import check_finite
 from ..models._checks import check_alpha
 from ..models._checks import feature_name as _name
 from ._base import GenerativeClassifier

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_priors
+from .._util.validation import check_priors
 
 __all__ = ["PRIORS_CONSTRAINT", "is_labelled", "resolve_priors"]
 
@@ -99,7 +99,7 @@ def by_class(priors: Any, classes: NDArray[Any], name: str = "priors") -> NDArra
 def resolve_priors(
     priors: Any, classes: NDArray[Any], *, strict: bool = False, name: str = "priors"
 ) -> NDArray[np.float64]:
-    """Validated priors (see :func:`bayesrule._validation.check_priors`) in class order.
+    """Validated priors (see :func:`bayesrule._util.validation.check_priors`) in class order.
 
     ``priors`` is an array in the order of ``classes`` or a labelled mapping
     (see :func:`is_labelled`), which is put in that order first.

@@ -53,7 +53,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._parallel import blas_budget
+from .._util.parallel import blas_budget
 from ..models.mixture import (
     MixtureFamily,
     Projection,
@@ -315,6 +315,17 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         rows = _Rows(Xv, y_arr, w)
         stats = self._fit_passes(lambda task: task.summarise(rows), classes=classes)
         return stats, self._schema(X, Xv.shape[1], Xv.dtype)
+
+    def fit_plan(
+        self,
+        reduce: Callable[[Any], Any],
+        *,
+        first_block: Any = None,
+        classes: ArrayLike | None = None,
+        **options: Any,
+    ) -> MixtureStats:
+        """The EM fit as passes: ``reduce(task)`` once per pass (see :meth:`_fit_passes`)."""
+        return self._fit_passes(lambda task: reduce(_PassTask(task)), classes=classes)
 
     def _fit_passes(
         self, reduce: Callable[[Any], Any], *, classes: ArrayLike | None = None
@@ -588,3 +599,21 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             "reg_covar_": self._ridge(stats),
             "lower_bound_": float(stats.log_likelihood.sum()) / W if W > 0 else float("nan"),
         }
+
+
+class _PassTask:
+    """One pass of the EM fit as a :class:`~bayesrule.estimators.seam.Summariser`."""
+
+    def __init__(self, task: Any) -> None:
+        self.task = task
+
+    def statistics(self, X: Any, y: Any, sample_weight: Any = None, classes: Any = None) -> Any:
+        return self.task(X, y, sample_weight)
+
+    def combine(self, total: Any, block: Any) -> Any:
+        if block is None:
+            return total
+        return block if total is None else total.merge(block)
+
+    def finish(self, total: Any) -> Any:
+        return total

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -12,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_table
+from .._util.validation import check_table
 from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
 from ..models.kernel import KernelDensity
@@ -39,6 +40,7 @@ from ._mixed_families import (
 from ._nb import _F, KINDS, _BaseNB, _name
 from ._priors import PRIORS_CONSTRAINT
 from .kernel_nb import _BANDWIDTH
+from .seam import InputSpec
 
 
 @dataclass(frozen=True)
@@ -577,6 +579,10 @@ class MixedNB(_BaseNB):
             cells = [c.ljust(w) for c, w in zip(t, widths, strict=False)]
             lines.append("  ".join([*cells, t[-1]]).rstrip())
         return "\n".join(lines)
+
+    def input_spec(self) -> InputSpec:
+        """MixedNB reads DataFrames with their own column dtypes, one block at a time."""
+        return dataclasses.replace(super().input_spec(), frame=True, side_by_side=False)
 
     _infers_from_data = True
 

@@ -34,7 +34,7 @@ from scipy.special import logsumexp
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .._parallel import in_parallel
+from .._util.parallel import in_parallel
 from ..models.gaussian import (
     SingularCovarianceError,
     blended_covariance,

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._products import rows_dot
+from .._util.products import rows_dot
 from ..stats._common import class_label
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing

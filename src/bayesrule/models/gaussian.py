@@ -19,8 +19,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import LinAlgError, cholesky, eigvalsh
 from scipy.linalg.lapack import dtrtri
 
-from .._parallel import in_parallel
-from .._products import rows_dot
+from .._util.parallel import in_parallel
+from .._util.products import rows_dot
 from ..covariance import (
     NEEDS_FOURTH,
     constant_features,

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _parallel
+from .._util import parallel as _parallel
 
 #: Rows are processed in blocks of about this many float64 values (16 MiB), so
 #: that the temporary copies a block needs stay small next to the training

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from .._parallel import in_parallel
+from .._util.parallel import in_parallel
 from ._common import (
     BLOCK_VALUES,
     ClassStatistic,

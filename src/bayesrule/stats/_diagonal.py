@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._parallel import blas_budget, in_parallel
+from .._util.parallel import blas_budget, in_parallel
 from ._common import (
     CHUNK_VALUES,
     ClassStatistic,

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._parallel import in_parallel
+from .._util.parallel import in_parallel
 from ._common import (
     BLOCK_VALUES,
     NEGATIVE_MOMENT,

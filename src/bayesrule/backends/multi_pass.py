@@ -38,7 +38,7 @@ def _several_passes(name: str) -> str:
 
 def _reopener(source: Any, name: str) -> Callable[[], Any]:
     """A function giving the source afresh for every pass; ValueError for a one-shot iterator."""
-    from .streaming import _files
+    from .stream import _files
 
     if _files(source) is not None:
         return lambda: source
@@ -87,7 +87,7 @@ def fit_stream_passes(
     """
     from sklearn.base import clone
 
-    from .streaming import (
+    from .stream import (
         _files,
         _install,
         _listing,
@@ -170,7 +170,7 @@ def fit_stream_passes(
 
 def _run_task(task: Any, X: Any, y: Any, w: Any, settings: dict[str, Any]) -> Any:
     """One block's summary for one pass: the pure task of a Dask pass."""
-    from ._dask import _task_settings
+    from .dask import _task_settings
 
     with _task_settings(settings):
         return task(X, y, w)
@@ -186,8 +186,9 @@ def dask_statistics(
     """
     import dask
 
-    from ._config import get_config
-    from ._dask import (
+    from .._util.config import get_config
+    from ..stats._common import as_classes
+    from .dask import (
         _align,
         _blas_for_tasks,
         _check_fitted_features,
@@ -196,7 +197,6 @@ def dask_statistics(
         _rows_of,
         _tree,
     )
-    from .stats._common import as_classes
 
     name = type(est).__name__
     if y is None:

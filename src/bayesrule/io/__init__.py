@@ -276,7 +276,7 @@ def _schema(cls: type[Any]) -> dict[str, ArraySpec | NestedSpec | str | None]:
 
 # --------------------------------------------------------------------------- classes
 def _estimator_classes() -> dict[str, type[Any]]:
-    from ._registry import available
+    from ..estimators.registry import available
 
     return {cls.__name__: cls for cls in available().values()}
 
@@ -284,7 +284,7 @@ def _estimator_classes() -> dict[str, type[Any]]:
 def _stats_classes() -> dict[str, type[Any]]:
     """Every statistics dataclass of the package: those in ``bayesrule.stats`` and
     the ``_stats_type`` of each estimator (new statistics types join by themselves)."""
-    from . import stats as stats_module
+    from .. import stats as stats_module
 
     found: dict[str, type[Any]] = {}
     candidates = [getattr(stats_module, n, None) for n in getattr(stats_module, "__all__", [])]
@@ -487,7 +487,7 @@ def save(
 
 
 def _library_version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return str(__version__)
 
@@ -1199,7 +1199,7 @@ class _Decoder:
 
     # -- MixedStats' own fields
     def kinds(self, node: Any, where: str, env: dict[str, int]) -> tuple[str, ...]:
-        from .stats import KIND_STATS
+        from ..stats import KIND_STATS
 
         self._node(node, where, ("list", "tuple"))
         out = []
@@ -1250,7 +1250,7 @@ class _Decoder:
         classes: NDArray[Any],
         env: dict[str, int],
     ) -> dict[str, Any]:
-        from .stats import KIND_STATS
+        from ..stats import KIND_STATS
 
         self._node(node, where, ("dict",))
         items = node["items"]

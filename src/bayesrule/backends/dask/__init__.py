@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from ._config import config_context, get_config
-from ._parallel import available_cores
+from ..._util.config import config_context, get_config
+from ..._util.parallel import available_cores
 
 __all__ = ["client_for", "collection_statistics", "lazy_method", "sample", "task_threads"]
 
@@ -179,7 +179,7 @@ def _blas_for_tasks() -> Any:
     """A one-thread BLAS limit held by the calling thread while tasks run in threads.
 
     Set and restored by the one thread that waits for the result, under the
-    library's rules (``limit_blas``; see :mod:`bayesrule._parallel`). Tasks
+    library's rules (``limit_blas``; see :mod:`bayesrule._util.parallel`). Tasks
     that run in threads of this process then use single-threaded BLAS
     products and never change the limit themselves; in worker processes
     (whose nanny makes the BLAS single-threaded) it changes nothing there,
@@ -189,7 +189,7 @@ def _blas_for_tasks() -> Any:
     import dask
     import dask.local
 
-    from ._parallel import _blas_cap
+    from ..._util.parallel import _blas_cap
 
     if dask.base.get_scheduler() is dask.local.get_sync:
         return contextlib.nullcontext()
@@ -311,7 +311,7 @@ def _n_rows(X: Any) -> int:
 
 def _labels(y: Any) -> Any:
     """The distinct labels of a block of y (checked as ``fit`` checks them)."""
-    from ._validation import check_labels
+    from ..._util.validation import check_labels
 
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
@@ -405,7 +405,7 @@ def collection_statistics(
     ``partial_fit``, ``forget`` and ``statistics`` for Dask input.
     """
     if getattr(est, "_multi_pass", False):  # EM: one dask.compute per pass
-        from ._multi_pass import dask_statistics
+        from ..multi_pass import dask_statistics
 
         return dask_statistics(est, X, y, sample_weight, classes, reset=reset)
     import dask
@@ -437,7 +437,7 @@ def collection_statistics(
     ws, lengths = _align(sample_weight, "sample_weight", xs, lengths)
     if classes is None:
         # one pass over y alone; every block then declares the same classes
-        from .stats._common import as_classes
+        from ...stats._common import as_classes
 
         found = dask.compute(*[dask.delayed(_labels, pure=True)(yb) for yb in ys])  # no BLAS
         classes = as_classes(np.concatenate([np.asarray(f) for f in found]))
@@ -586,7 +586,7 @@ def sample(est: Any, n_samples: Any, *, y: Any, random_state: Any, chunks: Any) 
     import dask
     import dask.array as da
 
-    from .estimators._base import as_generator
+    from ...estimators._base import as_generator
 
     if y is not None and _is_array(y):
         if y.ndim != 1:

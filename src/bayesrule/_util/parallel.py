@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ._config import get_config
+from .config import get_config
 
 #: Below this many multiply-adds a pass runs in the calling thread alone.
 PARALLEL_MIN_WORK = 5e7

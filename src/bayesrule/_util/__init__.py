@@ -1,0 +1,1 @@
+"""Utilities at the bottom of the layers: parallelism, validation, configuration, products."""
