@@ -1,0 +1,59 @@
+"""Collections held elsewhere (Dask, ...): a registry the estimators consult, knowing no engine.
+
+An engine that can hold the data an estimator is given (a Dask array or
+DataFrame, later a Spark DataFrame) registers a :class:`CollectionHandler`
+when its backend module is imported (``bayesrule`` imports every backend).
+The estimators ask :func:`handler_for` whether any argument belongs to a
+registered engine and, if so, leave the work to its handler: the fit's
+statistics (computed where the blocks live) and lazy predictions. The
+estimators never import an engine; a handler's ``claims`` must not import one
+either (a collection of an engine can only exist once the engine is
+imported: check ``sys.modules``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["CollectionHandler", "handler_for", "register_handler", "registered_handlers"]
+
+
+class CollectionHandler(Protocol):
+    """What an engine offers the estimators for its collections."""
+
+    #: the engine's name, for messages ("Dask")
+    name: str
+
+    def claims(self, *objs: Any) -> bool:  # pragma: no cover - protocol
+        """Whether any of ``objs`` is a collection of this engine (never imports it)."""
+
+    def statistics(
+        self, estimator: Any, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
+    ) -> tuple[Any, Any]:  # pragma: no cover - protocol
+        """The merged statistics of the collection's blocks and the data's schema."""
+
+    def predict(
+        self, estimator: Any, method: str, X: Any, *args: Any, **kwargs: Any
+    ) -> Any:  # pragma: no cover - protocol
+        """``estimator.<method>(X)`` over the collection's blocks, lazily."""
+
+
+_HANDLERS: list[CollectionHandler] = []
+
+
+def register_handler(handler: CollectionHandler) -> None:
+    """Add an engine's handler (once; registering the same name again replaces it)."""
+    _HANDLERS[:] = [h for h in _HANDLERS if h.name != handler.name]
+    _HANDLERS.append(handler)
+
+
+def registered_handlers() -> tuple[CollectionHandler, ...]:
+    return tuple(_HANDLERS)
+
+
+def handler_for(*objs: Any) -> CollectionHandler | None:
+    """The handler of the engine holding any of ``objs``, or None for in-memory data."""
+    for handler in _HANDLERS:
+        if handler.claims(*objs):
+            return handler
+    return None
