@@ -3,6 +3,7 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from ._util.config import config_context, get_config, set_config
+from .backends import dask as _dask_backend  # noqa: F401  (registers the Dask engine)
 from .backends.stream import fit_stream, iter_predict, predict_stream, read_blocks
 from .estimators import (
     BernoulliNB,

@@ -13,9 +13,20 @@ imported: check ``sys.modules``).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import functools
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["CollectionHandler", "handler_for", "register_handler", "registered_handlers"]
+__all__ = [
+    "CollectionHandler",
+    "handler_for",
+    "handler_named",
+    "register_handler",
+    "registered_handlers",
+    "routed",
+]
+
+_M = TypeVar("_M", bound=Callable[..., Any])
 
 
 class CollectionHandler(Protocol):
@@ -37,6 +48,11 @@ class CollectionHandler(Protocol):
     ) -> Any:  # pragma: no cover - protocol
         """``estimator.<method>(X)`` over the collection's blocks, lazily."""
 
+    def sample(
+        self, estimator: Any, n_samples: Any, *, y: Any, random_state: Any, chunks: Any
+    ) -> tuple[Any, Any]:  # pragma: no cover - protocol
+        """Draws from a fitted estimator as the engine's collections, block by block."""
+
 
 _HANDLERS: list[CollectionHandler] = []
 
@@ -57,3 +73,29 @@ def handler_for(*objs: Any) -> CollectionHandler | None:
         if handler.claims(*objs):
             return handler
     return None
+
+
+def handler_named(name: str) -> CollectionHandler:
+    """The registered handler of the engine ``name``; ImportError saying how to install it."""
+    for handler in _HANDLERS:
+        if handler.name == name:
+            return handler
+    raise ImportError(f"no {name} backend is registered: import bayesrule (which registers it).")
+
+
+def routed(method: _M) -> _M:
+    """Give ``method(self, X, ...)`` to the engine holding ``X``; in memory, run it.
+
+    Applied explicitly to each prediction method of the estimators; with no
+    engine's collection among the arguments it costs one check per call.
+    """
+    name = method.__name__
+
+    @functools.wraps(method)
+    def wrapper(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
+        handler = handler_for(X) if _HANDLERS else None
+        if handler is not None:
+            return handler.predict(self, name, X, *args, **kwargs)
+        return method(self, X, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -12,8 +12,6 @@ by forgetting rows, priors, Bayes' rule, posteriors, densities and sampling.
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,6 +24,7 @@ from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._util.dispatch import handler_for, handler_named, routed
 from .._util.parallel import blas_budget
 from .._util.validation import (
     check_finite,
@@ -117,10 +116,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     Classes whose statistics hold no weight yet (declared to ``partial_fit``
     but not seen) have probability zero.
     """
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        _lazy_on_dask(cls)
 
     _stats_type: Any = None
     #: whether NaN in X means "missing" (naive Bayes) or is an error
@@ -449,10 +444,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         The Dask reduction (:mod:`bayesrule.backends.dask`) calls :meth:`statistics`
         on each block where the block lives; only statistics travel.
         """
-        if _is_dask(X, y, sample_weight):
-            from ..backends.dask import collection_statistics
-
-            return collection_statistics(self, X, y, sample_weight, classes, reset=reset)
+        handler = handler_for(X, y, sample_weight)
+        if handler is not None:
+            return handler.statistics(self, X, y, sample_weight, classes, reset=reset)
         return self._block(X, y, sample_weight, classes, reset=reset)
 
     def _block(
@@ -824,6 +818,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
         return self._model[self._model_index(k)].sample(n, rng)
 
+    @routed
     def class_log_density(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log density of each row under each class model, ``log p_k(x)``.
 
@@ -951,6 +946,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._repair(Xv, jll)
 
+    @routed
     def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes).
 
@@ -965,6 +961,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._out(self._repair(Xv, jll, relative=False))
 
+    @routed
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log posterior ``log P(y = k | x)``, a log-softmax stable for any finite input.
 
@@ -975,15 +972,18 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         return self._out(_log_softmax(self._decision(X)))
 
+    @routed
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes); rows sum to 1."""
         return self._out(np.exp(_log_softmax(self._decision(X))))
 
+    @routed
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of largest posterior probability for each row."""
         jll = self._decision(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
+    @routed
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log posterior up to a per-row constant; for two classes, the log odds.
 
@@ -997,6 +997,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 return self._out(jll[:, 1] - jll[:, 0])
         return self._out(jll)
 
+    @routed
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log density of the data under the model, ``log sum_k pi_k p_k(x)``.
 
@@ -1040,10 +1041,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         y : ndarray (or Dask array) of shape (n_samples,)
         """
         check_is_fitted(self)
-        if chunks is not None or _is_dask(y):
-            from ..backends.dask import sample
-
-            return sample(self, n_samples, y=y, random_state=random_state, chunks=chunks)
+        handler = handler_for(y)
+        if chunks is not None or handler is not None:
+            handler = handler or handler_named("Dask")
+            return handler.sample(self, n_samples, y=y, random_state=random_state, chunks=chunks)
         rng = as_generator(random_state)
         if y is None:
             if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
@@ -1109,7 +1110,6 @@ _INSIDE = ("bayesrule.", "sklearn.")
 
 def _caller_level() -> int:
     """The ``stacklevel`` that points a warning at the first frame outside bayesrule."""
-    import sys
 
     frame = sys._getframe(1)
     level = 1
@@ -1130,64 +1130,15 @@ def _names_text(names: Any) -> str:
     return "[" + ", ".join(shown) + (", ..." if len(names) > 8 else "") + "]"
 
 
-#: methods that give lazy Dask arrays for Dask input, in every subclass that defines them
-_LAZY_METHODS = (
-    "predict",
-    "predict_proba",
-    "predict_log_proba",
-    "predict_joint_log_proba",
-    "decision_function",
-    "score_samples",
-    "class_log_density",
-    "transform",
-)
-
-
-def _is_dask(*objs: Any) -> bool:
-    """Whether any argument is a Dask collection; never imports Dask.
-
-    A Dask collection can only exist once ``dask`` has been imported.
-    """
-    if "dask" not in sys.modules:
-        return False
-    from dask import is_dask_collection
-
-    return any(is_dask_collection(o) for o in objs)
-
-
 def _refuse_dask(est: Any, X: Any, y: Any = None, sample_weight: Any = None) -> None:
     """TypeError where a path would silently gather a Dask collection into memory."""
-    if _is_dask(X, y, sample_weight):
+    handler = handler_for(X, y, sample_weight)
+    if handler is not None:
         raise TypeError(
-            f"{type(est).__name__} cannot take Dask collections here: this operation needs "
+            f"{type(est).__name__} cannot take {handler.name} collections here: this operation needs "
             "the data in memory (e.g. a covariance_estimator). Compute them first "
             "(X.compute()), or use a model fitted from statistics."
         )
-
-
-def _lazy_on_dask(cls: type) -> None:
-    """Make the prediction methods ``cls`` defines return lazy Dask arrays for Dask input."""
-    for name in _LAZY_METHODS:
-        method = cls.__dict__.get(name)
-        if not inspect.isfunction(method) or getattr(method, "_dask_aware", False):
-            continue
-        setattr(cls, name, _dask_aware(name, method))
-
-
-def _dask_aware(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def wrapper(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
-        if _is_dask(X):
-            from ..backends.dask import lazy_method
-
-            return lazy_method(self, name, X, *args, **kwargs)
-        return method(self, X, *args, **kwargs)
-
-    wrapper._dask_aware = True  # type: ignore[attr-defined]
-    return wrapper
-
-
-_lazy_on_dask(GenerativeClassifier)
 
 
 class EstimatorSummariser:

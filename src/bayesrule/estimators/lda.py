@@ -12,6 +12,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._util.dispatch import routed
 from ..models.tied import TiedGaussian
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
@@ -394,6 +395,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         out[:, present] = rel + self._log_priors()[present]
         return out
 
+    @routed
     def decision_function(self, X: ArrayLike) -> _F:
         """Confidence scores; shape (n,) for two classes, else (n, n_classes).
 
@@ -421,6 +423,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
                 out = jll + (row + 0.5 * float(model.centre @ Sc))[:, None]
         return self._out(out)
 
+    @routed
     def transform(self, X: ArrayLike) -> _F:
         """Project onto the Fisher discriminant directions.
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..._util.config import config_context, get_config
+from ..._util.dispatch import register_handler
 from ..._util.parallel import available_cores
 
 __all__ = ["client_for", "collection_statistics", "lazy_method", "sample", "task_threads"]
@@ -627,3 +628,33 @@ def sample(est: Any, n_samples: Any, *, y: Any, random_state: Any, chunks: Any) 
     if not xs:
         return da.empty((0, p), dtype=np.float64), da.empty((0,), dtype=labels)
     return da.concatenate(xs, axis=0), da.concatenate(ys, axis=0)
+
+
+class DaskHandler:
+    """The Dask engine's :class:`~bayesrule._util.dispatch.CollectionHandler`."""
+
+    name = "Dask"
+
+    def claims(self, *objs: Any) -> bool:
+        # a Dask collection can only exist once dask has been imported
+        if "dask" not in sys.modules:
+            return False
+        from dask import is_dask_collection
+
+        return any(is_dask_collection(o) for o in objs)
+
+    def statistics(
+        self, estimator: Any, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
+    ) -> tuple[Any, Any]:
+        return collection_statistics(estimator, X, y, sample_weight, classes, reset=reset)
+
+    def predict(self, estimator: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> Any:
+        return lazy_method(estimator, method, X, *args, **kwargs)
+
+    def sample(
+        self, estimator: Any, n_samples: Any, *, y: Any, random_state: Any, chunks: Any
+    ) -> tuple[Any, Any]:
+        return sample(estimator, n_samples, y=y, random_state=random_state, chunks=chunks)
+
+
+register_handler(DaskHandler())
