@@ -109,6 +109,9 @@ def imports(
                     internal.add(_owner(target, known))
                     if alias.name.startswith("_") and not alias.name.startswith("__"):
                         private.append((target, alias.name))
+                    elif any(part.startswith("_") for part in target.split(".")[2:]):
+                        # a private module of another subpackage (its names are not its API)
+                        private.append((target, f"{alias.name} (private module)"))
     internal.discard(module)
     return internal, external, private
 

@@ -8,6 +8,7 @@ from .backends.stream import fit_stream, iter_predict, predict_stream, read_bloc
 from .estimators import (
     BernoulliNB,
     CategoricalNB,
+    ClassWarning,
     ComplementNB,
     DiagonalLDA,
     GaussianNB,
@@ -16,13 +17,13 @@ from .estimators import (
     MixedNB,
     MixtureDiscriminantAnalysis,
     MultinomialNB,
+    OutOfRangeWarning,
     PoissonNB,
     QuadraticDiscriminantAnalysis,
     RegularizedDiscriminantAnalysis,
     RegularizedDiscriminantAnalysisCV,
+    UnitsWarning,
 )
-from .estimators._base import OutOfRangeWarning, UnitsWarning
-from .estimators._classes import ClassWarning
 from .io import load, save
 from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 

@@ -187,7 +187,7 @@ def dask_statistics(
     import dask
 
     from .._util.config import get_config
-    from ..stats._common import as_classes
+    from ..stats import as_classes
     from .dask import (
         _align,
         _blas_for_tasks,

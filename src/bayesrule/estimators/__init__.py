@@ -6,7 +6,8 @@ Each estimator is a parameter table, a choice of statistic
 rule and sampling are written once, in :mod:`bayesrule.estimators._base`.
 """
 
-from ._base import GenerativeClassifier, as_generator
+from ._base import GenerativeClassifier, OutOfRangeWarning, UnitsWarning, as_generator
+from ._classes import ClassWarning
 from .bernoulli_nb import BernoulliNB
 from .categorical_nb import CategoricalNB
 from .complement_nb import ComplementNB
@@ -24,6 +25,9 @@ from .rda_cv import RegularizedDiscriminantAnalysisCV
 
 __all__ = [
     "BernoulliNB",
+    "ClassWarning",
+    "OutOfRangeWarning",
+    "UnitsWarning",
     "CategoricalNB",
     "ComplementNB",
     "DiagonalLDA",

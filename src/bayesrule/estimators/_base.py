@@ -34,8 +34,8 @@ from .._util.validation import (
     check_table,
     explain_X_error,
 )
-from ..models._terms import combine_terms
-from ..stats._common import as_classes, block_bounds, class_label
+from ..models import combine_terms
+from ..stats import as_classes, block_bounds, class_label
 from ._classes import warn_about_classes, warn_about_labels
 from ._priors import resolve_priors
 from ._units import units_message, units_suspects

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
-from ..stats._common import as_classes, encode
+from ..stats import as_classes, encode
 from ._base import _log_softmax
 
 _F = NDArray[np.float64]

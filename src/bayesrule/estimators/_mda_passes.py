@@ -27,10 +27,7 @@ from ..models.mixture import (
     merge_moments,
     worst_rows,
 )
-from ..stats import DiagonalStats, PooledScatterStats
-from ..stats._common import encode
-from ..stats._mixture import MixtureStats
-from ..stats._sketch import RowSample, row_keys
+from ..stats import DiagonalStats, MixtureStats, PooledScatterStats, RowSample, encode, row_keys
 
 _F = NDArray[np.float64]
 _Moments = tuple[_F, _F, _F]

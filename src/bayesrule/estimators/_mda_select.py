@@ -43,7 +43,7 @@ from ..models.mixture import (
     component_moments,
     derive_components,
 )
-from ..stats._common import label_repr
+from ..stats import label_repr
 from ._mda_passes import _kmeanspp_seeds, _Sample
 
 __all__ = [

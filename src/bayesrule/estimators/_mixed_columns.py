@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special, stats
 
-from ..stats._mixed import Vocabulary
+from ..stats import Vocabulary
 from ._nb import _F
 
 # ---------------------------------------------------------------------------------

@@ -28,8 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..models.diagonal import DiagonalGaussian, total_variance
-from ..stats._common import label_repr
-from ..stats._mixed import Vocabulary
+from ..stats import Vocabulary, label_repr
 from ._mixed_columns import _fmt
 
 __all__ = ["PerKind", "gaussian_family", "parameters_text", "pooled_where_unobserved"]

@@ -16,8 +16,8 @@ from numpy.typing import NDArray
 from sklearn.utils._param_validation import Interval
 
 from .._util.validation import check_finite
-from ..models._checks import check_alpha
-from ..models._checks import feature_name as _name
+from ..models import check_alpha
+from ..models import feature_name as _name
 from ._base import GenerativeClassifier
 from ._priors import PRIORS_CONSTRAINT, resolve_priors
 

@@ -10,8 +10,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
 from ..models.categorical import Categorical, categorical_tables, check_min_categories
-from ..stats import CategoryStats, check_categories
-from ..stats._categories import MAX_CATEGORIES
+from ..stats import MAX_CATEGORIES, CategoryStats, check_categories
 from ._nb import _F, _PRIOR_PARAMS, _DiscreteNB
 
 

@@ -62,8 +62,7 @@ from ..models.mixture import (
     derive_components,
     n_parameters,
 )
-from ..stats._common import as_classes, label_repr
-from ..stats._mixture import MixtureStats
+from ..stats import MixtureStats, as_classes, label_repr
 from ._base import GenerativeClassifier, as_generator
 from ._cv_stats import _Refused
 from ._mda_passes import (

@@ -18,10 +18,7 @@ from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
-from ..stats import MixedStats, check_categories
-from ..stats._categories import MAX_CATEGORIES
-from ..stats._common import as_classes
-from ..stats._mixed import Vocabulary
+from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes, check_categories
 from ._base import GenerativeClassifier
 from ._mixed_columns import (
     _as_dtype,

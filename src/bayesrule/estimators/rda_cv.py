@@ -42,8 +42,7 @@ from ..models.gaussian import (
     mean_pooled_variance,
     range_scale,
 )
-from ..stats import ScatterStats, encode
-from ..stats._common import as_classes
+from ..stats import ScatterStats, as_classes, encode
 from ._cv_stats import (
     CrossValidatedStats,
     _check_finite,

@@ -5,6 +5,8 @@ Each family holds the parameters of several classes; ``Family.from_stats(stats,
 with positive weight, validating every hyperparameter it uses.
 """
 
+from ._checks import check_alpha, feature_name
+from ._terms import combine_terms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .diagonal import DiagonalGaussian
@@ -24,5 +26,8 @@ __all__ = [
     "Multinomial",
     "PointMassKernelDensity",
     "Poisson",
+    "check_alpha",
+    "combine_terms",
+    "feature_name",
     "stacked_log_prob",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..stats._common import class_label
+from ..stats import class_label
 
 __all__ = [
     "check_alpha",

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ..stats._common import class_label
+from ..stats import class_label
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._terms import scale_rows
 from .diagonal import total_variance

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._util.products import rows_dot
-from ..stats._common import class_label
+from ..stats import class_label
 from ._checks import check_alpha, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows

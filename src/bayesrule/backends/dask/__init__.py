@@ -438,7 +438,7 @@ def collection_statistics(
     ws, lengths = _align(sample_weight, "sample_weight", xs, lengths)
     if classes is None:
         # one pass over y alone; every block then declares the same classes
-        from ...stats._common import as_classes
+        from ...stats import as_classes
 
         found = dask.compute(*[dask.delayed(_labels, pure=True)(yb) for yb in ys])  # no BLAS
         classes = as_classes(np.concatenate([np.asarray(f) for f in found]))
@@ -587,7 +587,7 @@ def sample(est: Any, n_samples: Any, *, y: Any, random_state: Any, chunks: Any) 
     import dask
     import dask.array as da
 
-    from ...estimators._base import as_generator
+    from ...estimators import as_generator
 
     if y is not None and _is_array(y):
         if y.ndim != 1:
