@@ -28,7 +28,7 @@ from sklearn import naive_bayes as sknb
 from threadpoolctl import threadpool_info
 
 import bayesrule as br
-from bayesrule._util.config import config_context
+from bayesrule import config_context
 from bayesrule.datasets import load_mnist
 
 SPIN = "while True: pass"

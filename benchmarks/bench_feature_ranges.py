@@ -24,7 +24,7 @@ import numpy as np
 
 from bayesrule import GaussianNB, KernelNB, LinearDiscriminantAnalysis, MultinomialNB
 from bayesrule.datasets import load_mnist
-from bayesrule.estimators._base import GenerativeClassifier
+from bayesrule.estimators import GenerativeClassifier
 from bayesrule.stats import (
     _categories,
     _common,
