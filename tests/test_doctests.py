@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
@@ -139,3 +140,40 @@ def test_the_doctest_collection_finds_one_doctest_per_estimator():
         assert collected.count(doctest_id(getattr(bayesrule, name))) == 1, (
             f"{name}: its doctest was not collected from src/bayesrule/estimators:\n{done.stdout}"
         )
+
+
+def _doc_section_code(title: str) -> str:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 1, f"the section {title!r} shows exactly one complete example"
+    return blocks[0]
+
+
+def test_the_documented_backend_fits_and_predicts_as_in_memory():
+    if not (ROOT / "docs" / "architecture.md").is_file():
+        pytest.skip("not run from a source checkout")
+    from sklearn.datasets import load_iris
+
+    from bayesrule._util import dispatch
+
+    before = dispatch.registered_handlers()
+    namespace: dict = {"__name__": "bayesrule_architecture_backend"}
+    try:
+        exec(compile(_doc_section_code("Adding a backend"), "architecture.md", "exec"), namespace)
+        X, y = load_iris(return_X_y=True)
+        Partitioned = namespace["Partitioned"]
+        in_memory = bayesrule.MixtureDiscriminantAnalysis(n_components=2).fit(X, y)
+        np.testing.assert_allclose(namespace["proba"], in_memory.predict_proba(X), atol=1e-9)
+        assert namespace["model"].n_passes_ == in_memory.n_passes_ > 3  # EM: several reduces
+        # a one-pass model, with weights, and a DataFrame model (blocks in turn)
+        w = np.linspace(0.5, 2.0, 150)
+        parts = lambda a: Partitioned(np.array_split(a, 4))  # noqa: E731
+        qda = bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.1)
+        fitted = qda.fit(parts(X), parts(y), sample_weight=parts(w))
+        expected = bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.1).fit(X, y, w)
+        np.testing.assert_allclose(fitted.predict_proba(parts(X)), expected.predict_proba(X))
+        np.testing.assert_array_equal(fitted.predict(parts(X)), expected.predict(X))
+    finally:
+        dispatch._HANDLERS[:] = before
+    assert dispatch.handler_for(Partitioned([X])) is None
