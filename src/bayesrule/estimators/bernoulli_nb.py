@@ -66,6 +66,27 @@ class BernoulliNB(_DiscreteNB):
     ----------
     C. D. Manning, P. Raghavan and H. Schütze, Introduction to Information
     Retrieval, Cambridge University Press, 2008, section 13.3.
+
+    Examples
+    --------
+    Digits (pixels 0 to 16) as black and white images:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from bayesrule import BernoulliNB
+    >>> X, y = load_digits(return_X_y=True)
+    >>> bnb = BernoulliNB(binarize=8.0).fit(X[:1200], y[:1200])
+    >>> print(f"{bnb.score(X[1200:], y[1200:]):.2f}")
+    0.84
+    >>> bnb.feature_log_prob_.shape
+    (10, 64)
+
+    Models of two halves merge into the model of all the rows:
+
+    >>> half = BernoulliNB(binarize=8.0).fit(X[:600], y[:600])
+    >>> other = BernoulliNB(binarize=8.0).fit(X[600:1200], y[600:1200])
+    >>> bool(np.allclose(half.merge(other).feature_log_prob_, bnb.feature_log_prob_))
+    True
     """
 
     _inf_reaches_results = False

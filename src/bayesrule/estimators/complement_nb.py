@@ -59,6 +59,25 @@ class ComplementNB(_DiscreteNB):
     ----------
     J. D. M. Rennie, L. Shih, J. Teevan and D. R. Karger, "Tackling the poor
     assumptions of naive Bayes text classifiers", ICML 2003.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from bayesrule import ComplementNB
+    >>> X, y = load_digits(return_X_y=True)
+    >>> cnb = ComplementNB().fit(X[:1200], y[:1200])
+    >>> print(f"{cnb.score(X[1200:], y[1200:]):.2f}")
+    0.79
+    >>> cnb.feature_all_.shape
+    (64,)
+
+    Fitting in two blocks gives the model of one fit:
+
+    >>> stream = ComplementNB().partial_fit(X[:600], y[:600], classes=np.arange(10))
+    >>> stream = stream.partial_fit(X[600:1200], y[600:1200])
+    >>> bool(np.allclose(stream.feature_log_prob_, cnb.feature_log_prob_))
+    True
     """
 
     _stats_type = CountStats

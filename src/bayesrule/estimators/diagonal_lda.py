@@ -58,6 +58,25 @@ class DiagonalLDA(_BaseNB):
     S. Dudoit, J. Fridlyand and T. P. Speed, "Comparison of discrimination
     methods for the classification of tumors using gene expression data",
     Journal of the American Statistical Association 97(457), 2002.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from bayesrule import DiagonalLDA
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> dlda = DiagonalLDA().fit(X, y)
+    >>> print(f"{dlda.score(X, y):.2f}")
+    0.94
+    >>> dlda.coef_.shape
+    (2, 30)
+
+    Removing rows gives the model of the rows that remain:
+
+    >>> first = DiagonalLDA().fit(X[:400], y[:400])
+    >>> dlda = dlda.forget(X[400:], y[400:])
+    >>> bool(np.allclose(dlda.predict_proba(X), first.predict_proba(X)))
+    True
     """
 
     _stats_type = DiagonalStats

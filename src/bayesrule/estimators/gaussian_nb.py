@@ -59,6 +59,29 @@ class GaussianNB(_BaseNB):
     Learning, 2nd ed., section 6.6.3. T. F. Chan, G. H. Golub and R. J.
     LeVeque, "Updating formulae and a pairwise algorithm for computing sample
     variances", COMPSTAT 1982.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.naive_bayes import GaussianNB as SklearnGaussianNB
+    >>> from bayesrule import GaussianNB
+    >>> X, y = load_iris(return_X_y=True)
+    >>> gnb = GaussianNB().fit(X, y)
+    >>> gnb.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
+    >>> print(f"{gnb.score(X, y):.2f}")
+    0.96
+    >>> bool((gnb.predict(X) == SklearnGaussianNB().fit(X, y).predict(X)).all())
+    True
+
+    Fitting in blocks gives the model of one fit:
+
+    >>> stream = GaussianNB()
+    >>> for start in range(0, 150, 50):
+    ...     stream = stream.partial_fit(X[start:start + 50], y[start:start + 50], classes=[0, 1, 2])
+    >>> bool(np.allclose(stream.theta_, gnb.theta_) and np.allclose(stream.var_, gnb.var_))
+    True
     """
 
     _stats_type = DiagonalStats

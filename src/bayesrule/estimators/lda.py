@@ -221,6 +221,34 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
     "Discriminant analysis by Gaussian mixtures", JRSS B 58(1), 1996.
     W. N. Venables and B. D. Ripley, Modern Applied Statistics with S, 4th
     ed., 2002 (MASS's ``lda``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from bayesrule import LinearDiscriminantAnalysis
+    >>> X, y = load_iris(return_X_y=True)
+    >>> lda = LinearDiscriminantAnalysis().fit(X, y)
+    >>> lda.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
+    >>> print(f"{lda.score(X, y):.2f}")
+    0.98
+
+    Three classes span two Fisher directions; the first carries almost all
+    the between-class variance:
+
+    >>> lda.transform(X).shape
+    (150, 2)
+    >>> lda.explained_variance_ratio_.round(2)
+    array([0.99, 0.01])
+
+    Fitting in two blocks gives the model of one fit:
+
+    >>> chunked = LinearDiscriminantAnalysis()
+    >>> chunked = chunked.partial_fit(X[:75], y[:75], classes=[0, 1, 2])
+    >>> chunked = chunked.partial_fit(X[75:], y[75:])
+    >>> bool(np.allclose(chunked.predict_proba(X), lda.predict_proba(X)))
+    True
     """
 
     _parameter_constraints: dict = {

@@ -237,6 +237,25 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     probabilistic principal component analyzers", Neural Computation 11(2), 1999.
     D. Arthur and S. Vassilvitskii, "k-means++: the advantages of careful
     seeding", SODA 2007.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from bayesrule import MixtureDiscriminantAnalysis
+    >>> X, y = load_iris(return_X_y=True)
+    >>> mda = MixtureDiscriminantAnalysis(n_components=2, random_state=0).fit(X, y)
+    >>> mda.n_components_
+    array([2, 2, 2])
+    >>> mda.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
+    >>> bool(mda.score(X, y) > 0.95)
+    True
+
+    Each EM iteration is one pass over the data, after three passes that
+    summarise the data, sample it for the seeds and assign the rows to them:
+
+    >>> bool(mda.n_passes_ == 3 + mda.n_iter_)
+    True
     """
 
     _stats_type = MixtureStats

@@ -178,6 +178,10 @@ class MixedNB(_BaseNB):
     ['categorical', 'poisson', 'gaussian']
     >>> model.sample(2, random_state=0)[0].dtypes.tolist()
     [dtype('int64'), dtype('int64'), dtype('float64')]
+    >>> print(model.kinds_line())
+    kinds: year categorical, chicks poisson, bill gaussian (inferred: 3, declared: 0; ...)
+    >>> model.predict_proba(df).shape
+    (12, 2)
     """
 
     _stats_type = MixedStats

@@ -49,6 +49,28 @@ class MultinomialNB(_DiscreteNB):
     A. McCallum and K. Nigam, "A comparison of event models for naive Bayes
     text classification", AAAI-98 Workshop on Learning for Text
     Categorization, 1998.
+
+    Examples
+    --------
+    Digits, each pixel (0 to 16) read as a count:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from bayesrule import MultinomialNB
+    >>> X, y = load_digits(return_X_y=True)
+    >>> mnb = MultinomialNB().fit(X[:1200], y[:1200])
+    >>> print(f"{mnb.score(X[1200:], y[1200:]):.2f}")
+    0.87
+
+    Models of two halves merge into the model of all the rows:
+
+    >>> half = MultinomialNB().fit(X[:600], y[:600])
+    >>> other = MultinomialNB().fit(X[600:1200], y[600:1200])
+    >>> merged = half.merge(other)
+    >>> bool((merged.predict(X[1200:]) == mnb.predict(X[1200:])).all())
+    True
+    >>> bool(np.allclose(merged.feature_count_, mnb.feature_count_))
+    True
     """
 
     _stats_type = CountStats

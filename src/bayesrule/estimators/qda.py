@@ -84,6 +84,32 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA):
     ----------
     T. Hastie, R. Tibshirani and J. Friedman, The Elements of Statistical
     Learning, 2nd ed., section 4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_wine
+    >>> from bayesrule import QuadraticDiscriminantAnalysis
+    >>> X, y = load_wine(return_X_y=True)
+    >>> qda = QuadraticDiscriminantAnalysis(reg_param=0.01).fit(X, y)
+    >>> qda.predict(X[[0, 60, 150]])
+    array([0, 1, 2])
+    >>> print(f"{qda.score(X, y):.2f}")
+    0.99
+
+    Two models fitted on the two halves of the rows merge into the model of
+    all the rows:
+
+    >>> odd = QuadraticDiscriminantAnalysis(reg_param=0.01).fit(X[1::2], y[1::2])
+    >>> even = QuadraticDiscriminantAnalysis(reg_param=0.01).fit(X[::2], y[::2])
+    >>> bool(np.allclose(even.merge(odd).predict_proba(X), qda.predict_proba(X)))
+    True
+
+    Each class is a Gaussian that can be drawn from:
+
+    >>> X_new, y_new = qda.sample(6, random_state=0)
+    >>> X_new.shape, y_new.shape
+    ((6, 13), (6,))
     """
 
     _parameter_constraints: dict = {

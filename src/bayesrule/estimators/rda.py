@@ -96,6 +96,27 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
     ----------
     J. H. Friedman, "Regularized discriminant analysis", Journal of the
     American Statistical Association 84(405), 1989.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from bayesrule import RegularizedDiscriminantAnalysis
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rda = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1).fit(X, y)
+    >>> rda.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
+    >>> print(f"{rda.score(X, y):.2f}")
+    0.98
+    >>> rda.shrinkage_
+    array([0.1, 0.1, 0.1])
+
+    Removing rows gives the model of the rows that remain:
+
+    >>> rest = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1).fit(X[:120], y[:120])
+    >>> rda = rda.forget(X[120:], y[120:])
+    >>> bool(np.allclose(rda.predict_proba(X), rest.predict_proba(X)))
+    True
     """
 
     _parameter_constraints: dict = {
