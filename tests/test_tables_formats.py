@@ -35,6 +35,7 @@ from bayesrule.io.formats import (  # noqa: E402
     near_name,
     output_format,
     replacing,
+    sniff_compression,
     sniff_separator,
     strip_compression,
     table_path,
@@ -100,6 +101,15 @@ def test_compression_suffixes_come_from_the_one_table(suffix):
                 assert found.compression == compression
     assert COMPRESSION_SUFFIXES[1:] == [c for c in COMPRESSION_SUFFIXES[1:] if c in COMPRESSIONS]
     assert strip_compression(name + ".gz.gz") == name + ".gz"  # one compression suffix
+
+
+@pytest.mark.parametrize("compression", sorted(set(COMPRESSIONS.values())))
+def test_a_compressed_stream_is_told_by_its_first_bytes(tmp_path, compression):
+    path = tmp_path / f"t.csv{next(s for s, c in COMPRESSIONS.items() if c == compression)}"
+    write_frames([_table(6)], path, output_format(path))
+    assert sniff_compression(path.read_bytes()[:16]) == compression
+    text = _csv_text(_table(6)).encode()
+    assert sniff_compression(text) is None and sniff_compression(b"") is None
 
 
 def test_a_zip_table_holds_one_file_named_after_the_archive(tmp_path):

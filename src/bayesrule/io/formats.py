@@ -27,6 +27,7 @@ are needed.
 from __future__ import annotations
 
 from .suffixes import (
+    COMPRESSION_MAGIC,
     COMPRESSIONS,
     CSV,
     EXCEL,
@@ -39,6 +40,7 @@ from .suffixes import (
     TablePath,
     compression_of,
     output_format,
+    sniff_compression,
     strip_compression,
     suffix_help,
     table_path,
@@ -60,6 +62,7 @@ from .table_text import (
 
 __all__ = [
     "COMPRESSIONS",
+    "COMPRESSION_MAGIC",
     "CSV",
     "EXCEL",
     "FORMATS",
@@ -84,6 +87,7 @@ __all__ = [
     "output_format",
     "read_head",
     "replacing",
+    "sniff_compression",
     "sniff_separator",
     "strip_compression",
     "suffix_help",

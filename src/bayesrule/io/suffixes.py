@@ -20,6 +20,14 @@ COMPRESSIONS: dict[str, str] = {
     ".zstd": "zstd",
     ".zip": "zip",
 }
+#: the first bytes of a file in each compression (what standard input is told by)
+COMPRESSION_MAGIC: dict[bytes, str] = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bz2",
+    b"\xfd7zXZ": "xz",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"PK\x03\x04": "zip",
+}
 #: compressions read as a stream (a .zip archive is opened whole)
 STREAMED_COMPRESSIONS = ("gzip", "bz2", "xz", "zstd")
 
@@ -138,3 +146,10 @@ def output_format(path: Path) -> TablePath:
         return TablePath(CSV)  # /dev/null, a named pipe
     suffix = "".join(path.suffixes) or "(no suffix)"
     raise ValueError(f"{path}: cannot write a table as {suffix!r}; use {suffix_help(path)}.")
+
+
+def sniff_compression(data: bytes) -> str | None:
+    """The compression of a file whose first bytes are ``data`` (by
+    :data:`COMPRESSION_MAGIC`), or None. An Excel workbook is a zip archive
+    too: the caller tells it by its members."""
+    return next((c for magic, c in COMPRESSION_MAGIC.items() if data.startswith(magic)), None)
