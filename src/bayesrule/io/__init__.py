@@ -38,7 +38,9 @@ and :mod:`~bayesrule.io.decode` (values to and from the JSON nodes) and
 
 from __future__ import annotations
 
-from .constants import (
+# FORMAT_NAME, MAX_NDIM, METADATA, ArraySpec, NestedSpec, _canonical and _sha256
+# stay importable from bayesrule.io as before, outside __all__ (tests reseal edited metadata)
+from .constants import (  # noqa: F401
     FORMAT_NAME,
     FORMAT_VERSION,
     MAX_JSON_DEPTH,
@@ -50,9 +52,9 @@ from .constants import (
     METADATA,
     ModelFileError,
 )
-from .metadata import _canonical, _sha256  # noqa: F401  (tests reseal edited metadata)
+from .metadata import _canonical, _sha256  # noqa: F401
 from .model_files import load, read_metadata, save
-from .schema import STATS_SCHEMA, ArraySpec, NestedSpec
+from .schema import STATS_SCHEMA, ArraySpec, NestedSpec  # noqa: F401
 
 __all__ = [
     "FORMAT_VERSION",
@@ -67,6 +69,3 @@ __all__ = [
     "read_metadata",
     "save",
 ]
-
-# importable as before, outside __all__
-_ = (FORMAT_NAME, MAX_NDIM, METADATA, ArraySpec, NestedSpec)
