@@ -308,6 +308,35 @@ def test_temporary_is_named_after_the_target(tmp_path, monkeypatch):
     assert len(seen) == 1 and seen[0].startswith(".m.bayesrule.tmp-")
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
+def test_a_replaced_model_file_keeps_its_permissions(tmp_path):
+    path = tmp_path / "m.bayesrule"
+    model = bayesrule.LinearDiscriminantAnalysis().fit(*_data("int"))
+    save(model, path)
+    os.chmod(path, 0o600)  # kept private by its owner
+    save(model, path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["m.bayesrule"]
+
+
+def test_save_syncs_the_file_and_its_directory_before_returning(tmp_path, monkeypatch):
+    import stat
+
+    synced = []
+    real = os.fsync
+
+    def spy(fd):
+        synced.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        return real(fd)
+
+    model = bayesrule.LinearDiscriminantAnalysis().fit(*_data("int"))
+    monkeypatch.setattr(os, "fsync", spy)
+    save(model, tmp_path / "m.bayesrule")
+    assert "file" in synced
+    if os.name != "nt":
+        assert synced[-1] == "dir"  # after the rename
+
+
 def test_save_refuses_to_replace_what_is_not_a_regular_file(tmp_path):
     X, y = _data("int")
     model = bayesrule.GaussianNB().fit(X, y)

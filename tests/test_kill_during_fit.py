@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
 _STOP_AT = r"""
 import os, sys, time, zipfile
 import numpy as np
-import bayesrule.io
+import bayesrule.io.model_files as model_files
 
 step, target = sys.argv[1], sys.argv[2]
 del sys.argv[1:3]
@@ -40,7 +40,7 @@ def hold():
     while True:
         time.sleep(60)
 
-real_load, real_write_zip = np.load, bayesrule.io._atomic_write_zip
+real_load, real_write_zip = np.load, model_files._atomic_write_zip
 real_writestr, real_replace = zipfile.ZipFile.writestr, os.replace
 
 def load(*args, **kwargs):
@@ -70,7 +70,7 @@ def replace(src, dst, *args, **kwargs):
         hold()
     return out
 
-np.load, bayesrule.io._atomic_write_zip = load, write_zip
+np.load, model_files._atomic_write_zip = load, write_zip
 zipfile.ZipFile.writestr, os.replace = writestr, replace
 
 from bayesrule.cli import main

@@ -25,15 +25,19 @@ from bayesrule import GaussianNB, LinearDiscriminantAnalysis, MixedNB  # noqa: E
 from bayesrule.backends.stream import fit_stream, predict_stream, read_blocks  # noqa: E402
 from bayesrule.cli._data import UsageError, read_frame  # noqa: E402
 from bayesrule.io.formats import (  # noqa: E402
+    COMPRESSIONS,
     FORMATS,
     NA_VALUES,
     clean_names,
+    compression_of,
     index_columns,
     lone_token,
     near_name,
     output_format,
     replacing,
+    sniff_compression,
     sniff_separator,
+    strip_compression,
     table_path,
     write_frames,
 )
@@ -82,6 +86,41 @@ def test_every_reader_and_writer_uses_one_suffix_table():
         output_format(Path("t.parquet.gz"))
     with pytest.raises(ValueError, match=r"cannot write a table as '\.json'; use \.csv"):
         output_format(Path("t.json"))
+
+
+@pytest.mark.parametrize("suffix", [*FORMATS, ".npy", ".bayesrule", ""])
+def test_compression_suffixes_come_from_the_one_table(suffix):
+    name = f"data.v2{suffix}"
+    assert strip_compression(name) == name and compression_of(name) is None
+    for c, compression in COMPRESSIONS.items():
+        for spelt in (c, c.upper()):
+            assert strip_compression(name + spelt) == name
+            assert compression_of(Path(name + spelt)) == compression
+            found = table_path(name + spelt)
+            if found is not None:  # a compressible table: the same compression
+                assert found.compression == compression
+    assert COMPRESSION_SUFFIXES[1:] == [c for c in COMPRESSION_SUFFIXES[1:] if c in COMPRESSIONS]
+    assert strip_compression(name + ".gz.gz") == name + ".gz"  # one compression suffix
+
+
+@pytest.mark.parametrize("compression", sorted(set(COMPRESSIONS.values())))
+def test_a_compressed_stream_is_told_by_its_first_bytes(tmp_path, compression):
+    path = tmp_path / f"t.csv{next(s for s, c in COMPRESSIONS.items() if c == compression)}"
+    write_frames([_table(6)], path, output_format(path))
+    assert sniff_compression(path.read_bytes()[:16]) == compression
+    text = _csv_text(_table(6)).encode()
+    assert sniff_compression(text) is None and sniff_compression(b"") is None
+
+
+def test_a_zip_table_holds_one_file_named_after_the_archive(tmp_path):
+    import zipfile
+
+    for archive in ("t.csv.zip", "t.jsonl.ZIP"):
+        path = tmp_path / archive
+        write_frames([_table(9)], path, output_format(path))  # name= left to the default
+        with zipfile.ZipFile(path) as zf:
+            assert zf.namelist() == [strip_compression(archive)]
+        assert len(read_frame(path)) == 9
     assert output_format(Path("-")).name == "CSV"
     assert output_format(Path("/dev/null")).name == "CSV"
 

@@ -36,8 +36,14 @@ def umask() -> int:
 
 
 def temporary_pattern(path: Path) -> re.Pattern[str]:
-    """The names of the temporaries that writes to ``path`` create."""
-    return re.compile(re.escape(_PREFIX.format(name=path.name)) + r"[A-Za-z0-9_]+")
+    """The names of the temporaries that writes to ``path`` create.
+
+    Also matches ``.NAME.XXXXXXXX.tmp``, the temporaries of bayesrule
+    versions before this module (model saves and table writes), so that
+    :func:`remove_abandoned` clears what an interrupted write of theirs left.
+    """
+    name = re.escape(f".{path.name}.")
+    return re.compile(name + r"(?:tmp-[A-Za-z0-9_]+|[a-z0-9_]{8}\.tmp)")
 
 
 @contextlib.contextmanager

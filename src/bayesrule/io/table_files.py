@@ -1,0 +1,239 @@
+"""Table files: compressed input opened as a stream, and tables written block by block."""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import io
+import json
+import lzma
+import os
+import sys
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .._util.atomic import staged
+from .suffixes import TablePath, strip_compression
+
+
+# ------------------------------------------------------------------ compressed files
+class _Member(io.RawIOBase):
+    """A member of a zip archive, closing the archive with it."""
+
+    def __init__(self, archive: zipfile.ZipFile, member: Any) -> None:
+        self._archive = archive
+        self._member = member
+
+    def readable(self) -> bool:
+        return self._member.readable()
+
+    def writable(self) -> bool:
+        return self._member.writable()
+
+    def readinto(self, b: Any) -> int:
+        data = self._member.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def write(self, b: Any) -> int:
+        return int(self._member.write(b))
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._member.close()
+            finally:
+                self._archive.close()
+        super().close()
+
+
+def open_input(source: Any, compression: str | None) -> BinaryIO:
+    """A binary file reading the decompressed bytes of ``source`` (a path or a binary buffer).
+
+    A ``.zip`` archive gives its first file; ``zstd`` is read through pyarrow.
+    """
+    if compression is None:
+        return source if hasattr(source, "read") else open(source, "rb")  # noqa: SIM115
+    if compression == "gzip":
+        return gzip.open(source, "rb")
+    if compression == "bz2":
+        return bz2.open(source, "rb")
+    if compression == "xz":
+        return lzma.open(source, "rb")  # type: ignore[return-value]
+    if compression == "zip":
+        archive = zipfile.ZipFile(source)
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+        if not names:
+            archive.close()
+            raise ValueError("the .zip archive holds no file.")
+        return io.BufferedReader(_Member(archive, archive.open(names[0])))
+    if compression == "zstd":
+        try:
+            import pyarrow as pa
+        except ImportError:
+            raise ImportError(
+                "reading .zst files needs pyarrow: pip install 'bayesrule[cli]'", name="pyarrow"
+            ) from None
+        raw = (
+            pa.PythonFile(source, mode="r")
+            if hasattr(source, "read")
+            else pa.OSFile(os.fspath(source))
+        )
+        return pa.CompressedInputStream(raw, "zstd")
+    raise ValueError(f"unknown compression {compression!r}.")
+
+
+def _open_output(path: Path, compression: str | None, member: str) -> BinaryIO:
+    if compression is None:
+        return open(path, "wb")  # noqa: SIM115
+    if compression == "gzip":
+        return gzip.open(path, "wb")  # type: ignore[return-value]
+    if compression == "bz2":
+        return bz2.open(path, "wb")  # type: ignore[return-value]
+    if compression == "xz":
+        return lzma.open(path, "wb")  # type: ignore[return-value]
+    if compression == "zip":
+        archive = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED)
+        return io.BufferedWriter(_Member(archive, archive.open(member, "w")))
+    if compression == "zstd":
+        import pyarrow as pa
+
+        return pa.output_stream(str(path), compression="zstd")
+    raise ValueError(f"unknown compression {compression!r}.")
+
+
+def read_head(source: Any, compression: str | None, size: int = 65536) -> str:
+    """The first ``size`` decompressed bytes of a text table, decoded (a cut character replaced)."""
+    if hasattr(source, "seek"):
+        source.seek(0)
+    fh = open_input(source, compression)
+    try:
+        raw = fh.read(size)
+    finally:
+        if fh is not source:
+            fh.close()
+    if hasattr(source, "seek"):
+        source.seek(0)
+    return bytes(raw).decode("utf-8", errors="replace")
+
+
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temporary path next to ``path`` to write; renamed over ``path`` if the block succeeds.
+
+    On an error the temporary file is removed and ``path`` is left as it
+    was. A path that exists and is not a regular file (``/dev/null``, a
+    named pipe) is written directly; a directory is refused
+    (``IsADirectoryError``). See :func:`bayesrule._util.atomic.staged`.
+    """
+    with staged(path) as files:
+        yield files[path]
+
+
+def write_frames(frames: Iterable[Any], path: Path, kind: TablePath, *, name: str = "") -> int:
+    """Write DataFrames (or pyarrow Tables), one after the other, as one table; the rows written.
+
+    ``path`` is written as it is (see :func:`replacing` for an all-or-nothing
+    write); ``-`` writes to standard output. Memory holds one block except
+    for Excel, whose file is written whole. ``name`` is the file name kept
+    inside a ``.zip`` archive (by default ``path``'s name without ``.zip``).
+
+    Raises
+    ------
+    ImportError
+        The format needs a package that is not installed (``name`` set).
+    """
+    fmt = kind.format
+    rows = 0
+    if fmt.name == "Parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        writer = None
+        try:
+            for frame in frames:
+                table = frame if isinstance(frame, pa.Table) else _arrow(frame)
+                if writer is None:
+                    writer = pq.ParquetWriter(str(path), table.schema)
+                elif table.schema != writer.schema:
+                    table = table.cast(writer.schema)
+                writer.write_table(table)
+                rows += table.num_rows
+        finally:
+            if writer is not None:
+                writer.close()
+        return rows
+    if fmt.name == "Excel":
+        import pandas as pd
+
+        whole = [_pandas(f) for f in frames]
+        table = pd.concat(whole, ignore_index=True) if whole else pd.DataFrame()
+        try:
+            table.to_excel(path, index=False, engine="openpyxl")
+        except ModuleNotFoundError as exc:
+            raise ImportError(
+                f"writing Excel files needs {exc.name}: pip install 'bayesrule[excel]'",
+                name=exc.name,
+            ) from None
+        return len(table)
+    member = name or strip_compression(Path(path).name)
+    if str(path) == "-":
+        binary: Any = sys.stdout.buffer
+        sys.stdout.flush()
+    else:
+        binary = _open_output(path, kind.compression, member)
+    text = io.TextIOWrapper(binary, encoding="utf-8", newline="", write_through=False)
+    try:
+        for i, frame in enumerate(frames):
+            df = _pandas(frame)
+            if fmt.is_csv:
+                df.to_csv(text, sep=fmt.sep or ",", index=False, header=i == 0)
+            else:
+                _json_lines(df, text)
+            rows += len(df)
+        text.flush()
+    finally:
+        if str(path) == "-":
+            text.detach()
+            sys.stdout.buffer.flush()
+        else:
+            text.close()
+    return rows
+
+
+def _arrow(df: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+def _pandas(frame: Any) -> Any:
+    return (
+        frame.to_pandas() if hasattr(frame, "to_pandas") and not hasattr(frame, "iloc") else frame
+    )
+
+
+def _json_value(value: Any) -> Any:
+    import numpy as np
+    import pandas as pd
+
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None  # JSON has no NaN: a missing value is null
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return None
+    return value
+
+
+def _json_lines(df: Any, fh: Any) -> None:
+    """One JSON object per row, numbers written in full (round-trip exact)."""
+    columns = [str(c) for c in df.columns]
+    for row in df.itertuples(index=False, name=None):
+        record = {c: _json_value(v) for c, v in zip(columns, row, strict=True)}
+        fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
