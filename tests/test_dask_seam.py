@@ -142,3 +142,17 @@ def test_the_refusal_gives_the_estimator_s_own_reason():
     Xd, yd = da.from_array(X, chunks=30), da.from_array(y, chunks=30)
     with pytest.raises(TypeError, match="cannot be fitted on Dask.*cross-validation needs all"):
         bayesrule.RegularizedDiscriminantAnalysisCV().fit(Xd, yd)
+
+
+def test_a_fitted_model_checks_the_feature_names_of_a_dask_frame():
+    X, y = _data("gnb", 120, 1)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = bayesrule.GaussianNB().fit(df, y)
+    before = est.stats_
+    renamed = dd.from_pandas(df.rename(columns={"b": "z"}), npartitions=3)
+    with pytest.raises(ValueError, match=r"feature names should match(.|\n)*- z"):
+        est.partial_fit(renamed, dd.from_array(y, chunksize=40))
+    assert est.stats_ is before  # checked on the client before anything is computed
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        est.partial_fit(da.from_array(X, chunks=40), da.from_array(y, chunks=40))
+    assert est.n_samples_seen_ == 240

@@ -213,9 +213,13 @@ def schema_of(X: Any) -> Schema:
 
 
 def check_fitted_features(est: Any, X: Any) -> None:
-    """The fitted estimator's feature count and names against a Dask collection's."""
+    """The fitted estimator's feature count and names against a Dask collection's.
+
+    Checked on the client from the collection's metadata, as scikit-learn
+    checks an in-memory block (``n_features_in_``, ``feature_names_in_``).
+    """
     # TODO(lead): fit_schema(): compare with est.fit_schema() once the estimators have it
-    from sklearn.utils.validation import _check_feature_names
+    from sklearn.utils.validation import validate_data
 
     p = int(X.shape[1])
     if p != est.n_features_in_:
@@ -223,6 +227,5 @@ def check_fitted_features(est: Any, X: Any) -> None:
             f"X has {p} features, but {type(est).__name__} is expecting {est.n_features_in_} "
             "features as input."
         )
-    # scikit-learn's check of feature_names_in_, as an in-memory block gets it
     meta = X._meta if is_frame(X) else np.empty((0, p))
-    _check_feature_names(est, meta, reset=False)
+    validate_data(est, meta, reset=False, skip_check_array=True)
