@@ -185,13 +185,13 @@ def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> 
     budget = thread_count(work)
     workers = min(len(items), budget)
     if workers <= 1:
-        with _blas_cap(budget if work >= PARALLEL_MIN_WORK else None):
+        with blas_cap(budget if work >= PARALLEL_MIN_WORK else None):
             return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor
 
     run = _as_worker(fn)
 
-    with _blas_cap(1), ThreadPoolExecutor(workers, thread_name_prefix="bayesrule") as pool:
+    with blas_cap(1), ThreadPoolExecutor(workers, thread_name_prefix="bayesrule") as pool:
         return list(pool.map(run, items))
 
 
@@ -216,7 +216,7 @@ def ordered_map(
     run = _as_worker(fn)
 
     pending: deque[tuple[Any, Future[Any]]] = deque()
-    with _blas_cap(1), ThreadPoolExecutor(threads, thread_name_prefix="bayesrule") as pool:
+    with blas_cap(1), ThreadPoolExecutor(threads, thread_name_prefix="bayesrule") as pool:
         try:
             for item in items:
                 if len(pending) >= threads:
@@ -241,7 +241,7 @@ def blas_budget(work: float) -> Iterator[int]:
     module's note on what is process-wide). Yields the budget.
     """
     budget = thread_count(work)
-    with _blas_cap(budget if work >= PARALLEL_MIN_WORK else None):
+    with blas_cap(budget if work >= PARALLEL_MIN_WORK else None):
         yield budget
 
 
@@ -313,7 +313,7 @@ def _apply(cap: int | None) -> None:
 
 
 @contextmanager
-def _blas_cap(cap: int | None) -> Iterator[None]:
+def blas_cap(cap: int | None) -> Iterator[None]:
     """Hold the BLAS at no more than ``cap`` threads (``None``: no cap) for the block.
 
     Caps held at once by several threads combine to the smallest; the BLAS's
@@ -341,3 +341,7 @@ def _blas_cap(cap: int | None) -> Iterator[None]:
                 if not _caps[cap]:
                     del _caps[cap]
                 _apply(min(_caps) if _caps else None)
+
+
+#: the former private name, kept for code that still uses it
+_blas_cap = blas_cap

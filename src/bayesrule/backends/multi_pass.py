@@ -1,4 +1,4 @@
-"""Fits of several passes over the data, out of core and on Dask.
+"""Fits of several passes over the data, out of core.
 
 Most estimators summarise each block of rows once and merge the summaries.
 An estimator with ``_multi_pass = True`` (mixture discriminant analysis,
@@ -7,15 +7,12 @@ whose EM needs one pass per iteration) instead writes its fit once as
 pass, where ``task(X, y, sample_weight)`` summarises one raw block (checking
 it as ``fit`` does; ``None`` for a block without rows) into a value with
 ``merge``, and ``reduce`` returns the merge of every block's summary. This
-module gives ``reduce`` for the two backends:
-
-* :func:`fit_stream_passes`: the source is read again for every pass, one
-  block at a time, so it must be re-readable (files, a list of blocks, or a
-  callable returning a fresh iterable of blocks);
-* :func:`dask_statistics`: each pass is one ``dask.compute`` of a task per
-  block, merged in a tree; the task (the estimator's parameters and the
-  pass's small model) is put in the graph once per pass, and only the
-  summaries come back.
+module gives ``reduce`` for the stream backend, :func:`fit_stream_passes`:
+the source is read again for every pass, one block at a time, so it must be
+re-readable (files, a list of blocks, or a callable returning a fresh
+iterable of blocks). (The Dask backend needs nothing of its own for these
+fits: it gives ``est.fit_plan`` its one ``reduce``; see
+:mod:`bayesrule.backends.dask.fit`.)
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dask_statistics", "fit_stream_passes"]
+__all__ = ["fit_stream_passes"]
 
 
 def _several_passes(name: str) -> str:
@@ -166,61 +163,3 @@ def fit_stream_passes(
     names = None if schema[1] is None else np.asarray(schema[1], dtype=object)
     _install(estimator, stats, (schema[0], names, np.dtype(schema[2])))
     return estimator
-
-
-def _run_task(task: Any, X: Any, y: Any, w: Any, settings: dict[str, Any]) -> Any:
-    """One block's summary for one pass: the pure task of a Dask pass."""
-    from .dask import _task_settings
-
-    with _task_settings(settings):
-        return task(X, y, w)
-
-
-def dask_statistics(
-    est: Any, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
-) -> tuple[Any, tuple[Any, ...]]:
-    """The fitted statistics of an estimator fitted in passes, from Dask collections, and X's schema.
-
-    Each pass is one ``dask.compute``: a task per block of rows, merged in a
-    tree on the workers; the rows never leave them.
-    """
-    import dask
-
-    from .._util.config import get_config
-    from ..stats import as_classes
-    from .dask import (
-        _align,
-        _blas_for_tasks,
-        _check_fitted_features,
-        _input_dtype,
-        _labels,
-        _rows_of,
-        _tree,
-    )
-
-    name = type(est).__name__
-    if y is None:
-        raise ValueError(f"{name} requires y to be passed, but the target y is None.")
-    xs, lengths = _rows_of(X, est)
-    if not reset:
-        _check_fitted_features(est, X)
-    ys, lengths = _align(y, "y", xs, lengths)
-    ws, lengths = _align(sample_weight, "sample_weight", xs, lengths)
-    if classes is None:
-        # one pass over y alone; every block then declares the same classes
-        found = dask.compute(*[dask.delayed(_labels, pure=True)(yb) for yb in ys])
-        classes = as_classes(np.concatenate([np.asarray(f) for f in found]))
-    settings = get_config()
-    run = dask.delayed(_run_task, pure=True)
-
-    def reduce(task: Any) -> Any:
-        # the task once in the graph (a small object: parameters and the pass's model)
-        shared = dask.delayed(task, pure=False, traverse=False)
-        parts = [run(shared, xb, yb, wb, settings) for xb, yb, wb in zip(xs, ys, ws, strict=True)]
-        with _blas_for_tasks():
-            (total,) = dask.compute(_tree(parts))
-        return total
-
-    stats = est._fit_passes(reduce, classes=classes)
-    schema = est._schema(X, int(X.shape[1]), _input_dtype(X))
-    return stats, schema
