@@ -128,6 +128,8 @@ def gaussian_family(part: Any, var_smoothing: float, names: list[Any]) -> Diagon
     V_all = part.feature_weights
     center_all = (V_all * part.means).sum(axis=0) / np.maximum(V_all.sum(axis=0), 1e-300)
     var[:, total <= (1e-12 * np.abs(center_all)) ** 2] = 1.0
+    # TODO(lead): use the public variance check of models.diagonal (the stats helper's) for
+    # the two checks below: DiagonalGaussian.from_stats makes them, naming a 'feature'
     if np.any(~(var > 0) & ~np.isposinf(var)):
         k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
         raise ValueError(
