@@ -139,6 +139,48 @@ def test_integer_weights_and_repeated_rows_fit_the_same_model(digits):
     _same(a, b, X)
 
 
+# ------------------------------------------------------------------ the public seam
+@pytest.mark.parametrize("classes", [None, np.arange(10)])
+def test_fit_plan_over_pickled_blocks_is_the_in_memory_fit(classes, digits):
+    """A backend's reduce: each pass's task pickled to the blocks, their summaries pickled back."""
+    import pickle
+
+    from bayesrule.estimators.seam import Schema, summarise
+
+    X, y, w = digits
+    kw = _params("full", "pca", n_components=3)
+    ref = MDA(**kw).fit(X, y, sample_weight=w)
+    est = MDA(**kw)
+    assert est.input_spec().multi_pass
+    blocks = _blocks(X, y, w)
+    passes = []
+
+    def reduce(task):
+        passes.append(type(task).__name__)
+        total = None
+        for Xb, yb, wb in blocks:  # a block with no rows of a class, one with one row
+            far = pickle.loads(pickle.dumps(task))
+            part = pickle.loads(pickle.dumps(far.statistics(Xb, yb, wb, classes)))
+            total = task.combine(total, part)
+        total = task.combine(total, task.statistics(X[:0], y[:0], w[:0], classes))
+        return task.finish(total)
+
+    stats = est.fit_plan(reduce, first_block=X[:100], classes=classes)
+    assert len(passes) == int(stats.n_passes[0]) == ref.n_passes_
+    assert passes[:3] == ["_Survey", "_Gather", "_Assign"] and set(passes[3:]) == {"_EStep"}
+    est.fit_statistics(stats, schema=Schema(X.shape[1]))
+    _same(ref, est, X)
+    # the reference reduce gives the same statistics
+    again = MDA(**kw).fit_plan(lambda task: summarise(task, blocks, classes), classes=classes)
+    assert again.allclose(stats, rtol=1e-10)
+
+
+def test_fit_plan_refuses_data_without_rows():
+    est = MDA(n_components=2)
+    with pytest.raises(ValueError, match="0 samples"):
+        est.fit_plan(lambda task: task.finish(task.combine(None, None)))
+
+
 # ------------------------------------------------------------------ passes and sources
 def test_n_passes_is_two_plus_one_and_n_iter_per_run(digits, tmp_path):
     X, y, w = digits

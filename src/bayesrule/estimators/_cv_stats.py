@@ -2,19 +2,22 @@
 
 :class:`CrossValidatedStats` (the statistics of all the data and the
 candidates' held-out scores), the table of candidates scored so far and the
-order in which they are preferred, the k-fold structure of a list of splits,
-and :class:`_Refused`, the descriptor for a method an estimator does not have.
+order in which they are preferred, the splits of ``cv`` and the k-fold
+structure of a list of splits, and :class:`_Refused`, the descriptor for a method an estimator does not have.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.model_selection import StratifiedKFold
 
-from ..stats import ScatterStats, StatisticsError
+from ..stats import ScatterStats, StatisticsError, encode
 
 __all__ = ["CrossValidatedStats"]
 
@@ -202,8 +205,134 @@ def _fold_structure(
     return [test for _, test in splits], np.flatnonzero(owner < 0)
 
 
+class HeldOut(NamedTuple):
+    """One split: its training rows' statistics and its held-out rows (X, class codes, weights)."""
+
+    train: ScatterStats
+    X: _F
+    yi: NDArray[np.intp]
+    w: _F
+
+
+class SplitStatistics:
+    """The statistics of all the data and of each split's training rows, from one pass.
+
+    With k-fold-like splits (:func:`_fold_structure`) the folds' statistics
+    are computed once and each training split is the total less its fold
+    (``subtract``), with the training rows' own bounds (those of a plain fit
+    on them: the merge of the other parts' bounds); otherwise each training
+    split's statistics are computed when asked for.
+    """
+
+    def __init__(
+        self,
+        splits: list[tuple[NDArray[np.intp], NDArray[np.intp]]],
+        X: _F,
+        y: NDArray[Any],
+        w: _F,
+        classes: NDArray[Any],
+    ) -> None:
+        self.splits, self.X, self.y, self.w, self.classes = splits, X, y, w, classes
+        parts, rest = _fold_structure(splits, X.shape[0])
+        self.parts: list[ScatterStats] | None = None
+        if parts is not None:
+            self.parts = [
+                ScatterStats.from_data(X[idx], y[idx], w[idx], classes=classes)
+                for idx in parts + ([rest] if rest.size else [])
+            ]
+            self.total = _merge_all(self.parts)
+        else:
+            self.total = ScatterStats.from_data(X, y, w, classes=classes)
+
+    def of_split(self, i: int) -> ScatterStats:
+        """The statistics of split ``i``'s training rows."""
+        if self.parts is None:
+            idx = self.splits[i][0]
+            return ScatterStats.from_data(
+                self.X[idx], self.y[idx], self.w[idx], classes=self.classes
+            )
+        # the other folds and the rows never held out: all the data less fold i
+        others = [st for j, st in enumerate(self.parts) if j != i]
+        return self.total.subtract(self.parts[i]).with_bounds(
+            np.min([st.lower for st in others], axis=0),
+            np.max([st.upper for st in others], axis=0),
+        )
+
+
 def _merge_all(parts: list[ScatterStats]) -> ScatterStats:
     total = parts[0]
     for part in parts[1:]:
         total = total.merge(part)
     return total
+
+
+def check_cv(cv: Any) -> Any:
+    """``cv`` as scikit-learn reads it, or a ValueError saying what is accepted."""
+    cv = 5 if cv is None else cv
+    expected = (
+        "cv must be an int >= 2 (that many stratified folds), None (5 folds), a "
+        "cross-validation splitter (an object with a split(X, y) method, such as "
+        "StratifiedKFold) or an iterable of (train, test) index arrays"
+    )
+    if isinstance(cv, (bool, np.bool_)) or isinstance(cv, (str, bytes)):
+        raise ValueError(f"{expected}; got {cv!r}.")
+    if isinstance(cv, Integral):
+        if int(cv) < 2:
+            raise ValueError(f"{expected}; got {cv!r}.")
+        return int(cv)
+    if isinstance(cv, Real) or not (hasattr(cv, "split") or isinstance(cv, Iterable)):
+        raise ValueError(f"{expected}; got {cv!r} ({type(cv).__name__}).")
+    return cv
+
+
+def cv_splits(
+    given: Any, random_state: Any, Xv: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]
+) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """The (train, test) row indices of every split of the ``cv`` parameter ``given``, checked.
+
+    An int is that many stratified folds shuffled with ``random_state``.
+    """
+    n = Xv.shape[0]
+    cv = check_cv(given)
+    if isinstance(cv, int):
+        smallest = int(np.bincount(encode(y, classes), minlength=classes.size).min())
+        n_splits = min(cv, smallest)
+        if n_splits < 2:
+            raise ValueError(
+                f"cv={cv} needs at least 2 samples of every class; the smallest class "
+                f"has {smallest}."
+            )
+        cv = StratifiedKFold(n_splits, shuffle=True, random_state=random_state)
+    raw = cv.split(Xv, y) if hasattr(cv, "split") else cv
+    splits = []
+    for i, pair in enumerate(raw):
+        try:
+            train, test = pair
+            train = np.asarray(train).ravel()
+            test = np.asarray(test).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"cv must give (train, test) pairs of row indices; split {i} is {pair!r}."
+            ) from None
+        for name, idx in (("train", train), ("test", test)):
+            if idx.dtype == bool:
+                if idx.size != n:
+                    raise ValueError(
+                        f"split {i}: the {name} mask has {idx.size} entries for {n} rows."
+                    )
+                idx = np.flatnonzero(idx)
+            if idx.size and (idx.dtype.kind not in "iu" or idx.min() < -n or idx.max() >= n):
+                raise ValueError(
+                    f"split {i}: {name} indices must be integers in [0, {n}); "
+                    f"got {idx[:5].tolist()}..."
+                )
+            if name == "train":
+                train = np.asarray(idx, dtype=np.intp) % max(n, 1)
+            else:
+                test = np.asarray(idx, dtype=np.intp) % max(n, 1)
+        if train.size == 0 or test.size == 0:
+            raise ValueError(f"split {i} has an empty training or test set.")
+        splits.append((train, test))
+    if not splits:
+        raise ValueError(f"cv={given!r} gave no (train, test) split.")
+    return splits

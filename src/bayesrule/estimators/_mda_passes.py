@@ -1,14 +1,13 @@
 """The passes of a mixture discriminant analysis fit: each a mergeable summary of every block of rows.
 
-:class:`~bayesrule.estimators.mda.MixtureDiscriminantAnalysis` runs them
-through a ``reduce(task)`` callable (in memory, :func:`bayesrule.fit_stream`
-or Dask); see its module docstring for the sequence.
+Each pass is a task with the :class:`~bayesrule.estimators.seam.Summariser`
+protocol; :func:`~bayesrule.estimators._mda_em.fit_em` runs them through a
+``reduce(task)`` callable (in memory, :func:`bayesrule.fit_stream` or Dask);
+see :mod:`~bayesrule.estimators._mda_em` for the sequence.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,13 +20,12 @@ from ..models.mixture import (
     BLOCK_ROWS,
     PassMoments,
     Projection,
-    class_moments,
     component_log_prob,
     component_moments,
     merge_moments,
     worst_rows,
 )
-from ..stats import DiagonalStats, MixtureStats, PooledScatterStats, RowSample, encode, row_keys
+from ..stats import DiagonalStats, PooledScatterStats, RowSample, encode, row_keys
 
 _F = NDArray[np.float64]
 _Moments = tuple[_F, _F, _F]
@@ -40,10 +38,6 @@ SAMPLE_PER_COMPONENT = 32
 def _sample_size(most_components: int) -> int:
     """Keys kept per class for the seeding: ``max(2048, 32 x the most components of a class)``."""
     return max(SAMPLE_ROWS, SAMPLE_PER_COMPONENT * int(most_components))
-
-
-def _replace_passes(stats: MixtureStats, n: int) -> MixtureStats:
-    return dataclasses.replace(stats, n_passes=np.array([n], dtype=np.int64))
 
 
 class _Rows:
@@ -89,25 +83,38 @@ class _Rows:
 
 
 class _Task:
-    """One pass's work on a block of rows.
+    """One pass's work: a :class:`~bayesrule.estimators.seam.Summariser` of blocks of rows.
 
-    ``task(X, y, sample_weight)`` (what :func:`bayesrule.fit_stream` and the
-    Dask backend call on each raw block) checks the block as ``fit`` does
-    and summarises it; ``None`` for a block without rows. It carries the
-    estimator's parameters (an unfitted clone) and the pass's small model.
+    ``statistics(X, y, sample_weight)`` checks a raw block as ``fit`` does
+    and summarises it (``None`` for a block without rows); ``X`` may also be
+    a :class:`_Rows`, a block already checked (the in-memory fit, whose one
+    block is validated and projected once for all its passes). The
+    summaries ``merge``; ``finish`` returns the merged value. A task is
+    picklable: it carries the estimator's parameters (an unfitted clone)
+    and the pass's small model.
     """
 
     def __init__(self, est: Any) -> None:
         self.est = est
 
-    def __call__(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+    def statistics(self, X: Any, y: Any, sample_weight: Any = None, classes: Any = None) -> Any:
+        if isinstance(X, _Rows):
+            return self.summarise(X, classes)
         n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
         if n == 0:
             return None
         Xv, y_arr, w = self.est._validate_fit_input(X, y, sample_weight, reset=True)
-        return self.summarise(_Rows(Xv, y_arr, w))
+        return self.summarise(_Rows(Xv, y_arr, w), classes)
 
-    def summarise(self, rows: _Rows) -> Any:
+    def combine(self, total: Any, block: Any) -> Any:
+        if block is None:
+            return total
+        return block if total is None else total.merge(block)
+
+    def finish(self, total: Any) -> Any:
+        return total
+
+    def summarise(self, rows: _Rows, classes: Any = None) -> Any:
         raise NotImplementedError
 
 
@@ -126,9 +133,10 @@ class _Survey(_Task):
         self.classes = classes
         self.scatter = scatter
 
-    def summarise(self, rows: _Rows) -> Any:
+    def summarise(self, rows: _Rows, classes: Any = None) -> Any:
         kind = PooledScatterStats if self.scatter else DiagonalStats
-        return kind.from_data(rows.X, rows.y, rows.w, classes=self.classes)
+        declared = self.classes if self.classes is not None else classes
+        return kind.from_data(rows.X, rows.y, rows.w, classes=declared)
 
 
 def sample_keys(X: _F, proj: Projection) -> NDArray[np.uint64]:
@@ -158,7 +166,7 @@ class _Gather(_Task):
         self.proj = proj
         self.size = size
 
-    def summarise(self, rows: _Rows) -> RowSample:
+    def summarise(self, rows: _Rows, classes: Any = None) -> RowSample:
         K = self.classes.size
         keys = sample_keys(rows.X, self.proj)
         yi = rows.codes(self.classes)
@@ -193,7 +201,7 @@ class _ComponentPass(_Task):
         self.ctx = ctx
         self.owner = owner
 
-    def summarise(self, rows: _Rows) -> PassMoments:
+    def summarise(self, rows: _Rows, classes: Any = None) -> PassMoments:
         K = self.ctx.classes.size
         Zs, ws, bounds = rows.projected(self.ctx.proj, self.ctx.classes)
         owner = self.owner
@@ -291,104 +299,6 @@ class _EStep(_ComponentPass):
         limit[k] = C
         worst = worst_rows(np.full(pos.size, k, dtype=np.intp), ll_rows[pos], Z[pos], limit)
         return (out, ll_total, *worst)
-
-
-class _Runner:
-    """EM runs of one fit, each pass through ``reduce``."""
-
-    def __init__(
-        self,
-        est: Any,
-        reduce: Callable[[Any], Any],
-        ctx: _Context,
-        sample: _Sample,
-        rows: NDArray[np.int64],
-        weights: _F,
-        rank: int,
-        ridge: float,
-    ) -> None:
-        self.est = est
-        self.ridge = ridge
-        self.reduce = reduce
-        self.ctx = ctx
-        self.sample = sample
-        self.rows = rows
-        self.weights = weights
-        self.rank = rank
-
-    def best_of(
-        self, counts: NDArray[np.int64], rng: np.random.Generator
-    ) -> tuple[NDArray[np.intp], _Moments, int, _F, bool]:
-        """The run of ``n_init`` with the highest log-likelihood."""
-        best = None
-        for _ in range(int(self.est.n_init)):
-            run = self.run(counts, rng)
-            if best is None or run[3].sum() > best[3].sum():
-                best = run
-        assert best is not None
-        return best
-
-    def run(
-        self, counts: NDArray[np.int64], rng: np.random.Generator
-    ) -> tuple[NDArray[np.intp], _Moments, int, _F, bool]:
-        """One EM run from a k-means++ seeding: (owner, moments, n_iter, ll per class, converged)."""
-        est = self.est
-        K = self.ctx.classes.size
-        d = self.ctx.proj.n_dims
-        owner = np.repeat(np.arange(K), counts).astype(np.intp)
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=K)]
-        centres = np.concatenate(
-            [
-                _kmeanspp_seeds(*self.sample.of_class(k, d), int(counts[k]), seeds[k], d)
-                for k in range(K)
-            ]
-        )
-        moments = self.reduce(_Assign(self.ctx, owner, centres)).moments
-        total_w = float(self.weights.sum())
-        prev = -np.inf
-        n_iter, converged = 0, False
-        ll = np.zeros(K)
-        for it in range(1, int(est.max_iter) + 1):
-            comps = est._components(owner, moments, K, self.rank, self.ridge)
-            result = self.reduce(_EStep(self.ctx, owner, comps))
-            moments = result.moments
-            ll = result.log_likelihood
-            n_iter = it
-            mean_ll = float(ll.sum()) / total_w
-            if it < est.max_iter:
-                moments, reseeded = _reseed(moments, owner, result)
-            else:
-                reseeded = False
-            if not reseeded and abs(mean_ll - prev) < est.tol:
-                converged = True
-                break
-            prev = mean_ll
-        return owner, moments, n_iter, ll, converged
-
-
-def _reseed(
-    moments: _Moments, owner: NDArray[np.intp], result: PassMoments
-) -> tuple[_Moments, bool]:
-    """Re-seed empty components at the class's worst-explained rows, with the class covariance."""
-    W, means, scatter = moments
-    K = result.log_likelihood.size
-    cW = np.bincount(owner, weights=W, minlength=K)
-    empty = (W <= 1e-8 * cW[owner]) & (cW[owner] > 0)
-    if not np.any(empty):
-        return moments, False
-    W, means, scatter = W.copy(), means.copy(), scatter.copy()
-    _, _, ccov = class_moments(owner, *moments, K)
-    C = np.bincount(owner, minlength=K)
-    for k in np.unique(owner[empty]).tolist():
-        rows = result.worst_rows[result.worst_owner == k]  # worst first
-        if rows.shape[0] == 0:
-            continue
-        share = cW[k] / C[k]
-        for j, m in enumerate(np.flatnonzero(empty & (owner == k)).tolist()):
-            W[m] = share
-            means[m] = rows[j % rows.shape[0]]
-            scatter[m] = ccov[k] * share
-    return (W, means, scatter), True
 
 
 def _kmeanspp_seeds(Z: _F, w: _F, C: int, seed: int, d: int) -> _F:

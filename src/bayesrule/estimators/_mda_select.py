@@ -321,7 +321,7 @@ def choose_for(
                 f"({Z.shape[0]} distinct), too few to choose its number of components "
                 f"(at least {MIN_ROWS} are needed); it gets one component.",
                 UserWarning,
-                stacklevel=6,
+                stacklevel=7,
             )
     reg = REG_FOR_CHOICE if est.reg_covar == "auto" else float(est.reg_covar)
 

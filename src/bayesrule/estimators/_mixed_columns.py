@@ -9,8 +9,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special, stats
 
-from ..stats import Vocabulary
-from ._nb import _F
+from ..models import feature_name
+from ..stats import Vocabulary, check_categories
+from ._nb import _F, KINDS
 
 # ---------------------------------------------------------------------------------
 # input: the columns of a table or an array, and the kinds inferred from them
@@ -288,23 +289,166 @@ def _fmt(x: Any) -> str:
     return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.6g}"
 
 
-def _as_dtype(values: NDArray[Any], dtype: str, vocab: Vocabulary) -> Any:
-    """Drawn values of a column in its training dtype (as they are if that cannot be)."""
-    import pandas as pd
+# ---------------------------------------------------------------------------------
+# encoding: a block as MixedStats takes it
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Encoded:
+    """A block as MixedStats takes it: numeric codes, the column kinds and vocabularies."""
 
-    series = pd.Series(values)
-    if dtype == "category":
-        categories = vocab if vocab is not None else None
-        return pd.Categorical(values, categories=categories)
-    if not dtype or dtype == "object":
-        return series
-    try:
-        target = pd.api.types.pandas_dtype(dtype)
-    except TypeError:
-        return series
-    if series.dtype.kind == "f" and target.kind in "iub":
-        series = series.round()  # a gaussian or kernel column of integers
-    try:
-        return series.astype(target)
-    except (TypeError, ValueError):
-        return series
+    values: _F
+    kinds: tuple[str, ...]
+    vocabularies: tuple[Vocabulary, ...]
+    dtypes: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+
+def resolve_kinds(
+    spec: Any, cols: list[_Column], names: list[Any]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The kind of each column (declared in ``spec``, MixedNB's ``columns``, or inferred) and why."""
+    p = len(cols)
+    declared: dict[int, Any] = {}
+    if isinstance(spec, list):
+        if len(spec) != p:
+            raise ValueError(f"columns must give one kind per column ({p}); got {len(spec)}.")
+        declared = dict(enumerate(spec))
+    elif spec is not None:
+        for key, kind in spec.items():
+            if key in names:
+                declared[names.index(key)] = kind
+            elif isinstance(key, (int, np.integer)) and 0 <= key < p:
+                declared[int(key)] = kind
+            else:
+                raise ValueError(
+                    f"columns names an unknown column {key!r}; the columns are "
+                    f"{names[:20]}{' ...' if p > 20 else ''}."
+                )
+    kinds, reasons = [], []
+    for j, col in enumerate(cols):
+        if j in declared:
+            kind = declared[j]
+            if kind not in KINDS:
+                raise ValueError(
+                    f"columns gives column {names[j]!r} the kind {kind!r}; expected one of "
+                    f"{list(KINDS)}."
+                )
+            kinds.append(str(kind))
+            reasons.append("declared in columns")
+            continue
+        kind, why = _infer_kind(col)
+        if kind == "time":
+            raise ValueError(
+                f"column {names[j]!r} holds {col.dtype} values, which MixedNB "
+                "cannot model: convert it to numbers first (e.g. to seconds), or declare "
+                f"columns={{{names[j]!r}: 'categorical'}} if its values are categories."
+            )
+        kinds.append(kind)
+        reasons.append(f"inferred: {why}")
+    return tuple(kinds), tuple(reasons)
+
+
+def encode_columns(
+    cols: list[_Column],
+    shown: list[Any],
+    kinds: tuple[str, ...],
+    fitted_vocabs: tuple[Vocabulary, ...] | None,
+    *,
+    own: bool,
+    max_categories: int,
+) -> tuple[_F, tuple[Vocabulary, ...]]:
+    """The columns as numeric codes (float64 with NaN for missing) and their vocabularies.
+
+    ``shown`` names the columns in errors; ``fitted_vocabs`` are a fitted
+    model's (None: not fitted). ``own``: code each categorical column by the
+    block's own sorted vocabulary (statistics, which merge vocabularies);
+    else by the fitted vocabulary, an unknown value getting the code of an
+    unseen category (predictions).
+    """
+    fitted = fitted_vocabs is not None
+    vocabularies = fitted_vocabs if fitted_vocabs is not None else (None,) * len(cols)
+    n = cols[0].values.size if cols else 0
+    out = np.empty((n, len(cols)), dtype=np.float64)
+    vocabs: list[Vocabulary] = []
+    for j, col in enumerate(cols):
+        kind, fv = kinds[j], vocabularies[j]
+        if col.text and kind != "categorical" and col.missing.all():
+            # nothing observed (an object column of None): missing numbers
+            col = _Column(np.full(n, np.nan), False, col.dtype)
+        if col.text and kind != "categorical":
+            raise ValueError(
+                f"column {shown[j]!r} holds {col.dtype} values, which only the "
+                f"'categorical' kind accepts; it is {kind!r}."
+            )
+        if kind != "categorical" or (fitted and fv is None):
+            # numbers, or the integer category codes of a model fitted on them
+            if col.text:
+                raise ValueError(
+                    f"column {shown[j]!r} holds {col.dtype} values, but the model was "
+                    "fitted on integer category codes in it."
+                )
+            out[:, j] = col.values
+            vocabs.append(None)
+            continue
+        if fv is not None and (fv.dtype.kind == "U") != col.text:
+            fitted_on = "strings" if fv.dtype.kind == "U" else "numbers"
+            got = "strings" if col.text else "numbers"
+            raise ValueError(
+                f"categorical column {shown[j]!r} holds {got}, but the model was fitted on "
+                f"{fitted_on} in it."
+            )
+        missing = col.missing
+        seen = col.values[~missing]
+        codes = np.full(n, np.nan)
+        if own:
+            vocab, codes[~missing] = np.unique(seen, return_inverse=True)
+            if vocab.size > max_categories:
+                raise ValueError(
+                    f"column {shown[j]!r} holds {vocab.size} distinct values; a "
+                    f"categorical column may hold at most max_categories="
+                    f"{max_categories} (is it an identifier? drop it, or raise "
+                    "max_categories)."
+                )
+            vocabs.append(vocab)
+        else:
+            assert fv is not None
+            pos = np.minimum(np.searchsorted(fv, seen), max(fv.size - 1, 0))
+            known = fv[pos] == seen if fv.size else np.zeros(seen.size, bool)
+            codes[~missing] = np.where(known, pos, fv.size)
+            vocabs.append(fv)
+        out[:, j] = codes
+    if np.isinf(out).any():
+        r, c = (int(t[0]) for t in np.nonzero(np.isinf(out)))
+        raise ValueError(
+            f"Input X contains infinity in column {shown[c]!r} at row {r}; only finite "
+            "values or NaN are accepted."
+        )
+    return out, tuple(vocabs)
+
+
+def checked_values(X: _F, kinds: tuple[str, ...], names: Any, max_categories: int) -> _F:
+    """Check the values of each kind (codes, counts) and binarize the bernoulli columns."""
+    arr = np.asarray(kinds, dtype=object)
+    cat = np.flatnonzero(arr == "categorical")
+    if cat.size:
+        check_categories(
+            X[:, cat],
+            cat if names is None else np.asarray(names, dtype=object)[cat],
+            max_categories,
+        )
+    counts = np.flatnonzero(arr == "poisson")
+    if counts.size:
+        sub = X[:, counts]
+        with np.errstate(invalid="ignore"):
+            if np.any(sub < 0):
+                r, c = (int(t[0]) for t in np.nonzero(sub < 0))
+                raise ValueError(
+                    f"column {feature_name(names, int(counts[c]))!r} is modelled as 'poisson' "
+                    f"counts and must be non-negative; got {float(sub[r, c])!r} at row {r}."
+                )
+    binary = np.flatnonzero(arr == "bernoulli")
+    if binary.size:
+        sub = X[:, binary]
+        X = X.copy()
+        X[:, binary] = np.where(np.isnan(sub), np.nan, (sub > 0).astype(float))
+    return X

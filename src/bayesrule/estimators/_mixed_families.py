@@ -27,11 +27,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..models import feature_name
 from ..models.diagonal import DiagonalGaussian, total_variance
 from ..stats import Vocabulary, label_repr
 from ._mixed_columns import _fmt
 
-__all__ = ["PerKind", "gaussian_family", "parameters_text", "pooled_where_unobserved"]
+__all__ = [
+    "PerKind",
+    "column_rows",
+    "describe_text",
+    "gaussian_family",
+    "kinds_text",
+    "parameters_text",
+    "pooled_where_unobserved",
+    "training_form",
+]
 
 _F = NDArray[np.float64]
 
@@ -118,6 +128,8 @@ def gaussian_family(part: Any, var_smoothing: float, names: list[Any]) -> Diagon
     V_all = part.feature_weights
     center_all = (V_all * part.means).sum(axis=0) / np.maximum(V_all.sum(axis=0), 1e-300)
     var[:, total <= (1e-12 * np.abs(center_all)) ** 2] = 1.0
+    # TODO(lead): use the public variance check of models.diagonal (the stats helper's) for
+    # the two checks below: DiagonalGaussian.from_stats makes them, naming a 'feature'
     if np.any(~(var > 0) & ~np.isposinf(var)):
         k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
         raise ValueError(
@@ -208,3 +220,102 @@ def parameters_text(
         more = ", ..." if vocab.size > 6 else ""
         return f"{vocab.size} categories: {', '.join(shown)}{more}"
     return "kernel density of the class's values"
+
+
+def column_rows(stats: Any, kinds: list[str], names: Any) -> list[dict[str, Any]]:
+    """MixedNB's ``column_summary`` from its statistics, kinds and feature names."""
+    p = stats.n_features
+    dtypes = stats.dtypes or ("",) * p
+    reasons = stats.reasons or ("",) * p
+    present = stats.weights > 0
+    params: dict[int, str] = {}
+    for kind, part in stats.parts.items():
+        for i, j in enumerate(stats.columns(kind)):
+            params[int(j)] = parameters_text(kind, part, i, present, stats.vocabularies[int(j)])
+    return [
+        {
+            "column": feature_name(names, j),
+            "kind": kinds[j],
+            "dtype": dtypes[j],
+            "why": reasons[j],
+            "parameters": params[j],
+        }
+        for j in range(p)
+    ]
+
+
+def kinds_text(rows: list[dict[str, Any]], kinds: list[str], max_columns: int) -> str:
+    """MixedNB's ``kinds_line`` from its ``column_summary`` rows."""
+    inferred = sum(r["why"].startswith("inferred") for r in rows)
+    declared = sum(r["why"] == "declared in columns" for r in rows)
+    if len(rows) <= max_columns:
+        body = ", ".join(f"{r['column']} {r['kind']}" for r in rows)
+    else:
+        counts = {k: list(kinds).count(k) for k in dict.fromkeys(kinds)}
+        body = ", ".join(f"{n} {k}" for k, n in counts.items()) + f" ({len(rows)} columns)"
+    return f"kinds: {body} (inferred: {inferred}, declared: {declared}; describe() says why)"
+
+
+def describe_text(rows: list[dict[str, Any]], classes: NDArray[Any]) -> str:
+    """MixedNB's ``describe`` table from its ``column_summary`` rows and the classes with data."""
+    shown = ", ".join(str(c) for c in classes)
+    head = ["column", "kind", "dtype", "why", f"parameters (classes {shown})"]
+    table = [[str(r["column"]), r["kind"], r["dtype"], r["why"], r["parameters"]] for r in rows]
+    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(head[:-1])]
+    lines = ["  ".join([*(h.ljust(w) for h, w in zip(head, widths, strict=False)), head[-1]])]
+    for t in table:
+        cells = [c.ljust(w) for c, w in zip(t, widths, strict=False)]
+        lines.append("  ".join([*cells, t[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+def _as_dtype(values: NDArray[Any], dtype: str, vocab: Vocabulary) -> Any:
+    """Drawn values of a column in its training dtype (as they are if that cannot be)."""
+    import pandas as pd
+
+    series = pd.Series(values)
+    if dtype == "category":
+        categories = vocab if vocab is not None else None
+        return pd.Categorical(values, categories=categories)
+    if not dtype or dtype == "object":
+        return series
+    try:
+        target = pd.api.types.pandas_dtype(dtype)
+    except TypeError:
+        return series
+    if series.dtype.kind == "f" and target.kind in "iub":
+        series = series.round()  # a gaussian or kernel column of integers
+    try:
+        return series.astype(target)
+    except (TypeError, ValueError):
+        return series
+
+
+def training_form(codes: _F, stats: Any, kinds: list[str], names: Any) -> Any:
+    """Drawn rows (category codes) in the form of the training data.
+
+    A DataFrame with the training columns' names and dtypes when ``names``
+    is given; else a float array, or an object array if a column held strings.
+    """
+    columns = []
+    for j in range(codes.shape[1]):
+        vocab = stats.vocabularies[j]
+        if vocab is None or kinds[j] != "categorical":
+            columns.append(codes[:, j])
+        else:
+            columns.append(vocab[codes[:, j].astype(np.intp)])
+    if names is not None:
+        import pandas as pd
+
+        dtypes = stats.dtypes or ("",) * len(columns)
+        data = {
+            name: _as_dtype(col, dtype, stats.vocabularies[j])
+            for j, (name, col, dtype) in enumerate(zip(names, columns, dtypes, strict=True))
+        }
+        return pd.DataFrame(data)
+    if any(col.dtype.kind != "f" for col in columns):
+        X = np.empty(codes.shape, dtype=object)
+        for j, col in enumerate(columns):
+            X[:, j] = col
+        return X
+    return np.column_stack(columns) if columns else codes

@@ -1,43 +1,13 @@
 """Mixture discriminant analysis: each class a Gaussian mixture, fitted by EM from sub-class statistics.
 
-The fit is a sequence of passes over the data, each one a mergeable summary
-of every block of rows (:meth:`MixtureDiscriminantAnalysis._fit_passes`):
-
-1. **survey**: the classes, their weights and row counts, the feature
-   bounds and the moments the projection needs (per-class means and the
-   pooled within-class scatter, :class:`~bayesrule.stats.PooledScatterStats`;
-   without a projection :class:`~bayesrule.stats.DiagonalStats`);
-2. **sample**: per class, the projected rows of an order-free sample: those
-   with the ``m`` smallest values of a hash of the rows divided by the
-   features' ranges (:func:`~bayesrule.estimators._mda_passes.sample_keys`,
-   :class:`~bayesrule.stats._sketch.RowSample`), so that it does not depend
-   on the units either. With ``'auto'`` the number of components of each
-   class and the ridge are chosen on it
-   (:mod:`~bayesrule.estimators._mda_select`), and k-means++ draws each
-   class's seeds among it;
-3. **seeding**, once per EM run: every row goes to its class's nearest seed
-   in the projected space, and these hard responsibilities give the
-   initial sub-class moments;
-4. **one pass per EM iteration**: the E-step's responsibilities of each
-   block (each class's rows against its own components only), their
-   weighted moments (:func:`~bayesrule.models.mixture.component_moments`),
-   the log-likelihood of each class and its worst-explained rows (where an
-   empty component is re-seeded), all merged
-   (:class:`~bayesrule.models.mixture.PassMoments`); the M-step derives the
-   components from the merged moments
-   (:func:`~bayesrule.models.mixture.derive_components`).
-
-A fit therefore takes ``2 + sum over EM runs of (1 + n_iter)`` passes:
-``3 + n_iter_`` with the defaults (``n_passes_``). The passes are written
-once against a ``reduce(task)`` callable, so the same EM runs in memory (the
-whole data as one block), out of core (:func:`bayesrule.fit_stream` reads the
-source again for each pass) and on Dask (each pass one ``dask.compute`` of
-per-block tasks merged in a tree): all three start from the same sample and
-give the same model, to rounding.
-
-The model is its hyperparameters plus :class:`~bayesrule.stats._mixture.MixtureStats`
-(the last E-step's moments and the projection): ``from_stats`` and the model
-files derive the mixture from them.
+The estimator holds the parameters, their checks and the derivation of the
+model from its statistic, :class:`~bayesrule.stats.MixtureStats` (the last
+E-step's moments and the projection): ``from_stats`` and the model files
+derive the mixture from them. The fit is a sequence of passes over the data,
+each a mergeable summary of every block of rows
+(:meth:`MixtureDiscriminantAnalysis.fit_plan`); the EM algorithm that runs
+them is :mod:`~bayesrule.estimators._mda_em`, the passes
+:mod:`~bayesrule.estimators._mda_passes`.
 """
 
 from __future__ import annotations
@@ -49,38 +19,17 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._util.parallel import blas_budget
-from ..models.mixture import (
-    MixtureFamily,
-    Projection,
-    class_moments,
-    class_scales,
-    derive_components,
-    n_parameters,
-)
-from ..stats import MixtureStats, as_classes, label_repr
-from ._base import GenerativeClassifier, as_generator
+from ..models.mixture import MixtureFamily, Projection, class_moments
+from ..stats import MixtureStats, label_repr
+from ._base import GenerativeClassifier
 from ._cv_stats import _Refused
-from ._mda_passes import (
-    _Context,
-    _Gather,
-    _replace_passes,
-    _Rows,
-    _Runner,
-    _Sample,
-    _sample_size,
-    _Survey,
-)
-from ._mda_projection import fit_projection
-from ._mda_select import (
-    REG_FOR_CHOICE,
-    choose_for,
-)
+from ._mda_em import components, fit_em
+from ._mda_passes import _Rows
+from ._mda_select import REG_FOR_CHOICE
 from ._priors import PRIORS_CONSTRAINT
+from .seam import Summariser, summarise
 
 __all__ = ["MixtureDiscriminantAnalysis"]
 
@@ -321,92 +270,56 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         self.dimension = dimension
 
     # ------------------------------------------------------------ statistics
-    #: the fit is several passes over the data (see :meth:`_fit_passes`):
+    #: the fit is several passes over the data (see :meth:`fit_plan`):
     #: fit_stream and the Dask backend drive them instead of merging block statistics
     _multi_pass = True
+
+    def fit_plan(
+        self,
+        reduce: Callable[[Summariser], Any],
+        *,
+        first_block: Any = None,
+        classes: ArrayLike | None = None,
+        **options: Any,
+    ) -> MixtureStats:
+        """Run the EM fit as passes over the data: the fitted :class:`MixtureStats`.
+
+        Each pass calls ``reduce(task)`` once, where ``task`` is a pure,
+        picklable :class:`~bayesrule.estimators.seam.Summariser` and
+        ``reduce`` returns ``task.finish`` of the ``task.combine`` of
+        ``task.statistics(X, y, sample_weight, classes)`` over every block
+        of the data (each block checked as ``fit`` checks its data). In
+        memory the data are one block; :func:`bayesrule.fit_stream` reads
+        the source again for every pass; the Dask backend sends the task to
+        the blocks. The fit takes ``2 + sum over EM runs of (1 + n_iter)``
+        passes, recorded in ``n_passes`` (see :mod:`~bayesrule.estimators._mda_em`).
+
+        Parameters
+        ----------
+        reduce : callable
+        first_block : ignored
+            (The passes need no choice made from the first block.)
+        classes : array-like, optional
+            The labels, when known before the first pass (else those of the data).
+        **options
+            The backend's; none is used.
+        """
+        return fit_em(self, reduce, classes)
+
+    def _fit_passes(self, reduce: Callable[[Any], Any], *, classes: Any = None) -> MixtureStats:
+        """The fit for ``backends/multi_pass.py``: ``reduce(f)`` merges ``f(X, y, w)`` of every block."""
+        # TODO(lead): delete once backends/multi_pass.py calls fit_plan (the public seam)
+        return self.fit_plan(lambda task: task.finish(reduce(task.statistics)), classes=classes)
 
     def _block(
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
     ) -> tuple[Any, Any]:
         """Validate like every estimator, then run the passes in memory: the fitted :class:`MixtureStats`."""
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
-        rows = _Rows(Xv, y_arr, w)
-        stats = self._fit_passes(lambda task: task.summarise(rows), classes=classes)
+        # one block, validated and projected once for every pass
+        block = [(_Rows(Xv, y_arr, w), y_arr, w)]
+        stats = self.fit_plan(lambda task: summarise(task, block, classes), classes=classes)
         return stats, self._schema(X, Xv.shape[1], Xv.dtype)
-
-    def fit_plan(
-        self,
-        reduce: Callable[[Any], Any],
-        *,
-        first_block: Any = None,
-        classes: ArrayLike | None = None,
-        **options: Any,
-    ) -> MixtureStats:
-        """The EM fit as passes: ``reduce(task)`` once per pass (see :meth:`_fit_passes`)."""
-        return self._fit_passes(lambda task: reduce(_PassTask(task)), classes=classes)
-
-    def _fit_passes(
-        self, reduce: Callable[[Any], Any], *, classes: ArrayLike | None = None
-    ) -> MixtureStats:
-        """The whole fit, as passes of ``reduce(task)``: the fitted :class:`MixtureStats`.
-
-        ``task(X, y, sample_weight)`` summarises one block of rows (checked as
-        ``fit`` checks them; ``None`` for a block without rows) into a value
-        with ``merge``; ``reduce`` applies it to every block of the data, in
-        any order, and returns the merge of the results (``None`` when no
-        block had rows). In memory ``reduce`` calls ``task.summarise`` on
-        the validated data at once; :func:`bayesrule.fit_stream` reads the
-        source again for every pass; the Dask backend sends the task to the
-        blocks. The fit takes ``2 + sum over EM runs of (1 + n_iter)``
-        passes, recorded in ``n_passes``.
-
-        Parameters
-        ----------
-        reduce : callable
-        classes : array-like, optional
-            The labels, when known before the first pass (else those of the data).
-        """
-        self._check_dimension()
-        passes = [0]
-
-        def counted(task: Any) -> Any:
-            passes[0] += 1
-            return reduce(task)
-
-        base = clone(self)  # the parameters only: what the tasks carry to the blocks
-        declared = None if classes is None else as_classes(classes)
-        survey = counted(_Survey(base, declared, self.projection is not None))
-        if survey is None:
-            raise ValueError("X has 0 samples; at least one is required.")
-        moments = survey
-        c = moments.classes
-        if c.size < self._min_classes:
-            raise ValueError(
-                "The number of classes has to be greater than one. Got "
-                f"{c.size} class. {type(self).__name__} needs at least "
-                f"{self._min_classes} classes to classify; y has {c.size} class ({c.tolist()})."
-            )
-        if not np.any(moments.weights > 0):
-            raise ValueError(
-                "every sample weight is zero: no sample has positive weight, nothing can be fitted."
-            )
-        proj = self._projection(moments)
-        self._resolve_rank(proj.n_dims)
-        size = _sample_size(self._most_components())
-        sample = _Sample(counted(_Gather(base, c, proj, size)), size)
-        stats = self._em(counted, _Context(base, c, proj), moments, sample)
-        return _replace_passes(stats, passes[0]).with_bounds(moments.lower, moments.upper)
-
-    def _most_components(self) -> int:
-        """The most components any class may get (sizes the initialisation sample)."""
-        nc = self.n_components
-        if isinstance(nc, str):
-            return int(self.max_components)
-        try:
-            values = list(nc.values()) if isinstance(nc, dict) else np.ravel(nc).tolist()
-            return max(1, *(int(v) for v in values))
-        except (TypeError, ValueError):  # _requested names the problem
-            return 1
 
     def _check_dimension(
         self, n_components: int | None = None, d: int | None = None, *, bic: bool = False
@@ -442,10 +355,6 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
                 f"({d}: n_dims, or n_features without a projection); got rank={self.rank}."
             )
         return int(min(self.rank, max(d - 1, 0)))
-
-    def _projection(self, moments: Any) -> Projection:
-        """The projection (see :func:`~bayesrule.estimators._mda_projection.fit_projection`)."""
-        return fit_projection(moments, self.projection, self.n_dims)
 
     # ------------------------------------------------------------ components
     def _requested(self, classes: NDArray[Any], rows: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -484,75 +393,9 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
                     f"class {label_repr(classes[k])} has {int(rows[k])} samples, fewer than its "
                     f"n_components={int(want[k])}; it gets {int(rows[k])} components.",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=5,
                 )
         return np.maximum(np.minimum(want, np.maximum(rows, 1)), 1)
-
-    def _em(
-        self,
-        reduce: Callable[[Any], Any],
-        ctx: _Context,
-        moments: Any,
-        sample: _Sample,
-    ) -> MixtureStats:
-        classes, proj = ctx.classes, ctx.proj
-        K = classes.size
-        rows = np.asarray(moments.counts, dtype=np.int64)
-        weights = np.asarray(moments.weights, dtype=np.float64)
-        rng = as_generator(self.random_state)
-        d = proj.n_dims
-        rank = self._resolve_rank(d)
-        want = self._requested(classes, rows)
-        # with 'bic' every candidate has at least one component per class
-        bic = self.n_components in ("bic", "auto")
-        self._check_dimension(K if bic else int(want.sum()), d, bic=bic)
-        ridge = None if self.reg_covar == "auto" else float(self.reg_covar)
-        if self.n_components == "auto" or self.reg_covar == "auto":
-            want, ridge = choose_for(self, classes, sample, rows, weights, d, rank, rng, want)
-        ridge = float(REG_FOR_CHOICE if ridge is None else ridge)
-        run = _Runner(self, reduce, ctx, sample, rows, weights, rank, ridge)
-        # a class whose sample holds all its rows has no more components than
-        # distinct rows (identical rows are one, with their weights summed)
-        distinct = np.array([sample.of_class(k, d)[0].shape[0] for k in range(K)])
-        want = np.where((distinct < sample.size) & (distinct > 0), np.minimum(want, distinct), want)
-        if self.n_components == "bic":
-            runs = {}
-            scores = np.full((int(want.max()), K), np.inf)
-            for C in range(1, int(want.max()) + 1):
-                counts = np.minimum(np.full(K, C), want)
-                runs[C] = run.best_of(counts, rng)
-                for k in range(K):
-                    if C <= want[k]:
-                        npar = n_parameters(self.covariance_type, C, d, rank, self.dimension)
-                        ll = runs[C][3][k]
-                        scores[C - 1, k] = -2.0 * ll + npar * np.log(max(float(weights[k]), 1.0))
-            want = (np.argmin(scores, axis=0) + 1).astype(np.int64)
-        owner, moments_, n_iter, ll, converged = run.best_of(want, rng)
-        if not converged:
-            warnings.warn(
-                f"EM did not converge in max_iter={self.max_iter} iterations (tol={self.tol}); "
-                "increase max_iter or tol, or check for degenerate data.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
-        W, means, scatter = moments_
-        return MixtureStats(
-            classes=classes,
-            counts=rows,
-            weights=weights,
-            owner=owner.astype(np.int64),
-            component_weights=W,
-            component_means=means,
-            component_scatter=scatter,
-            centre=proj.centre,
-            basis=proj.basis,
-            scale=np.asarray(proj.scale),
-            residual_var=np.array([proj.residual_var]),
-            log_likelihood=np.asarray(ll, dtype=np.float64),
-            n_iter=np.array([n_iter], dtype=np.int64),
-            converged=np.array([int(converged)], dtype=np.int64),
-            reg_covar=np.array([ridge]),
-        )
 
     def _ridge(self, stats: Any = None) -> float:
         """The ``reg_covar`` of the model: the parameter, or the value ``'auto'`` chose."""
@@ -562,30 +405,6 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             return float(REG_FOR_CHOICE)
         value = float(np.asarray(stats.reg_covar).ravel()[0])
         return value if np.isfinite(value) else float(REG_FOR_CHOICE)
-
-    def _components(
-        self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int, ridge: Any = None
-    ) -> Any:
-        W, means, scatter = moments
-        M, d = means.shape
-        with blas_budget(float(M) * d**3):  # small factorisations: few threads on a busy machine
-            return self._derive_components(owner, moments, K, rank, ridge)
-
-    def _derive_components(
-        self, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int, ridge: Any = None
-    ) -> Any:
-        W, means, scatter = moments
-        return derive_components(
-            owner,
-            W,
-            means,
-            scatter,
-            covariance_type=self.covariance_type,
-            reg_covar=self._ridge() if ridge is None else float(ridge),
-            rank=rank,
-            scale=class_scales(owner, W, means, scatter, K),
-            dimension=self.dimension,
-        )
 
     # ------------------------------------------------------------ derivation
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
@@ -601,7 +420,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         rank = self._resolve_rank(stats.n_dims)
         self._check_dimension(int(owner.size), int(stats.n_dims))
         moments = (stats.component_weights, stats.component_means, stats.component_scatter)
-        comps = self._components(owner, moments, K, rank, self._ridge(stats))
+        comps = components(self, owner, moments, K, rank, self._ridge(stats))
         proj = Projection(stats.centre, stats.basis, float(stats.residual_var[0]), stats.scale)
         _, class_means, _ = class_moments(owner, *moments, K)
         W = float(stats.weights.sum())
@@ -617,21 +436,3 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
             "reg_covar_": self._ridge(stats),
             "lower_bound_": float(stats.log_likelihood.sum()) / W if W > 0 else float("nan"),
         }
-
-
-class _PassTask:
-    """One pass of the EM fit as a :class:`~bayesrule.estimators.seam.Summariser`."""
-
-    def __init__(self, task: Any) -> None:
-        self.task = task
-
-    def statistics(self, X: Any, y: Any, sample_weight: Any = None, classes: Any = None) -> Any:
-        return self.task(X, y, sample_weight)
-
-    def combine(self, total: Any, block: Any) -> Any:
-        if block is None:
-            return total
-        return block if total is None else total.merge(block)
-
-    def finish(self, total: Any) -> Any:
-        return total

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -18,37 +18,31 @@ from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
-from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes, check_categories
-from ._base import GenerativeClassifier
+from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes
+from ._base import EstimatorSummariser, GenerativeClassifier
 from ._mixed_columns import (
-    _as_dtype,
     _Column,
+    _Encoded,
     _frame_columns,
-    _infer_kind,
     _is_dataframe,
     _object_column,
+    checked_values,
+    encode_columns,
+    resolve_kinds,
 )
 from ._mixed_families import (
     PerKind,
+    column_rows,
+    describe_text,
     gaussian_family,
-    parameters_text,
+    kinds_text,
     pooled_where_unobserved,
+    training_form,
 )
-from ._nb import _F, KINDS, _BaseNB, _name
+from ._nb import _F, _BaseNB, _name
 from ._priors import PRIORS_CONSTRAINT
 from .kernel_nb import _BANDWIDTH
 from .seam import InputSpec
-
-
-@dataclass(frozen=True)
-class _Encoded:
-    """A block as MixedStats takes it: numeric codes, the column kinds and vocabularies."""
-
-    values: _F
-    kinds: tuple[str, ...]
-    vocabularies: tuple[Vocabulary, ...]
-    dtypes: tuple[str, ...] = ()
-    reasons: tuple[str, ...] = ()
 
 
 class MixedNB(_BaseNB):
@@ -217,51 +211,6 @@ class MixedNB(_BaseNB):
         self.max_categories = max_categories
 
     # ------------------------------------------------------------------ input
-    def _resolve_kinds(
-        self, cols: list[_Column], names: list[Any]
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The kind of each column (declared in ``columns`` or inferred) and why."""
-        p = len(cols)
-        declared: dict[int, Any] = {}
-        spec = self.columns
-        if isinstance(spec, list):
-            if len(spec) != p:
-                raise ValueError(f"columns must give one kind per column ({p}); got {len(spec)}.")
-            declared = dict(enumerate(spec))
-        elif spec is not None:
-            for key, kind in spec.items():
-                if key in names:
-                    declared[names.index(key)] = kind
-                elif isinstance(key, (int, np.integer)) and 0 <= key < p:
-                    declared[int(key)] = kind
-                else:
-                    raise ValueError(
-                        f"columns names an unknown column {key!r}; the columns are "
-                        f"{names[:20]}{' ...' if p > 20 else ''}."
-                    )
-        kinds, reasons = [], []
-        for j, col in enumerate(cols):
-            if j in declared:
-                kind = declared[j]
-                if kind not in KINDS:
-                    raise ValueError(
-                        f"columns gives column {names[j]!r} the kind {kind!r}; expected one of "
-                        f"{list(KINDS)}."
-                    )
-                kinds.append(str(kind))
-                reasons.append("declared in columns")
-                continue
-            kind, why = _infer_kind(col)
-            if kind == "time":
-                raise ValueError(
-                    f"column {names[j]!r} holds {col.dtype} values, which MixedNB "
-                    "cannot model: convert it to numbers first (e.g. to seconds), or declare "
-                    f"columns={{{names[j]!r}: 'categorical'}} if its values are categories."
-                )
-            kinds.append(kind)
-            reasons.append(f"inferred: {why}")
-        return tuple(kinds), tuple(reasons)
-
     def _columns(self, X: Any, *, fitted: bool) -> tuple[list[_Column], list[Any], bool]:
         """The columns of a block, their names (indices for an array), and whether it is a table."""
         if _is_dataframe(X):
@@ -308,101 +257,20 @@ class MixedNB(_BaseNB):
         category (predictions). The estimator is never changed.
         """
         cols, names, table = self._columns(X, fitted=fitted)
-        p = len(cols)
-        shown = names if table else list(range(p))
+        shown = names if table else list(range(len(cols)))
         if fitted:
             kinds = tuple(self.kinds_)
             reasons: tuple[str, ...] = self.stats_.reasons  # the kinds' own
-            fitted_vocabs: tuple[Vocabulary, ...] = self.stats_.vocabularies
+            fitted_vocabs: tuple[Vocabulary, ...] | None = self.stats_.vocabularies
         else:
-            kinds, reasons = self._resolve_kinds(cols, shown)
-            fitted_vocabs = (None,) * p
-        n = cols[0].values.size if cols else 0
-        out = np.empty((n, p), dtype=np.float64)
-        vocabs: list[Vocabulary] = []
-        for j, col in enumerate(cols):
-            kind, fv = kinds[j], fitted_vocabs[j]
-            if col.text and kind != "categorical" and col.missing.all():
-                # nothing observed (an object column of None): missing numbers
-                col = _Column(np.full(n, np.nan), False, col.dtype)
-            if col.text and kind != "categorical":
-                raise ValueError(
-                    f"column {shown[j]!r} holds {col.dtype} values, which only the "
-                    f"'categorical' kind accepts; it is {kind!r}."
-                )
-            if kind != "categorical" or (fitted and fv is None):
-                # numbers, or the integer category codes of a model fitted on them
-                if col.text:
-                    raise ValueError(
-                        f"column {shown[j]!r} holds {col.dtype} values, but the model was "
-                        "fitted on integer category codes in it."
-                    )
-                out[:, j] = col.values
-                vocabs.append(None)
-                continue
-            if fv is not None and (fv.dtype.kind == "U") != col.text:
-                fitted_on = "strings" if fv.dtype.kind == "U" else "numbers"
-                got = "strings" if col.text else "numbers"
-                raise ValueError(
-                    f"categorical column {shown[j]!r} holds {got}, but the model was fitted on "
-                    f"{fitted_on} in it."
-                )
-            missing = col.missing
-            seen = col.values[~missing]
-            codes = np.full(n, np.nan)
-            if own:
-                vocab, codes[~missing] = np.unique(seen, return_inverse=True)
-                if vocab.size > self.max_categories:
-                    raise ValueError(
-                        f"column {shown[j]!r} holds {vocab.size} distinct values; a "
-                        f"categorical column may hold at most max_categories="
-                        f"{self.max_categories} (is it an identifier? drop it, or raise "
-                        "max_categories)."
-                    )
-                vocabs.append(vocab)
-            else:
-                assert fv is not None
-                pos = np.minimum(np.searchsorted(fv, seen), max(fv.size - 1, 0))
-                known = fv[pos] == seen if fv.size else np.zeros(seen.size, bool)
-                codes[~missing] = np.where(known, pos, fv.size)
-                vocabs.append(fv)
-            out[:, j] = codes
-        if np.isinf(out).any():
-            r, c = (int(t[0]) for t in np.nonzero(np.isinf(out)))
-            raise ValueError(
-                f"Input X contains infinity in column {shown[c]!r} at row {r}; only finite "
-                "values or NaN are accepted."
-            )
+            kinds, reasons = resolve_kinds(self.columns, cols, shown)
+            fitted_vocabs = None
+        out, vocabs = encode_columns(
+            cols, shown, kinds, fitted_vocabs, own=own, max_categories=self.max_categories
+        )
         dtypes = tuple(col.dtype for col in cols)
-        values = self._checked(out, kinds, names if table else None)
-        return _Encoded(values, kinds, tuple(vocabs), dtypes, reasons)
-
-    def _checked(self, X: _F, kinds: tuple[str, ...], names: Any) -> _F:
-        """Check the values of each kind (codes, counts) and binarize the bernoulli columns."""
-        arr = np.asarray(kinds, dtype=object)
-        cat = np.flatnonzero(arr == "categorical")
-        if cat.size:
-            check_categories(
-                X[:, cat],
-                cat if names is None else np.asarray(names, dtype=object)[cat],
-                self.max_categories,
-            )
-        counts = np.flatnonzero(arr == "poisson")
-        if counts.size:
-            sub = X[:, counts]
-            with np.errstate(invalid="ignore"):
-                if np.any(sub < 0):
-                    r, c = (int(t[0]) for t in np.nonzero(sub < 0))
-                    raise ValueError(
-                        f"column {_name(names, int(counts[c]))!r} is modelled as 'poisson' counts "
-                        f"and must be non-negative; got {float(sub[r, c])!r} at row {r}."
-                    )
-        binary = np.flatnonzero(arr == "bernoulli")
-        if binary.size:
-            sub = X[:, binary]
-            X = X.copy()
-            X[:, binary] = np.where(np.isnan(sub), np.nan, (sub > 0).astype(float))
-        return X
+        values = checked_values(out, kinds, names if table else None, self.max_categories)
+        return _Encoded(values, kinds, vocabs, dtypes, reasons)
 
     def _validate_X(self, X: Any, *, reset: bool, fitting: bool = False) -> Any:
         if isinstance(X, _Encoded):  # a block already encoded by _block
@@ -452,14 +320,7 @@ class MixedNB(_BaseNB):
         return super().merge(other)
 
     # ------------------------------------------------------------- sampling
-    def sample(
-        self,
-        n_samples: int = 1,
-        *,
-        y: ArrayLike | None = None,
-        random_state: Any = None,
-        chunks: Any = None,
-    ) -> tuple[Any, Any]:
+    def sample(self, n_samples: int = 1, **options: Any) -> tuple[Any, Any]:
         """Draw new data from the fitted model, in the form of the training data.
 
         Fitted on a pandas DataFrame, ``X`` is a DataFrame with its column
@@ -471,7 +332,8 @@ class MixedNB(_BaseNB):
 
         Parameters
         ----------
-        n_samples, y, random_state : as for :meth:`GaussianNB.sample`
+        n_samples : int, default=1
+        y, random_state : keyword-only, as for :meth:`GaussianNB.sample`
         chunks : None
             Dask chunks are not offered for this model (a ValueError otherwise).
 
@@ -480,36 +342,14 @@ class MixedNB(_BaseNB):
         X : DataFrame or ndarray of shape (n_samples, n_features)
         y : ndarray of shape (n_samples,)
         """
+        chunks = options.get("chunks")
         if chunks is not None:
             raise ValueError(
                 "MixedNB.sample draws rows in the form of the training table, in memory: "
                 f"chunks must be None (got {chunks!r}); draw several in-memory samples instead."
             )
-        codes, labels = super().sample(n_samples, y=y, random_state=random_state)
-        columns = [self._decoded(codes[:, j], j) for j in range(codes.shape[1])]
-        names = self._feature_names()
-        if names is not None:
-            import pandas as pd
-
-            dtypes = self.stats_.dtypes or ("",) * len(columns)
-            data = {
-                name: _as_dtype(col, dtype, self.stats_.vocabularies[j])
-                for j, (name, col, dtype) in enumerate(zip(names, columns, dtypes, strict=True))
-            }
-            return pd.DataFrame(data), labels
-        if any(col.dtype.kind != "f" for col in columns):
-            X = np.empty(codes.shape, dtype=object)
-            for j, col in enumerate(columns):
-                X[:, j] = col
-            return X, labels
-        return np.column_stack(columns) if columns else codes, labels
-
-    def _decoded(self, codes: _F, j: int) -> NDArray[Any]:
-        """Drawn codes of column ``j`` as its values (the vocabulary's entries)."""
-        vocab = self.stats_.vocabularies[j]
-        if vocab is None or self.kinds_[j] != "categorical":
-            return codes
-        return vocab[codes.astype(np.intp)]
+        codes, labels = super().sample(n_samples, **options)
+        return training_form(codes, self.stats_, self.kinds_, self._feature_names()), labels
 
     # ---------------------------------------------------------- description
     def column_summary(self) -> list[dict[str, Any]]:
@@ -524,26 +364,7 @@ class MixedNB(_BaseNB):
             text: the class means, rates, probabilities or categories).
         """
         check_is_fitted(self)
-        stats = self.stats_
-        names = self._feature_names()
-        p = stats.n_features
-        dtypes = stats.dtypes or ("",) * p
-        reasons = stats.reasons or ("",) * p
-        present = stats.weights > 0
-        params: dict[int, str] = {}
-        for kind, part in stats.parts.items():
-            for i, j in enumerate(stats.columns(kind)):
-                params[int(j)] = parameters_text(kind, part, i, present, stats.vocabularies[int(j)])
-        return [
-            {
-                "column": _name(names, j),
-                "kind": self.kinds_[j],
-                "dtype": dtypes[j],
-                "why": reasons[j],
-                "parameters": params[j],
-            }
-            for j in range(p)
-        ]
+        return column_rows(self.stats_, self.kinds_, self._feature_names())
 
     def kinds_line(self, max_columns: int = 8) -> str:
         """One line saying the kind of each column and whether it was inferred (for a log).
@@ -552,15 +373,7 @@ class MixedNB(_BaseNB):
         declared: 0; describe() says why)'``; beyond ``max_columns`` columns,
         the number of columns of each kind instead.
         """
-        rows = self.column_summary()
-        inferred = sum(r["why"].startswith("inferred") for r in rows)
-        declared = sum(r["why"] == "declared in columns" for r in rows)
-        if len(rows) <= max_columns:
-            body = ", ".join(f"{r['column']} {r['kind']}" for r in rows)
-        else:
-            counts = {k: list(self.kinds_).count(k) for k in dict.fromkeys(self.kinds_)}
-            body = ", ".join(f"{n} {k}" for k, n in counts.items()) + f" ({len(rows)} columns)"
-        return f"kinds: {body} (inferred: {inferred}, declared: {declared}; describe() says why)"
+        return kinds_text(self.column_summary(), self.kinds_, max_columns)
 
     def describe(self) -> str:
         """A table of the columns: name, kind, dtype, why that kind, parameters by class.
@@ -571,15 +384,7 @@ class MixedNB(_BaseNB):
             year    categorical  int64  inferred: 3 distinct integers (2007 to 2009)  3 categories: ...
         """
         rows = self.column_summary()
-        classes = ", ".join(str(c) for c in self.classes_[self.stats_.weights > 0])
-        head = ["column", "kind", "dtype", "why", f"parameters (classes {classes})"]
-        table = [[str(r["column"]), r["kind"], r["dtype"], r["why"], r["parameters"]] for r in rows]
-        widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(head[:-1])]
-        lines = ["  ".join([*(h.ljust(w) for h, w in zip(head, widths, strict=False)), head[-1]])]
-        for t in table:
-            cells = [c.ljust(w) for c, w in zip(t, widths, strict=False)]
-            lines.append("  ".join([*cells, t[-1]]).rstrip())
-        return "\n".join(lines)
+        return describe_text(rows, self.classes_[self.stats_.weights > 0])
 
     def input_spec(self) -> InputSpec:
         """MixedNB reads DataFrames with their own column dtypes, one block at a time."""
@@ -587,13 +392,23 @@ class MixedNB(_BaseNB):
 
     _infers_from_data = True
 
-    def _block_summariser(self, first_block: Any = None) -> Any:
-        light = super()._block_summariser(first_block)
+    def summariser(self, first_block: Any = None, **options: Any) -> EstimatorSummariser:
+        """A pure, picklable task summarising blocks with the kinds of the columns pinned.
+
+        The kinds are the fitted model's, or else those ``columns`` and
+        ``first_block`` give (:meth:`infer_columns`), so that the summaries
+        of blocks computed apart merge. ``options`` (the backend's) are not used.
+        """
+        light = clone(self)
         if "stats_" in self.__dict__:
             light.set_params(columns=list(self.kinds_))
         elif first_block is not None:
             light.set_params(columns=self.infer_columns(first_block))
-        return light
+        return EstimatorSummariser(light)
+
+    def _block_summariser(self, first_block: Any = None) -> Any:
+        # TODO(lead): delete once the base and the backends call summariser() only
+        return self.summariser(first_block).estimator
 
     def infer_columns(self, X: Any) -> dict[Any, str]:
         """The kinds ``fit`` would give the columns of ``X`` (declared or inferred).
@@ -608,7 +423,7 @@ class MixedNB(_BaseNB):
         """
         cols, names, table = self._columns(X, fitted=False)
         shown = names if table else list(range(len(cols)))
-        kinds, _ = self._resolve_kinds(cols, shown)
+        kinds, _ = resolve_kinds(self.columns, cols, shown)
         return dict(zip(shown, kinds, strict=True))
 
     # ---------------------------------------------------------------- derive

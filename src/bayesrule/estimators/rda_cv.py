@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
-from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._util.parallel import in_parallel
@@ -45,21 +44,17 @@ from ..models.gaussian import (
 from ..stats import ScatterStats, as_classes, encode
 from ._cv_stats import (
     CrossValidatedStats,
+    HeldOut,
+    SplitStatistics,
     _check_finite,
-    _fold_structure,
-    _merge_all,
     _ranked,
     _Refused,
     _Table,
+    cv_splits,
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
-from ._rda_search import (
-    alpha_sweep_terms,
-    held_out_terms,
-    regularised,
-    standardised_min_eigenvalue,
-)
+from ._rda_search import alpha_sweep_terms, held_out_terms, regularised, standardised_min_eigenvalue
 
 __all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 
@@ -258,73 +253,6 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             params["cv"] = None
         return params
 
-    def _check_cv(self) -> Any:
-        """``cv`` as scikit-learn reads it, or a ValueError saying what is accepted."""
-        cv = 5 if self.cv is None else self.cv
-        expected = (
-            "cv must be an int >= 2 (that many stratified folds), None (5 folds), a "
-            "cross-validation splitter (an object with a split(X, y) method, such as "
-            "StratifiedKFold) or an iterable of (train, test) index arrays"
-        )
-        if isinstance(cv, (bool, np.bool_)) or isinstance(cv, (str, bytes)):
-            raise ValueError(f"{expected}; got {cv!r}.")
-        if isinstance(cv, Integral):
-            if int(cv) < 2:
-                raise ValueError(f"{expected}; got {cv!r}.")
-            return int(cv)
-        if isinstance(cv, Real) or not (hasattr(cv, "split") or isinstance(cv, Iterable)):
-            raise ValueError(f"{expected}; got {cv!r} ({type(cv).__name__}).")
-        return cv
-
-    def _splits(
-        self, Xv: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]
-    ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
-        """The (train, test) row indices of every split, checked."""
-        n = Xv.shape[0]
-        cv = self._check_cv()
-        if isinstance(cv, int):
-            smallest = int(np.bincount(encode(y, classes), minlength=classes.size).min())
-            n_splits = min(cv, smallest)
-            if n_splits < 2:
-                raise ValueError(
-                    f"cv={cv} needs at least 2 samples of every class; the smallest class "
-                    f"has {smallest}."
-                )
-            cv = StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
-        raw = cv.split(Xv, y) if hasattr(cv, "split") else cv
-        splits = []
-        for i, pair in enumerate(raw):
-            try:
-                train, test = pair
-                train = np.asarray(train).ravel()
-                test = np.asarray(test).ravel()
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"cv must give (train, test) pairs of row indices; split {i} is {pair!r}."
-                ) from None
-            for name, idx in (("train", train), ("test", test)):
-                if idx.dtype == bool:
-                    if idx.size != n:
-                        raise ValueError(
-                            f"split {i}: the {name} mask has {idx.size} entries for {n} rows."
-                        )
-                    idx = np.flatnonzero(idx)
-                if idx.size and (idx.dtype.kind not in "iu" or idx.min() < -n or idx.max() >= n):
-                    raise ValueError(
-                        f"split {i}: {name} indices must be integers in [0, {n}); "
-                        f"got {idx[:5].tolist()}..."
-                    )
-                if name == "train":
-                    train = np.asarray(idx, dtype=np.intp) % max(n, 1)
-                else:
-                    test = np.asarray(idx, dtype=np.intp) % max(n, 1)
-            if train.size == 0 or test.size == 0:
-                raise ValueError(f"split {i} has an empty training or test set.")
-            splits.append((train, test))
-        if not splits:
-            raise ValueError(f"cv={self.cv!r} gave no (train, test) split.")
-        return splits
-
     # ------------------------------------------------------------ statistics
     def _block(
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
@@ -342,17 +270,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             # the priors are checked here, before any work; fit warns about them once
             warnings.simplefilter("ignore", UserWarning)
             priors = None if self.priors is None else resolve_priors(self.priors, c)
-        splits = self._splits(Xv, y_arr, c)
-        parts, rest = _fold_structure(splits, Xv.shape[0])
+        splits = cv_splits(self.cv, self.random_state, Xv, y_arr, c)
         with self._deferred():
-            if parts is not None:
-                stats = [
-                    ScatterStats.from_data(Xv[idx], y_arr[idx], w[idx], classes=c)
-                    for idx in parts + ([rest] if rest.size else [])
-                ]
-                total = _merge_all(stats)
-            else:
-                total = ScatterStats.from_data(Xv, y_arr, w, classes=c)
+            training = SplitStatistics(splits, Xv, y_arr, w, c)
+        total = training.total
         self._after(Xv, total.means)
         if not np.any(w > 0):
             raise ValueError(
@@ -364,27 +285,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 raise ValueError(f"split {i}: every held-out sample has weight zero.")
 
         def folds() -> Any:
-            for i, (train_idx, test) in enumerate(splits):
-                if parts is not None:
-                    # the other folds and the rows never held out: all the data less fold i
-                    train = total.subtract(stats[i])
-                    # subtract keeps the total's bounds: the training rows' own range
-                    # (that of a plain fit on them) merges the other parts' bounds
-                    others = [st for j, st in enumerate(stats) if j != i]
-                    train = train.with_bounds(
-                        np.min([st.lower for st in others], axis=0),
-                        np.max([st.upper for st in others], axis=0),
-                    )
-                else:
-                    train = ScatterStats.from_data(
-                        Xv[train_idx], y_arr[train_idx], w[train_idx], classes=c
-                    )
-                yield train, Xv[test], yi[test], w[test]
+            for i, (_, test) in enumerate(splits):
+                yield HeldOut(training.of_split(i), Xv[test], yi[test], w[test])
 
         def grid_scores(a: _F) -> _F:
             out = np.zeros((a.size, gammas.size * ridges.size))
-            for train, Xt, yt, wt in folds():
-                out += self._grid_scores(train, Xt, yt, wt, priors, a, gammas, ridges)
+            for fold in folds():
+                out += self._grid_scores(fold, priors, a, gammas, ridges)
             return out / len(splits)
 
         table = _Table()
@@ -394,8 +301,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             sweep = np.setdiff1d(np.round(np.linspace(0.0, 1.0, 51), 12), alphas)
             if sweep.size:
                 scores = np.zeros(sweep.size)
-                for train, Xt, yt, wt in folds():
-                    scores += self._sweep_scores(train, Xt, yt, wt, priors, sweep, g0, r0)
+                for fold in folds():
+                    scores += self._sweep_scores(fold, priors, sweep, g0, r0)
                 table.add(
                     np.column_stack([sweep, np.full_like(sweep, g0), np.full_like(sweep, r0)]),
                     scores / len(splits),
@@ -422,6 +329,11 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         centre = train.weights[present] @ train.means[present] / train.weights[present].sum()
         return log_priors, present, X - centre, centre
 
+    def _held_out_constants(self, train: ScatterStats) -> tuple[int, int, float, float, float]:
+        """Classes, features, ``tol``, ddof and ``reg_param`` of a held-out scoring."""
+        K, p = train.n_classes, train.n_features
+        return K, p, float(self.tol), self._ddof(), float(self.reg_param)
+
     def _score(self, jll: _F, ok: NDArray[np.bool_], yi: NDArray[np.intp], w: _F) -> _F:
         """Held-out score of each candidate from ``jll`` of shape (n, K, C)."""
         if self.scoring == "accuracy":
@@ -434,15 +346,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         return np.where(ok, score, -np.inf)
 
     def _grid_scores(
-        self,
-        train: ScatterStats,
-        X: _F,
-        yi: NDArray[np.intp],
-        w: _F,
-        priors: _F | None,
-        alphas: _F,
-        gammas: _F,
-        ridges: _F,
+        self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
     ) -> _F:
         """Held-out score of every (alpha, gamma, ridge), shape (len(alphas), G * R).
 
@@ -451,9 +355,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         serving every ``(gamma, ridge)`` (:func:`held_out_terms`); the jobs
         share the cores, each with a single-threaded BLAS.
         """
+        train, X, yi, w = fold
         log_priors, present, Xc, centre = self._held_out_setup(train, X, priors)
-        K, p = train.n_classes, train.n_features
-        tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
+        K, p, tol, ddof, reg = self._held_out_constants(train)
         C = gammas.size * ridges.size
         # gamma and ridge shrink in the training range's units, as in the fitted model
         scale: _F | None = range_scale(train) if self.target == "range" else None
@@ -505,23 +409,15 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         return out
 
     def _sweep_scores(
-        self,
-        train: ScatterStats,
-        X: _F,
-        yi: NDArray[np.intp],
-        w: _F,
-        priors: _F | None,
-        alphas: _F,
-        gamma: float,
-        ridge: float,
+        self, fold: HeldOut, priors: _F | None, alphas: _F, gamma: float, ridge: float
     ) -> _F:
         """Held-out score of every alpha at one ``(gamma, ridge)``, shape (len(alphas),).
 
         One generalised eigendecomposition per class (:func:`alpha_sweep_terms`).
         """
+        train, X, yi, w = fold
         log_priors, present, Xc, centre = self._held_out_setup(train, X, priors)
-        K, p = train.n_classes, train.n_features
-        tol, ddof, reg = float(self.tol), self._ddof(), float(self.reg_param)
+        K, p, tol, ddof, reg = self._held_out_constants(train)
         out = np.full(alphas.size, -np.inf)
         try:
             for k in present:
