@@ -8,13 +8,14 @@ and :class:`_Refused`, the descriptor for a method an estimator does not have.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..stats import ScatterStats, StatisticsError
+from ..stats.schema import nested, shared
 
 __all__ = ["CrossValidatedStats"]
 
@@ -46,9 +47,11 @@ class CrossValidatedStats:
     so use ``RegularizedDiscriminantAnalysisCV().statistics(X, y)``.
     """
 
-    total: ScatterStats
-    cv_points: NDArray[np.float64]
-    cv_scores: NDArray[np.float64]
+    total: ScatterStats = field(metadata=nested("ScatterStats"))
+    # (alpha, gamma, ridge) of each candidate; -inf marks one where a class
+    # covariance was singular
+    cv_points: NDArray[np.float64] = field(metadata=shared("M", "3", low=0.0))
+    cv_scores: NDArray[np.float64] = field(metadata=shared("M", allow_neg_inf=True))
     cv: str = ""
 
     @property

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import arrays_close, feature_bounds, pilot_means, prepare
+from ._bounds import feature_bounds
+from ._common import (
+    arrays_close,
+    pilot_means,
+    prepare,
+)
 from ._scatter import (
     ScatterStats,
     _add_outer,
@@ -17,6 +22,7 @@ from ._scatter import (
     _shift_higher,
     _zero_columns,
 )
+from .schema import per_class
 
 __all__ = ["FourthMomentStats"]
 
@@ -94,17 +100,8 @@ class FourthMomentStats(ScatterStats):
     covariance matrices", Journal of Multivariate Analysis 88(2), 2004.
     """
 
-    t: _F
-    q: _F
-
-    _per_class: ClassVar[tuple[str, ...]] = (*ScatterStats._per_class, "t", "q")
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> FourthMomentStats:
-        """The identity element: no rows seen for any of ``classes``."""
-        base = ScatterStats.empty(classes, n_features)
-        k, p = base.classes.size, int(n_features)
-        return cls._extend(base, np.zeros((k, p, p)), np.zeros((k, p, p)))
+    t: _F = field(metadata=per_class("K", "p", "p"))
+    q: _F = field(metadata=per_class("K", "p", "p"))
 
     @classmethod
     def _extend(cls, base: ScatterStats, t: _F, q: _F) -> FourthMomentStats:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._base import ClassStatistic
 from ._categories import MAX_CATEGORIES, CategoryStats
 from ._common import (
-    ClassStatistic,
     StatisticsError,
     arrays_close,
     as_classes,
@@ -23,6 +23,7 @@ from ._common import (
 from ._counts import CountStats, _weights
 from ._diagonal import DiagonalStats
 from ._values import ValueCountStats
+from .schema import special
 
 _F = NDArray[np.float64]
 #: The vocabulary of a categorical column: its sorted unique values, strings
@@ -93,16 +94,11 @@ class MixedStats(ClassStatistic):
     dtypes, reasons : tuple of str, one per feature, or ()
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    kinds: tuple[str, ...]
-    vocabularies: tuple[Vocabulary, ...]
-    parts: dict[str, Any]
+    kinds: tuple[str, ...] = field(metadata=special("kinds"))
+    vocabularies: tuple[Vocabulary, ...] = field(metadata=special("vocabularies"))
+    parts: dict[str, Any] = field(metadata=special("parts"))
     dtypes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
-
-    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights")
 
     def __post_init__(self) -> None:
         # a model file gives back lists where tuples were saved

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._util.parallel import in_parallel
+from ._base import ClassStatistic
+from ._bounds import feature_bounds
 from ._common import (
     BLOCK_VALUES,
     NEGATIVE_MOMENT,
     PROBE_ROWS,
-    ClassStatistic,
     StatisticsError,
     arrays_close,
-    as_classes,
     class_matrix,
     class_totals,
     downdate_moments,
-    feature_bounds,
     label_repr,
     noise_floor,
     one_hot_classes,
@@ -28,6 +27,7 @@ from ._common import (
     row_ranges,
     syrk_add,
 )
+from .schema import per_class
 
 __all__ = ["ScatterStats"]
 
@@ -134,15 +134,11 @@ class ScatterStats(ClassStatistic):
     pairwise algorithm for computing sample variances", COMPSTAT 1982.
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    means: _F
-    scatter: _F
-    m3: _F
-    m4: _F
+    means: _F = field(metadata=per_class("K", "p"))
+    scatter: _F = field(metadata=per_class("K", "p", "p"))
+    m3: _F = field(metadata=per_class("K", "p"))
+    m4: _F = field(metadata=per_class("K"))
 
-    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "means", "scatter", "m3", "m4")
     #: works as fast on F-ordered (feature-major) blocks as on C-ordered ones
     #: from_data spreads one block's products over the threads itself (in_parallel),
     #: so a pass over blocks (fit_stream) takes them one at a time
@@ -150,21 +146,6 @@ class ScatterStats(ClassStatistic):
     column_major = True
 
     # -- construction ---------------------------------------------------------
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> ScatterStats:
-        """The identity element: no rows seen for any of ``classes``."""
-        c = as_classes(classes)
-        k, p = c.size, int(n_features)
-        return cls(
-            classes=c,
-            counts=np.zeros(k, dtype=np.int64),
-            weights=np.zeros(k),
-            means=np.zeros((k, p)),
-            scatter=np.zeros((k, p, p)),
-            m3=np.zeros((k, p)),
-            m4=np.zeros(k),
-        )
-
     @classmethod
     def from_data(
         cls,
