@@ -14,14 +14,8 @@ from ._common import (
     pilot_means,
     prepare,
 )
-from ._scatter import (
-    ScatterStats,
-    _add_outer,
-    _matvec,
-    _moments_about,
-    _shift_higher,
-    _zero_columns,
-)
+from ._moments import add_outer, matvec, moments_about, shift_higher, zero_columns
+from ._scatter import ScatterStats
 from .schema import per_class
 
 __all__ = ["FourthMomentStats"]
@@ -120,17 +114,17 @@ class FourthMomentStats(ScatterStats):
         """Statistics of one data set in a single blocked pass (see :meth:`ScatterStats.from_data`)."""
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         counts, weights, centres = pilot_means(X, yi, w, c.size)
-        dead = _zero_columns(X, yi, w, c.size)
+        dead = zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
-        scatter, m3, m4, s1, t, q = _moments_about(X, yi, w, centres, unit, dead, fourth=True)
+        scatter, m3, m4, s1, t, q = moments_about(X, yi, w, centres, unit, dead, fourth=True)
         assert t is not None and q is not None
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
         # T and Q first: their shift needs the scatter about the pilot centres
         t, q = _shift_fourth(weights, scatter, t, q, d, s1)
-        m3, m4 = _shift_higher(
-            weights, np.einsum("kpp->k", scatter), _matvec(scatter, d), m3, m4, d, s1
+        m3, m4 = shift_higher(
+            weights, np.einsum("kpp->k", scatter), matvec(scatter, d), m3, m4, d, s1
         )
-        _add_outer(scatter, -weights, d, d, out=scatter)
+        add_outer(scatter, -weights, d, d, out=scatter)
         lo, hi = feature_bounds(X, None if unit else w)
         has = weights > 0
         base = ScatterStats(
@@ -166,7 +160,7 @@ class FourthMomentStats(ScatterStats):
         e = np.where(left[:, None], C.means - B.means, 0.0)
         d = np.where(left[:, None], base.means - C.means, 0.0)
         T_Bc, Q_Bc = _shift_fourth(B.weights, B.scatter, B.t, B.q, e)
-        S_Ac = C.scatter - _add_outer(B.scatter, B.weights, e, e)
+        S_Ac = C.scatter - add_outer(B.scatter, B.weights, e, e)
         T, Q = _shift_fourth(
             base.weights, S_Ac, C.t - T_Bc, C.q - Q_Bc, d, base.weights[:, None] * d
         )
