@@ -179,6 +179,30 @@ def _cv_bandwidths(indptr: Any, values: _F, W: _F, h_scott: _F, floor: _F, **kde
     return np.asarray(choice)
 
 
+def kde_options(
+    bandwidth: Any,
+    bandwidth_floor: Any,
+    method: Any,
+    grid_size: Any,
+    n_features: int,
+    feature_names: Any = None,
+) -> tuple[Any, float, dict[str, Any]]:
+    """The checked kernel options of a ``from_stats``: ``(bandwidth, floor, kde keywords)``.
+
+    ``kde keywords`` are the ``method`` and ``grid_size`` that
+    :class:`KernelDensity` takes; a ValueError names the option that is wrong.
+    """
+    floor = check_nonnegative_float(bandwidth_floor, "bandwidth_floor")
+    if isinstance(grid_size, (bool, np.bool_)) or not isinstance(grid_size, Integral):
+        raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
+    if grid_size < 16:
+        raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
+    if method not in ("auto", "exact", "grid"):
+        raise ValueError(f"method must be 'auto', 'exact' or 'grid'; got {method!r}.")
+    b = _check_bandwidth(bandwidth, n_features, feature_names)
+    return b, floor, {"method": method, "grid_size": int(grid_size)}
+
+
 class KernelDensity:
     r"""Independent features, each with a weighted Gaussian kernel density (Parzen).
 
@@ -284,17 +308,11 @@ class KernelDensity:
             Used in error messages.
         """
         present = present_classes(stats)
-        floor = check_nonnegative_float(bandwidth_floor, "bandwidth_floor")
-        if isinstance(grid_size, (bool, np.bool_)) or not isinstance(grid_size, Integral):
-            raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
-        if grid_size < 16:
-            raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
-        if method not in ("auto", "exact", "grid"):
-            raise ValueError(f"method must be 'auto', 'exact' or 'grid'; got {method!r}.")
-        b = _check_bandwidth(bandwidth, stats.n_features, feature_names)
+        b, floor, kde = kde_options(
+            bandwidth, bandwidth_floor, method, grid_size, stats.n_features, feature_names
+        )
         h, V, h_scott, lower = _bandwidths(stats.moments(), b, floor)
         check_observed(V, present, stats.classes, feature_names)
-        kde: dict[str, Any] = {"method": method, "grid_size": int(grid_size)}
         if isinstance(b, str) and b == "cv":
             # the multiples of Scott's bandwidth may go down to the floor, not just to Scott's
             W = stats.value_weights[present]
