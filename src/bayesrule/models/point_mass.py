@@ -7,17 +7,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._bandwidth import bandwidths, check_bandwidth_resolution, kde_options, weighted_moments
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._terms import scale_rows
-from .kernel import (
-    _HALF_LOG_2PI,
-    KernelDensity,
-    _bandwidths,
-    _cv_bandwidths,
-    check_bandwidth_resolution,
-    kde_options,
-    weighted_moments,
-)
+from .kernel import _HALF_LOG_2PI, KernelDensity, _cv_bandwidths
 
 __all__ = ["PointMassKernelDensity", "point_masses"]
 
@@ -172,8 +165,8 @@ class PointMassKernelDensity:
 
         # bandwidths: rules per row, the floor from the classes' other values pooled
         mom = weighted_moments(indptr, values, Wc_ext)
-        h, _, h_scott, lower = _bandwidths((mom[0][:K], mom[1][:K], mom[2][:K]), b, floor)
-        h_pool, _, hs_pool, low_pool = _bandwidths((mom[0][K:], mom[1][K:], mom[2][K:]), b, floor)
+        h, _, h_scott, lower = bandwidths((mom[0][:K], mom[1][:K], mom[2][:K]), b, floor)
+        h_pool, _, hs_pool, low_pool = bandwidths((mom[0][K:], mom[1][K:], mom[2][K:]), b, floor)
         if isinstance(b, str) and b == "cv":
             h = _cv_bandwidths(indptr, values, Wc_ext[:K], h_scott, lower, **kde_kw)
         for bw in (h, h_pool):
