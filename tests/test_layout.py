@@ -20,7 +20,9 @@ SRC = ROOT / "src"
 
 
 def _audit_module():
-    spec = importlib.util.spec_from_file_location("layout_audit", ROOT / "benchmarks/layout_audit.py")
+    spec = importlib.util.spec_from_file_location(
+        "layout_audit", ROOT / "benchmarks/layout_audit.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

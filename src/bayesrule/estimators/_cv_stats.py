@@ -9,7 +9,7 @@ structure of a list of splits, and :class:`_Refused`, the descriptor for a metho
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any, NamedTuple
 
@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.model_selection import StratifiedKFold
 
 from ..stats import ScatterStats, StatisticsError, encode
+from ..stats.schema import nested, shared
 
 __all__ = ["CrossValidatedStats"]
 
@@ -49,9 +50,11 @@ class CrossValidatedStats:
     so use ``RegularizedDiscriminantAnalysisCV().statistics(X, y)``.
     """
 
-    total: ScatterStats
-    cv_points: NDArray[np.float64]
-    cv_scores: NDArray[np.float64]
+    total: ScatterStats = field(metadata=nested("ScatterStats"))
+    # (alpha, gamma, ridge) of each candidate; -inf marks one where a class
+    # covariance was singular
+    cv_points: NDArray[np.float64] = field(metadata=shared("M", "3", low=0.0))
+    cv_scores: NDArray[np.float64] = field(metadata=shared("M", allow_neg_inf=True))
     cv: str = ""
 
     @property

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..models import feature_name
+from ..models import check_class_variances, feature_name
 from ..models.diagonal import DiagonalGaussian, total_variance
 from ..stats import Vocabulary, label_repr
 from ._mixed_columns import _fmt
@@ -128,25 +128,9 @@ def gaussian_family(part: Any, var_smoothing: float, names: list[Any]) -> Diagon
     V_all = part.feature_weights
     center_all = (V_all * part.means).sum(axis=0) / np.maximum(V_all.sum(axis=0), 1e-300)
     var[:, total <= (1e-12 * np.abs(center_all)) ** 2] = 1.0
-    # TODO(lead): use the public variance check of models.diagonal (the stats helper's) for
-    # the two checks below: DiagonalGaussian.from_stats makes them, naming a 'feature'
-    if np.any(~(var > 0) & ~np.isposinf(var)):
-        k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
-        raise ValueError(
-            f"column {names[j]!r} has zero variance in class "
-            f"{label_repr(part.classes[present][k])} and var_smoothing={var_smoothing} adds "
-            "nothing; set var_smoothing > 0."
-        )
-    with np.errstate(invalid="ignore"):
-        bad = ~(np.isfinite(var) & np.isfinite(means))
-    if bad.any():
-        k, j = (int(v[0]) for v in np.nonzero(bad))
-        raise ValueError(
-            f"column {names[j]!r} has a mean or variance that is not finite in class "
-            f"{label_repr(part.classes[present][k])}: its values are so large that their "
-            "squared deviations overflow float64 (or the sample weights are so small that "
-            "their sums underflow); rescale X or sample_weight."
-        )
+    check_class_variances(
+        means, var, part.classes[present], var_smoothing=var_smoothing, names=names, noun="column"
+    )
     V = part.feature_weights[present]
     center = (V * means).sum(axis=0) / V.sum(axis=0)
     return DiagonalGaussian(means, var, center=center)

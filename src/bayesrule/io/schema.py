@@ -1,8 +1,11 @@
 """What each statistics class's fields must be in a model file, and the checks of an array against it.
 
-:data:`STATS_SCHEMA` declares the dtype, the shape (in symbolic sizes) and the
-range of every field; :func:`field_schema` gives a class's whole schema and
-is the one place the rest of :mod:`bayesrule.io` reads specifications from.
+Each statistics class declares the dtype, the shape (in symbolic sizes) and
+the range of every field once, in its dataclass fields
+(:mod:`bayesrule.stats.schema`); :func:`field_schema` reads that declaration
+and is the one place the rest of :mod:`bayesrule.io` reads specifications
+from. :data:`STATS_SCHEMA` is the same, by class name, for every statistic
+of the package.
 """
 
 from __future__ import annotations
@@ -14,149 +17,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..stats import ArraySpec, NestedSpec
+from ..stats import field_schema as _declared_schema
 from .constants import ModelFileError
 
 __all__ = ["STATS_SCHEMA", "ArraySpec", "NestedSpec", "field_schema"]
 
 
-@dataclasses.dataclass(frozen=True)
-class ArraySpec:
-    """What one array field of a statistic must be.
-
-    ``dtype`` is ``"labels"`` (1-D, sorted, unique; bool, integers, finite
-    floats or unicode), ``"int64"``, ``"index"`` (any integer type, read as
-    ``intp``) or ``"float64"``. ``dims`` names the size of each axis: equal
-    names must be equal sizes across the fields of one statistic (``"K"``
-    the classes, ``"p"`` the features, ``"p+1"`` one more than ``"p"``), and
-    ``"..."`` last allows any further axes; ``None`` allows any shape. Floats
-    are finite, or also ``-inf`` with ``allow_neg_inf``, or anything (NaN and
-    both infinities) with ``allow_nonfinite``; ``low`` is a lower bound on
-    every value; ``csr`` says the array is a CSR ``indptr`` into the field
-    named by it. An ``optional`` field may be missing from a file (one written
-    before the field existed); the class then gets its default.
-    """
-
-    dtype: str
-    dims: tuple[str, ...] | None = None
-    low: float | None = None
-    allow_neg_inf: bool = False
-    csr: str | None = None
-    allow_nonfinite: bool = False
-    optional: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class NestedSpec:
-    """A field holding another statistic (``cls`` is its class name)."""
-
-    cls: str
-
-
-def _f8(*dims: str, low: float | None = None) -> ArraySpec:
-    return ArraySpec("float64", dims, low=low)
-
-
-_LABELS = ArraySpec("labels", ("K",))
-_COUNTS = ArraySpec("int64", ("K",), low=0)
-_WEIGHTS = ArraySpec("float64", ("K",), low=0.0)
-#: each feature's training range (see ClassStatistic): +inf/-inf where nothing
-#: was observed, NaN where unknown; missing from files written before bayesrule
-#: recorded it (the range is then unknown)
-_BOUND = ArraySpec("float64", ("p",), allow_nonfinite=True, optional=True)
-_BASE = {
-    "classes": _LABELS,
-    "counts": _COUNTS,
-    "weights": _WEIGHTS,
-    "lower": _BOUND,
-    "upper": _BOUND,
-}
-
-#: The declared form of every field of each statistics class: dtype, shape
-#: (in the symbolic sizes of :class:`ArraySpec`) and range. A statistics class
-#: missing here (or a field missing from its entry) gets a schema derived from
-#: its dataclass fields: ``classes``, ``counts`` and ``weights`` as here,
-#: other arrays float64 (integer if annotated so), finite, indexed by class
-#: along their first axis if listed in ``_per_class``. The special fields of
-#: :class:`~bayesrule.stats.MixedStats` (``kinds``, ``vocabularies``,
-#: ``parts``) are checked by name.
-STATS_SCHEMA: dict[str, dict[str, ArraySpec | NestedSpec | str]] = {
-    "PooledScatterStats": {**_BASE, "means": _f8("K", "p"), "scatter": _f8("p", "p")},
-    "ScatterStats": {
-        **_BASE,
-        "means": _f8("K", "p"),
-        "scatter": _f8("K", "p", "p"),
-        "m3": _f8("K", "p"),
-        "m4": _f8("K"),
-    },
-    # with the fields of ScatterStats, which it extends (see _schema)
-    "FourthMomentStats": {"t": _f8("K", "p", "p"), "q": _f8("K", "p", "p")},
-    "DiagonalStats": {
-        **_BASE,
-        "feature_weights": _f8("K", "p", low=0.0),
-        "means": _f8("K", "p"),
-        "m2": _f8("K", "p"),
-    },
-    "CountStats": {**_BASE, "feature_weights": _f8("K", "p", low=0.0), "sums": _f8("K", "p")},
-    "CategoryStats": {**_BASE, "category_counts": _f8("K", "p", "C", low=0.0)},
-    "ValueCountStats": {
-        **_BASE,
-        "indptr": ArraySpec("index", ("p+1",), low=0, csr="values"),
-        "values": _f8("V"),
-        "value_weights": _f8("K", "V", low=0.0),
-    },
-    "MixedStats": {**_BASE, "kinds": "kinds", "vocabularies": "vocabularies", "parts": "parts"},
-    "MixtureStats": {
-        **_BASE,
-        "owner": ArraySpec("index", ("M",), low=0),
-        "component_weights": _f8("M", low=0.0),
-        "component_means": _f8("M", "d"),
-        "component_scatter": _f8("M", "d", "d"),
-        "centre": _f8("p"),
-        "basis": _f8("p", "d"),
-        # each feature's scale in the projection; missing from older files (ones)
-        "scale": ArraySpec("float64", ("p",), low=0.0, optional=True),
-        # the ridge the fit used (what reg_covar='auto' chose); missing from older files
-        "reg_covar": ArraySpec("float64", ("1",), allow_nonfinite=True, optional=True),
-        "residual_var": _f8("1", low=0.0),
-        "log_likelihood": _f8("K"),
-        "n_iter": ArraySpec("int64", ("1",), low=0),
-        "converged": ArraySpec("int64", ("1",), low=0),
-        # passes over the data; missing from files written before it was recorded
-        "n_passes": ArraySpec("int64", ("1",), low=0, optional=True),
-    },
-    "CrossValidatedStats": {
-        "total": NestedSpec("ScatterStats"),
-        # (alpha, gamma, ridge) of each candidate; -inf marks one where a
-        # class covariance was singular
-        "cv_points": _f8("M", "3", low=0.0),
-        "cv_scores": ArraySpec("float64", ("M",), allow_neg_inf=True),
-    },
-}
-
-
+# --------------------------------------------------------------------------- specs
 def field_schema(cls: type[Any]) -> dict[str, ArraySpec | NestedSpec | str | None]:
-    """The schema of a statistics class: :data:`STATS_SCHEMA`, or derived from its fields."""
-    # a statistic that extends another (FourthMomentStats) has its fields too
-    declared: dict[str, Any] = {}
-    for base in reversed(cls.__mro__):
-        declared.update(STATS_SCHEMA.get(base.__name__, {}))
-    # TODO(lead): a private attribute of the statistics; the stats helper's
-    # field_schema(cls) replaces this function (one line: field_schema = stats.field_schema)
-    per_class = getattr(cls, "_per_class", ())
-    out: dict[str, ArraySpec | NestedSpec | str | None] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in declared:
-            out[f.name] = declared[f.name]
-        elif f.name in _BASE:
-            out[f.name] = _BASE[f.name]
-        else:
-            ann = f.type if isinstance(f.type, str) else repr(f.type)
-            if "NDArray" in ann or ann.strip() == "_F":
-                dims = ("K", "...") if f.name in per_class else None
-                out[f.name] = ArraySpec("index" if "int" in ann else "float64", dims)
-            else:
-                out[f.name] = None  # any node, checked by the class itself
-    return out
+    """The schema of a statistics class, as its fields declare it (:func:`bayesrule.stats.field_schema`)."""
+    return _declared_schema(cls)
 
 
 # --------------------------------------------------------------------------- classes
@@ -272,3 +143,19 @@ def stats_type_of(cls: type[Any]) -> Any:
     """The statistics class an estimator class is fitted from (None if it declares none)."""
     # TODO(lead): the private attribute of the estimators; the est helper adds a public accessor
     return getattr(cls, "_stats_type", None)
+
+
+def _stats_schema() -> dict[str, dict[str, ArraySpec | NestedSpec | str | None]]:
+    from .. import stats as stats_module
+
+    found = {}
+    for name in getattr(stats_module, "__all__", []):
+        c = getattr(stats_module, name, None)
+        if isinstance(c, type) and dataclasses.is_dataclass(c) and hasattr(c, "from_data"):
+            found[c.__name__] = field_schema(c)
+    return found
+
+
+#: The declared form of every field of each statistics class of
+#: :mod:`bayesrule.stats` (by class name): dtype, shape and range.
+STATS_SCHEMA = _stats_schema()

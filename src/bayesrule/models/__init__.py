@@ -9,7 +9,7 @@ from ._checks import check_alpha, feature_name
 from ._terms import combine_terms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
-from .diagonal import DiagonalGaussian
+from .diagonal import DiagonalGaussian, check_class_variances
 from .gaussian import Gaussian, stacked_log_prob
 from .kernel import KernelDensity
 from .multinomial import ComplementWeights, Multinomial
@@ -27,6 +27,7 @@ __all__ = [
     "PointMassKernelDensity",
     "Poisson",
     "check_alpha",
+    "check_class_variances",
     "combine_terms",
     "feature_name",
     "stacked_log_prob",

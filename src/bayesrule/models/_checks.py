@@ -23,6 +23,7 @@ __all__ = [
     "check_observed",
     "feature_name",
     "present_classes",
+    "smoothing",
 ]
 
 _F = NDArray[np.float64]
@@ -111,3 +112,19 @@ def check_alpha(alpha: Any, force_alpha: bool, n_features: int, names: Any = Non
         )
         return np.maximum(a, 1e-10)
     return a
+
+
+def smoothing(
+    stats: Any, alpha: Any, force_alpha: bool, names: Any = None, *, observed: bool = True
+) -> tuple[NDArray[np.bool_], Any]:
+    """The start of a smoothed count model's ``from_stats``: ``(present, alpha)``.
+
+    The classes with weight (:func:`present_classes`), ``alpha`` checked
+    (:func:`check_alpha`) and, with ``observed``, every feature observed in
+    every such class (:func:`check_observed`, on ``stats.feature_weights``).
+    """
+    present = present_classes(stats)
+    a = check_alpha(alpha, force_alpha, stats.n_features, names)
+    if observed:
+        check_observed(stats.feature_weights, present, stats.classes, names)
+    return present, a

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._util.products import rows_dot
 from ..stats import class_label
-from ._checks import check_alpha, check_observed, feature_name, present_classes
+from ._checks import feature_name, smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
 
@@ -67,10 +67,8 @@ class Bernoulli:
             Statistics of 0/1 data.
         alpha : float or array-like of shape (n_features,), default=1.0
             Additive smoothing, ``p_kj = (S_kj + alpha) / (V_kj + 2 alpha)``.
-        force_alpha : bool, default=True
-            If False, an alpha below 1e-10 is raised to 1e-10 (with a warning).
-        feature_names : sequence of str, optional
-            Used in error messages.
+        force_alpha, feature_names
+            As for :meth:`Multinomial.from_stats <bayesrule.models.Multinomial.from_stats>`.
 
         Raises
         ------
@@ -78,9 +76,7 @@ class Bernoulli:
             If alpha is negative or of the wrong shape, a class never observes
             a feature, or a probability is 1 or undefined (``alpha=0``).
         """
-        present = present_classes(stats)
-        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
-        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        present, a = smoothing(stats, alpha, force_alpha, feature_names)
         log_p = bernoulli_log_p(stats, a)[present]
         if np.any(~(log_p < 0)):
             k, j = (int(v[0]) for v in np.nonzero(~(log_p < 0)))

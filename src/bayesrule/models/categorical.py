@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_alpha, check_observed, present_classes
+from ._checks import check_observed, smoothing
 
 __all__ = ["Categorical", "categorical_tables", "check_min_categories"]
 
@@ -123,15 +123,12 @@ class Categorical:
         stats : bayesrule.stats.CategoryStats
         alpha : float or array-like of shape (n_features,), default=1.0
             Additive smoothing: ``p_kjc = (N_kjc + alpha) / (N_kj + alpha n_j)``.
-        force_alpha : bool, default=True
-            If False, an alpha below 1e-10 is raised to 1e-10 (with a warning).
         min_categories : int or array-like of shape (n_features,), optional
             Minimum number of categories ``n_j`` of each feature.
-        feature_names : sequence of str, optional
-            Used in error messages.
+        force_alpha, feature_names
+            As for :meth:`Multinomial.from_stats <bayesrule.models.Multinomial.from_stats>`.
         """
-        present = present_classes(stats)
-        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
+        present, a = smoothing(stats, alpha, force_alpha, feature_names, observed=False)
         mc = check_min_categories(min_categories, stats.n_features)
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
         n_cat, log_probs, log_unseen = categorical_tables(stats, a, mc)

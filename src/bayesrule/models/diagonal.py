@@ -13,7 +13,7 @@ from ._checks import check_nonnegative_float, check_observed, feature_name, pres
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, matrix_exponent, row_exponent
 
-__all__ = ["DiagonalGaussian", "total_variance", "variance_epsilon"]
+__all__ = ["DiagonalGaussian", "check_class_variances", "total_variance", "variance_epsilon"]
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -171,24 +171,14 @@ class DiagonalGaussian:
         else:
             with np.errstate(over="ignore", invalid="ignore"):
                 var = stats.variances(ddof=ddof)[present] + eps
-            if np.any(~(var > 0) & ~np.isposinf(var)):
-                k, j = (int(v[0]) for v in np.nonzero(~(var > 0) & ~np.isposinf(var)))
-                raise ValueError(
-                    f"feature {feature_name(feature_names, j)!r} has zero variance (or too few "
-                    f"rows: {_samples(stats.counts[present][k])}) in class "
-                    f"{class_label(stats.classes[present], k)!r} and "
-                    f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0."
-                )
-        with np.errstate(invalid="ignore"):
-            bad = ~(np.isfinite(var) & np.isfinite(means))
-        if bad.any():
-            k, j = (int(v[0]) for v in np.nonzero(bad))
-            raise ValueError(
-                f"feature {feature_name(feature_names, j)!r} has a mean or variance that is not "
-                f"finite in class {class_label(stats.classes[present], k)!r}: its values are so large "
-                "that their squared deviations overflow float64 (or the sample weights are so "
-                "small that their sums underflow); rescale X or sample_weight."
-            )
+        check_class_variances(
+            means,
+            var,
+            stats.classes[present],
+            var_smoothing=var_smoothing,
+            names=feature_names,
+            rows=stats.counts[present],
+        )
         # centre at the data's mean: the weighted mean of the classes present
         V = stats.feature_weights[present]
         center = (V * means).sum(axis=0) / V.sum(axis=0)
@@ -277,6 +267,46 @@ class DiagonalGaussian:
     def __repr__(self) -> str:
         k, p = self.mean.shape
         return f"DiagonalGaussian(n_classes={k}, n_features={p})"
+
+
+def check_class_variances(
+    means: _F,
+    var: _F,
+    classes: NDArray[Any],
+    *,
+    var_smoothing: float,
+    names: Any = None,
+    noun: str = "feature",
+    rows: NDArray[np.int64] | None = None,
+) -> None:
+    """ValueError unless every class's variances are positive and its moments finite.
+
+    ``means`` and ``var`` have shape (n_classes, n_features), over the
+    ``classes`` modelled (those with weight). A variance that is 0 (or NaN)
+    after ``var_smoothing`` was added, and a mean or variance that overflowed,
+    are named by the ``noun`` (``"feature"``, ``"column"``) with its name in
+    ``names`` (its index without them) and the class; ``rows``, the row count
+    of each class, adds "or too few rows" to the first message.
+    """
+    zero = ~(var > 0) & ~np.isposinf(var)
+    if np.any(zero):
+        k, j = (int(v[0]) for v in np.nonzero(zero))
+        few = f" (or too few rows: {_samples(rows[k])})" if rows is not None else ""
+        raise ValueError(
+            f"{noun} {feature_name(names, j)!r} has zero variance{few} in class "
+            f"{class_label(classes, k)!r} and var_smoothing={var_smoothing} adds nothing; "
+            "set var_smoothing > 0."
+        )
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(var) & np.isfinite(means))
+    if bad.any():
+        k, j = (int(v[0]) for v in np.nonzero(bad))
+        raise ValueError(
+            f"{noun} {feature_name(names, j)!r} has a mean or variance that is not finite in "
+            f"class {class_label(classes, k)!r}: its values are so large that their squared "
+            "deviations overflow float64 (or the sample weights are so small that their sums "
+            "underflow); rescale X or sample_weight."
+        )
 
 
 def _samples(n: Any) -> str:

@@ -33,7 +33,23 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._mixture_moments import (
+    SCALE_FLOOR,
+    PassMoments,
+    class_moments,
+    class_scales,
+    component_moments,
+    merge_moments,
+    worst_rows,
+)
+from ._projection import Projection
+
 __all__ = [
+    "SCALE_FLOOR",
+    "Projection",
+    "class_moments",
+    "class_scales",
+    "worst_rows",
     "COVARIANCE_TYPES",
     "Components",
     "MixtureFamily",
@@ -51,153 +67,6 @@ _LOG_2PI = float(np.log(2.0 * np.pi))
 COVARIANCE_TYPES = ("full", "diag", "spherical", "shared", "ppca")
 #: rows per block of the E-step's products (bounds the (rows, components x d) temporaries)
 BLOCK_ROWS = 4096
-
-
-# ------------------------------------------------------------------ statistics of a block
-def component_moments(Z: _F, R: _F, w: _F) -> tuple[_F, _F, _F]:
-    r"""Per-component weight, mean and centred scatter of one block of rows.
-
-    Component ``c`` sees row ``i`` with weight ``w_i r_ic``:
-    ``W_c = sum_i w_i r_ic``, ``m_c = sum_i w_i r_ic z_i / W_c`` and
-    ``S_c = sum_i w_i r_ic (z_i - m_c)(z_i - m_c)'`` (accumulated about the
-    mean, never from raw sums of squares).
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n, d)
-    R : ndarray of shape (n, C)
-        Responsibilities (each row sums to 1 over the class's components).
-    w : ndarray of shape (n,)
-        Sample weights.
-
-    Returns
-    -------
-    W : (C,), means : (C, d), scatter : (C, d, d)
-    """
-    WR = R * w[:, None]
-    W = WR.sum(axis=0)
-    safe = np.where(W > 0, W, 1.0)
-    means = (WR.T @ Z) / safe[:, None]
-    n, C, d = R.shape[0], R.shape[1], Z.shape[1]
-    scatter = np.empty((C, d, d))
-    root = np.sqrt(WR)
-    for c in range(C):  # one symmetric product (BLAS syrk) per component
-        # Responsibilities are nearly hard in many dimensions: the rows a
-        # component does not reach (below 1e-10) change its scatter by less
-        # than rounding, and leaving them out saves most of the work.
-        rows = np.flatnonzero(R[:, c] > 1e-10)
-        if rows.size > 0.7 * n:
-            A = (Z - means[c]) * root[:, c : c + 1]
-        else:
-            A = (Z[rows] - means[c]) * root[rows, c : c + 1]
-        scatter[c] = A.T @ A
-    return W, means, scatter
-
-
-def merge_moments(a: tuple[_F, _F, _F], b: tuple[_F, _F, _F]) -> tuple[_F, _F, _F]:
-    """The moments of the union of two blocks (Chan–Golub–LeVeque), component by component."""
-    Wa, ma, Sa = a
-    Wb, mb, Sb = b
-    W = Wa + Wb
-    safe = np.where(W > 0, W, 1.0)
-    delta = mb - ma
-    means = ma + delta * (Wb / safe)[:, None]
-    f = Wa * Wb / safe
-    S = Sa + Sb + f[:, None, None] * delta[:, :, None] * delta[:, None, :]
-    return W, means, S
-
-
-@dataclass(frozen=True, eq=False)
-class PassMoments:
-    r"""What one pass of EM takes from a block of rows; blocks merge into their union.
-
-    Per component (``owner`` gives its class), the responsibility-weighted
-    moments (:func:`component_moments`); per class, the log-likelihood
-    ``sum_i w_i log p_k(z_i)`` of its rows; and per class the ``C_k`` rows
-    of positive weight that the model explains worst (lowest
-    ``log p_k(z_i)``; ties go to the lexicographically smaller row), where
-    an empty component is re-seeded (``C_k`` the class's components, so
-    each empty one gets its own row).
-
-    Merging is Chan's update for the moments, a sum for the log-likelihood
-    and a selection for the worst rows: associative and commutative (to
-    rounding), with the moments of no rows as the identity.
-
-    Attributes
-    ----------
-    owner : (M,) class index of each component
-    weights, means, scatter : (M,), (M, d), (M, d, d)
-    log_likelihood : (K,)
-    worst_owner : (r,) class of each worst row
-    worst_log_likelihood : (r,)
-    worst_rows : (r, d)
-    """
-
-    owner: NDArray[np.intp]
-    weights: _F
-    means: _F
-    scatter: _F
-    log_likelihood: _F
-    worst_owner: NDArray[np.intp]
-    worst_log_likelihood: _F
-    worst_rows: _F
-
-    @classmethod
-    def empty(cls, owner: NDArray[np.intp], d: int, n_classes: int) -> PassMoments:
-        M = owner.size
-        return cls(
-            owner,
-            np.zeros(M),
-            np.zeros((M, d)),
-            np.zeros((M, d, d)),
-            np.zeros(n_classes),
-            np.zeros(0, dtype=np.intp),
-            np.zeros(0),
-            np.zeros((0, d)),
-        )
-
-    @property
-    def moments(self) -> tuple[_F, _F, _F]:
-        return self.weights, self.means, self.scatter
-
-    def merge(self, other: PassMoments) -> PassMoments:
-        if not np.array_equal(self.owner, other.owner) or self.means.shape != other.means.shape:
-            raise ValueError(
-                f"cannot merge the moments of {self.means.shape} components with those of "
-                f"{other.means.shape}: the passes ran different models."
-            )
-        W, means, scatter = merge_moments(self.moments, other.moments)
-        owner, ll, rows = worst_rows(
-            np.concatenate([self.worst_owner, other.worst_owner]),
-            np.concatenate([self.worst_log_likelihood, other.worst_log_likelihood]),
-            np.concatenate([self.worst_rows, other.worst_rows]),
-            np.bincount(self.owner, minlength=self.log_likelihood.size),
-        )
-        return PassMoments(
-            self.owner,
-            W,
-            means,
-            scatter,
-            self.log_likelihood + other.log_likelihood,
-            owner,
-            ll,
-            rows,
-        )
-
-
-def worst_rows(
-    owner: NDArray[np.intp], ll: _F, rows: _F, limit: NDArray[np.intp]
-) -> tuple[NDArray[np.intp], _F, _F]:
-    """Per class ``k``, the ``limit[k]`` entries of lowest ``ll`` (ties: the smaller row), sorted."""
-    if owner.size == 0:
-        return owner.astype(np.intp), ll, rows
-    # lexsort's last key is the first: class, then log-likelihood, then the row's values
-    keys = tuple(rows[:, j] for j in range(rows.shape[1] - 1, -1, -1)) + (ll, owner)
-    order = np.lexsort(keys)
-    o = owner[order]
-    rank = np.arange(o.size) - np.searchsorted(o, o, side="left")
-    keep = order[rank < limit[o]]
-    return owner[keep].astype(np.intp), ll[keep], rows[keep]
 
 
 # ------------------------------------------------------------------ the M-step
@@ -434,44 +303,6 @@ def reduced_rank(
     return U_red @ L.T, 0.5 * (cov + cov.T)
 
 
-def class_moments(
-    owner: NDArray[np.intp], W: _F, means: _F, scatter: _F, K: int
-) -> tuple[_F, _F, _F]:
-    """Each class's weight, mean and covariance from its components' moments (Chan's merge)."""
-    d = means.shape[1]
-    cW = np.asarray(np.bincount(owner, weights=W, minlength=K), dtype=np.float64)
-    safe = np.where(cW > 0, cW, 1.0)
-    cm = np.zeros((K, d))
-    np.add.at(cm, owner, means * W[:, None])
-    cm /= safe[:, None]
-    D = means - cm[owner]
-    S = scatter + W[:, None, None] * D[:, :, None] * D[:, None, :]
-    cS = np.zeros((K, d, d))
-    np.add.at(cS, owner, S)
-    return cW, cm, cS / safe[:, None, None]
-
-
-#: the least scale of a class, relative to the mean variance of all the data
-SCALE_FLOOR = 1e-4
-
-
-def class_scales(owner: NDArray[np.intp], W: _F, means: _F, scatter: _F, K: int) -> _F:
-    """The mean variance ``tr(Sigma_k) / d`` of each class.
-
-    At least :data:`SCALE_FLOOR` times the mean variance of all the data (a
-    class of one distinct row has a scatter of rounding noise), and 1 where
-    the data have none.
-    """
-    cW, cm, cov = class_moments(owner, W, means, scatter, K)
-    d = max(means.shape[1], 1)
-    s = np.trace(cov, axis1=1, axis2=2) / d
-    _, _, total = class_moments(np.zeros(K, dtype=np.intp), cW, cm, cov * cW[:, None, None], 1)
-    overall = float(np.trace(total[0])) / d
-    if not overall > 0:
-        return np.ones(K)
-    return np.asarray(np.maximum(s, SCALE_FLOOR * overall), dtype=np.float64)
-
-
 def _cholesky(covs: _F, reg_covar: float) -> _F:
     try:
         return np.asarray(np.linalg.cholesky(covs), dtype=np.float64)
@@ -544,83 +375,6 @@ def component_log_prob(Z: _F, comps: Components, which: NDArray[np.intp] | None 
     return const - 0.5 * out
 
 
-# ------------------------------------------------------------------ projection
-@dataclass(frozen=True)
-class Projection:
-    """``z = B'((x - c) / s)`` with orthonormal ``B`` (p, d); the rest is noise of variance ``s2``.
-
-    ``s`` (p,) is a positive scale per feature (ones: the features' own
-    units), so that the projection, and every variance measured in its
-    space, does not depend on the features' units when ``s`` is equivariant
-    (each feature's range, say). The residual ``(x - c) / s - B z`` is
-    isotropic Gaussian noise of variance ``residual_var`` in the scaled
-    features; densities in ``x`` include the Jacobian ``-sum_j log s_j``.
-    """
-
-    centre: _F
-    basis: _F
-    residual_var: float
-    scale: _F | None = None
-
-    def __post_init__(self) -> None:
-        p = self.centre.size
-        s = np.ones(p) if self.scale is None else np.asarray(self.scale, dtype=np.float64)
-        object.__setattr__(self, "scale", s)
-        # the scale folded into the basis: z = (x - c) @ (B / s[:, None])
-        object.__setattr__(self, "_scaled_basis", np.ascontiguousarray(self.basis / s[:, None]))
-        object.__setattr__(self, "_log_jacobian", float(np.log(s).sum()))
-
-    @property
-    def n_features(self) -> int:
-        return int(self.centre.size)
-
-    @property
-    def n_dims(self) -> int:
-        return int(self.basis.shape[1])
-
-    @property
-    def identity(self) -> bool:
-        p, d = self.basis.shape
-        return (
-            p == d
-            and bool(np.array_equal(self.basis, np.eye(p)))
-            and not np.any(self.centre)
-            and bool(np.all(self._scales == 1.0))
-        )
-
-    @property
-    def _scales(self) -> _F:
-        return np.asarray(self.scale)
-
-    def transform(self, X: Any) -> _F:
-        X = np.asarray(X, dtype=np.float64)
-        if self.identity:
-            return X
-        B: _F = self._scaled_basis  # type: ignore[attr-defined]
-        return np.asarray((X - self.centre) @ B)
-
-    def residual_log_prob(self, X: Any, Z: _F) -> _F:
-        """Log density of the part of each row outside the projection, (n,), with the Jacobian."""
-        p, d = self.basis.shape
-        jac: float = self._log_jacobian  # type: ignore[attr-defined]
-        if d >= p or self.residual_var <= 0:
-            return np.full(Z.shape[0], -jac)
-        D = (np.asarray(X, dtype=np.float64) - self.centre) / self._scales
-        r2 = np.maximum(np.einsum("np,np->n", D, D) - np.einsum("nd,nd->n", Z, Z), 0.0)
-        k = p - d
-        return -0.5 * (r2 / self.residual_var + k * (np.log(self.residual_var) + _LOG_2PI)) - jac
-
-    def back(self, Z: _F, rng: np.random.Generator | None = None) -> _F:
-        """Rows in feature space: ``c + s * (B z)``, plus the residual noise when ``rng`` is given."""
-        U = Z @ self.basis.T
-        p, d = self.basis.shape
-        if rng is not None and d < p and self.residual_var > 0:
-            E = rng.standard_normal((Z.shape[0], p)) * np.sqrt(self.residual_var)
-            U += E - (E @ self.basis) @ self.basis.T
-        return np.asarray(self.centre + U * self._scales)
-
-
-# ------------------------------------------------------------------ the family
 class ClassMixture:
     """The mixture of one class: ``log_prob(X)`` and ``sample(n, rng)`` in feature space."""
 

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._util.products import rows_dot
-from ._checks import check_alpha, check_observed, present_classes
+from ._checks import smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
 
@@ -165,9 +165,7 @@ class Multinomial:
 
         ``mean_total`` is each class's mean row total, ``sum_j S_kj / W_k``.
         """
-        present = present_classes(stats)
-        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
-        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        present, a = smoothing(stats, alpha, force_alpha, feature_names)
         log_theta = multinomial_log_theta(stats.sums, a)[present]
         return cls(log_theta, stats.sums[present].sum(axis=1) / stats.weights[present])
 
@@ -302,8 +300,7 @@ class ComplementWeights:
         feature_names : sequence of str, optional
             Used in error messages.
         """
-        present = present_classes(stats)
-        a = check_alpha(alpha, force_alpha, stats.n_features, feature_names)
+        present, a = smoothing(stats, alpha, force_alpha, feature_names, observed=False)
         own = Multinomial.from_stats(stats, alpha=a, feature_names=feature_names)
         return cls(complement_log_theta(stats.sums, a)[present], own, norm)
 

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._bandwidth import bandwidths, check_bandwidth_resolution, kde_options, weighted_moments
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._terms import scale_rows
-from .kernel import (
-    _HALF_LOG_2PI,
-    KernelDensity,
-    _bandwidths,
-    _check_bandwidth,
-    _cv_bandwidths,
-    check_bandwidth_resolution,
-    weighted_moments,
-)
+from .kernel import _HALF_LOG_2PI, KernelDensity, _cv_bandwidths
 
 __all__ = ["PointMassKernelDensity", "point_masses"]
 
@@ -142,16 +134,11 @@ class PointMassKernelDensity:
             Used in error messages.
         """
         present = present_classes(stats)
-        floor = check_nonnegative_float(bandwidth_floor, "bandwidth_floor")
+        b, floor, kde_kw = kde_options(
+            bandwidth, bandwidth_floor, method, grid_size, stats.n_features, feature_names
+        )
         share = check_nonnegative_float(point_mass, "point_mass")
         alpha = check_nonnegative_float(alpha, "alpha")
-        if isinstance(grid_size, (bool, np.bool_)) or not isinstance(grid_size, Integral):
-            raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
-        if grid_size < 16:
-            raise ValueError(f"grid_size must be an int >= 16; got {grid_size!r}.")
-        if method not in ("auto", "exact", "grid"):
-            raise ValueError(f"method must be 'auto', 'exact' or 'grid'; got {method!r}.")
-        b = _check_bandwidth(bandwidth, stats.n_features, feature_names)
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
 
         indptr, values, p = stats.indptr, stats.values, stats.n_features
@@ -178,9 +165,8 @@ class PointMassKernelDensity:
 
         # bandwidths: rules per row, the floor from the classes' other values pooled
         mom = weighted_moments(indptr, values, Wc_ext)
-        h, _, h_scott, lower = _bandwidths((mom[0][:K], mom[1][:K], mom[2][:K]), b, floor)
-        h_pool, _, hs_pool, low_pool = _bandwidths((mom[0][K:], mom[1][K:], mom[2][K:]), b, floor)
-        kde_kw: dict[str, Any] = {"method": method, "grid_size": int(grid_size)}
+        h, _, h_scott, lower = bandwidths((mom[0][:K], mom[1][:K], mom[2][:K]), b, floor)
+        h_pool, _, hs_pool, low_pool = bandwidths((mom[0][K:], mom[1][K:], mom[2][K:]), b, floor)
         if isinstance(b, str) and b == "cv":
             h = _cv_bandwidths(indptr, values, Wc_ext[:K], h_scott, lower, **kde_kw)
         for bw in (h, h_pool):

@@ -11,7 +11,7 @@ from scipy.special import gammaln
 
 from .._util.products import rows_dot
 from ..stats import class_label
-from ._checks import check_alpha, check_observed, feature_name, present_classes
+from ._checks import feature_name, smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
 
@@ -92,9 +92,7 @@ class Poisson:
             If alpha is negative or of the wrong shape, a class never observes
             a feature, or a rate is 0 (``alpha=0``).
         """
-        present = present_classes(stats)
-        a = check_alpha(alpha, True, stats.n_features, feature_names)
-        check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        present, a = smoothing(stats, alpha, True, feature_names)
         with np.errstate(over="ignore", invalid="ignore"):
             rate = poisson_rates(stats, a)[present]
             total = rate.sum(axis=1)

@@ -17,6 +17,7 @@ from ..covariance import (
     shrink_to_diagonal,
     standardised_intensity,
 )
+from ._covariances import needs_statistics
 from ._terms import Terms, matrix_exponent, row_exponent
 from .gaussian import Gaussian
 
@@ -94,29 +95,6 @@ def check_shrinkage(shrinkage: Any) -> None:
         "shrinkage must be None, a float in [0, 1], 'auto', 'ledoit-wolf' or 'oas'; "
         f"got {shrinkage!r}."
     )
-
-
-def needs_statistics(stats: Any, shrinkage: Any) -> None:
-    """ValueError unless ``stats`` hold what an estimated ``shrinkage`` needs.
-
-    Every estimated intensity needs the per-class scatter; Ledoit-Wolf also
-    the fourth moments of :class:`~bayesrule.stats.FourthMomentStats`.
-    """
-    if not isinstance(shrinkage, str):
-        return
-    if np.ndim(getattr(stats, "scatter", 0.0)) != 3:
-        raise ValueError(
-            f"shrinkage={shrinkage!r} is estimated from each class's scatter, which "
-            f"{type(stats).__name__} does not hold; collect ScatterStats or "
-            "FourthMomentStats, or use a float shrinkage."
-        )
-    if shrinkage in NEEDS_FOURTH and getattr(stats, "q", None) is None:
-        raise ValueError(
-            f"shrinkage={shrinkage!r} (Ledoit-Wolf in the correlation scale) needs the "
-            f"fourth moments of FourthMomentStats, and these statistics are "
-            f"{type(stats).__name__}: fit with moments='fourth' (or with this shrinkage "
-            "set, moments='auto'), or use shrinkage='oas' or a float, which need none."
-        )
 
 
 def _standardised_pooled(

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._base import ClassStatistic
+from ._bounds import feature_bounds
 from ._common import (
-    ClassStatistic,
     arrays_close,
     as_classes,
     block_slices,
     check_removal,
     class_totals,
     encode,
-    feature_bounds,
     label_repr,
 )
 from ._counts import _weights
+from .schema import per_class
 
 _F = NDArray[np.float64]
 
@@ -87,19 +88,7 @@ class CategoryStats(ClassStatistic):
     category_counts : ndarray of shape (n_classes, n_features, n_categories)
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    category_counts: _F
-
-    _per_class = ("counts", "weights", "category_counts")
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> CategoryStats:
-        """The identity element (no category seen yet)."""
-        c = as_classes(classes)
-        k = c.size
-        return cls(c, np.zeros(k, np.int64), np.zeros(k), np.zeros((k, int(n_features), 0)))
+    category_counts: _F = field(metadata=per_class("K", "p", "C", low=0.0))
 
     @classmethod
     def from_data(

@@ -7,7 +7,7 @@ its class. No smoothing or prior lives here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,23 +15,26 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from .._util.parallel import in_parallel
-from ._common import (
-    BLOCK_VALUES,
-    ClassStatistic,
-    as_classes,
+from ._base import ClassStatistic
+from ._bounds import (
     block_bounds,
-    check_removal,
     chunk_rows,
-    class_matrix,
-    class_totals,
     empty_bounds,
-    encode,
     fold_bounds,
-    one_hot_classes,
-    row_ranges,
     settled_bounds,
     union_bounds,
 )
+from ._common import (
+    BLOCK_VALUES,
+    as_classes,
+    check_removal,
+    class_matrix,
+    class_totals,
+    encode,
+    one_hot_classes,
+    row_ranges,
+)
+from .schema import per_class
 
 _F = NDArray[np.float64]
 
@@ -66,20 +69,8 @@ class CountStats(ClassStatistic):
     sums : ndarray of shape (n_classes, n_features)
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    feature_weights: _F
-    sums: _F
-
-    _per_class = ("counts", "weights", "feature_weights", "sums")
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> CountStats:
-        """The identity element."""
-        c = as_classes(classes)
-        k, p = c.size, int(n_features)
-        return cls(c, np.zeros(k, np.int64), np.zeros(k), np.zeros((k, p)), np.zeros((k, p)))
+    feature_weights: _F = field(metadata=per_class("K", "p", low=0.0))
+    sums: _F = field(metadata=per_class("K", "p"))
 
     @classmethod
     def from_data(

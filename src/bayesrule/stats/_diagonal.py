@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._util.parallel import blas_budget, in_parallel
-from ._common import (
+from ._base import ClassStatistic
+from ._bounds import (
     CHUNK_VALUES,
-    ClassStatistic,
-    arrays_close,
-    as_classes,
     block_bounds,
-    block_slices,
     chunk_rows,
-    class_matrix,
-    class_totals,
-    downdate_moments,
     empty_bounds,
     fold_bounds,
-    noise_floor,
-    prepare,
-    row_ranges,
     settled_bounds,
     union_bounds,
 )
+from ._common import (
+    arrays_close,
+    block_slices,
+    class_matrix,
+    class_totals,
+    downdate_moments,
+    noise_floor,
+    prepare,
+    row_ranges,
+)
+from .schema import per_class
 
 __all__ = ["DiagonalStats"]
 
@@ -61,30 +63,12 @@ class DiagonalStats(ClassStatistic):
     m2 : ndarray of shape (n_classes, n_features)
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    feature_weights: _F
-    means: _F
-    m2: _F
+    feature_weights: _F = field(metadata=per_class("K", "p", low=0.0))
+    means: _F = field(metadata=per_class("K", "p"))
+    m2: _F = field(metadata=per_class("K", "p"))
 
-    _per_class = ("counts", "weights", "feature_weights", "means", "m2")
     #: works as fast on F-ordered (feature-major) blocks as on C-ordered ones
     column_major = True
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> DiagonalStats:
-        """The identity element."""
-        c = as_classes(classes)
-        k, p = c.size, int(n_features)
-        return cls(
-            classes=c,
-            counts=np.zeros(k, dtype=np.int64),
-            weights=np.zeros(k),
-            feature_weights=np.zeros((k, p)),
-            means=np.zeros((k, p)),
-            m2=np.zeros((k, p)),
-        )
 
     @classmethod
     def from_data(

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import arrays_close, feature_bounds, pilot_means, prepare
-from ._scatter import (
-    ScatterStats,
-    _add_outer,
-    _matvec,
-    _moments_about,
-    _shift_higher,
-    _zero_columns,
+from ._bounds import feature_bounds
+from ._common import (
+    arrays_close,
+    pilot_means,
+    prepare,
 )
+from ._moments import add_outer, matvec, moments_about, shift_higher, zero_columns
+from ._scatter import ScatterStats
+from .schema import per_class
 
 __all__ = ["FourthMomentStats"]
 
@@ -94,17 +94,8 @@ class FourthMomentStats(ScatterStats):
     covariance matrices", Journal of Multivariate Analysis 88(2), 2004.
     """
 
-    t: _F
-    q: _F
-
-    _per_class: ClassVar[tuple[str, ...]] = (*ScatterStats._per_class, "t", "q")
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> FourthMomentStats:
-        """The identity element: no rows seen for any of ``classes``."""
-        base = ScatterStats.empty(classes, n_features)
-        k, p = base.classes.size, int(n_features)
-        return cls._extend(base, np.zeros((k, p, p)), np.zeros((k, p, p)))
+    t: _F = field(metadata=per_class("K", "p", "p"))
+    q: _F = field(metadata=per_class("K", "p", "p"))
 
     @classmethod
     def _extend(cls, base: ScatterStats, t: _F, q: _F) -> FourthMomentStats:
@@ -123,17 +114,17 @@ class FourthMomentStats(ScatterStats):
         """Statistics of one data set in a single blocked pass (see :meth:`ScatterStats.from_data`)."""
         X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
         counts, weights, centres = pilot_means(X, yi, w, c.size)
-        dead = _zero_columns(X, yi, w, c.size)
+        dead = zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
-        scatter, m3, m4, s1, t, q = _moments_about(X, yi, w, centres, unit, dead, fourth=True)
+        scatter, m3, m4, s1, t, q = moments_about(X, yi, w, centres, unit, dead, fourth=True)
         assert t is not None and q is not None
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
         # T and Q first: their shift needs the scatter about the pilot centres
         t, q = _shift_fourth(weights, scatter, t, q, d, s1)
-        m3, m4 = _shift_higher(
-            weights, np.einsum("kpp->k", scatter), _matvec(scatter, d), m3, m4, d, s1
+        m3, m4 = shift_higher(
+            weights, np.einsum("kpp->k", scatter), matvec(scatter, d), m3, m4, d, s1
         )
-        _add_outer(scatter, -weights, d, d, out=scatter)
+        add_outer(scatter, -weights, d, d, out=scatter)
         lo, hi = feature_bounds(X, None if unit else w)
         has = weights > 0
         base = ScatterStats(
@@ -169,7 +160,7 @@ class FourthMomentStats(ScatterStats):
         e = np.where(left[:, None], C.means - B.means, 0.0)
         d = np.where(left[:, None], base.means - C.means, 0.0)
         T_Bc, Q_Bc = _shift_fourth(B.weights, B.scatter, B.t, B.q, e)
-        S_Ac = C.scatter - _add_outer(B.scatter, B.weights, e, e)
+        S_Ac = C.scatter - add_outer(B.scatter, B.weights, e, e)
         T, Q = _shift_fourth(
             base.weights, S_Ac, C.t - T_Bc, C.q - Q_Bc, d, base.weights[:, None] * d
         )

@@ -3,33 +3,38 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._base import ClassStatistic
 from ._categories import MAX_CATEGORIES, CategoryStats
 from ._common import (
-    ClassStatistic,
     StatisticsError,
     arrays_close,
     as_classes,
     check_features,
     class_totals,
     encode,
-    label_repr,
 )
 from ._counts import CountStats, _weights
 from ._diagonal import DiagonalStats
 from ._values import ValueCountStats
+from ._vocabulary import (
+    Vocabulary,
+    as_vocab,
+    as_vocabulary,
+    check_vocabularies,
+    form_mismatch,
+    show_value,
+    united_vocabulary,
+    vocabulary_form,
+)
+from .schema import special
 
 _F = NDArray[np.float64]
-#: The vocabulary of a categorical column: its sorted unique values, strings
-#: (a text column) or float64 numbers (a numeric column of categories such as
-#: years); None for a column whose values are used as they are (numbers, or
-#: integer category codes).
-Vocabulary = NDArray[Any] | None
 
 
 __all__ = ["KIND_STATS", "MixedStats", "as_vocabulary"]
@@ -42,12 +47,6 @@ KIND_STATS: dict[str, Any] = {
     "categorical": CategoryStats,
     "kernel": ValueCountStats,
 }
-
-
-def as_vocabulary(values: ArrayLike) -> NDArray[np.str_]:
-    """Strings as a sorted unique unicode array (the form every vocabulary takes)."""
-    v = np.asarray(values, dtype=str).ravel()
-    return np.unique(v) if v.size else np.array([], dtype=str)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -93,21 +92,16 @@ class MixedStats(ClassStatistic):
     dtypes, reasons : tuple of str, one per feature, or ()
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    kinds: tuple[str, ...]
-    vocabularies: tuple[Vocabulary, ...]
-    parts: dict[str, Any]
+    kinds: tuple[str, ...] = field(metadata=special("kinds"))
+    vocabularies: tuple[Vocabulary, ...] = field(metadata=special("vocabularies"))
+    parts: dict[str, Any] = field(metadata=special("parts"))
     dtypes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
-
-    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights")
 
     def __post_init__(self) -> None:
         # a model file gives back lists where tuples were saved
         object.__setattr__(self, "kinds", tuple(str(k) for k in self.kinds))
-        vocabs = tuple(_as_vocab(v) for v in self.vocabularies)
+        vocabs = tuple(as_vocab(v) for v in self.vocabularies)
         object.__setattr__(self, "vocabularies", vocabs)
         for name in ("dtypes", "reasons"):
             notes = tuple(str(t) for t in getattr(self, name))
@@ -248,7 +242,7 @@ class MixedStats(ClassStatistic):
             raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
         kinds = cls._check_kinds(X.shape[1] if kinds is None else kinds)
         check_features(len(kinds), X.shape[1], "kinds")
-        vocabs = _check_vocabularies(X, kinds, vocabularies)
+        vocabs = check_vocabularies(X, kinds, vocabularies)
         y = np.asarray(y)
         c = as_classes(y if classes is None else classes)
         w = _weights(X.shape[0], sample_weight)
@@ -293,7 +287,7 @@ class MixedStats(ClassStatistic):
     def _merge_aligned(self, other: MixedStats) -> MixedStats:
         self._same_kinds(other, "merge")
         vocabs = tuple(
-            _united(j, a, b, self._observed(j), other._observed(j))
+            united_vocabulary(j, a, b, self._observed(j), other._observed(j))
             for j, (a, b) in enumerate(zip(self.vocabularies, other.vocabularies, strict=True))
         )
         a, b = self._recoded(vocabs), other._recoded(vocabs)
@@ -314,13 +308,13 @@ class MixedStats(ClassStatistic):
         for j, (mine, theirs) in enumerate(zip(self.vocabularies, other.vocabularies, strict=True)):
             if not other._observed(j):
                 continue
-            if _form(mine) != _form(theirs):
-                raise StatisticsError(_forms(j, "subtract", mine, theirs))
+            if vocabulary_form(mine) != vocabulary_form(theirs):
+                raise StatisticsError(form_mismatch(j, "subtract", mine, theirs))
             if theirs is not None and mine is not None:
                 unknown = np.setdiff1d(theirs, mine)
                 if unknown.size:
                     raise StatisticsError(
-                        f"cannot forget category {_show(unknown[0])} of column {j}: these "
+                        f"cannot forget category {show_value(unknown[0])} of column {j}: these "
                         "statistics never saw it."
                     )
         # other's unobserved columns hold nothing, so they take self's form
@@ -427,7 +421,7 @@ class MixedStats(ClassStatistic):
             return False
         try:
             vocabs = tuple(
-                _united(j, a, b, self._observed(j), other._observed(j))
+                united_vocabulary(j, a, b, self._observed(j), other._observed(j))
                 for j, (a, b) in enumerate(zip(self.vocabularies, other.vocabularies, strict=True))
             )
         except StatisticsError:
@@ -439,93 +433,3 @@ class MixedStats(ClassStatistic):
     def __repr__(self) -> str:
         kinds = {k: self.kinds.count(k) for k in self.parts}
         return f"MixedStats(n_classes={self.n_classes}, columns={kinds})"
-
-
-_FORM_NAMES = {None: "integer category codes", "str": "strings", "num": "numeric categories"}
-
-
-def _form(v: Vocabulary) -> str | None:
-    """How a categorical column is coded: None (codes), 'str' or 'num' (a vocabulary)."""
-    if v is None:
-        return None
-    return "str" if v.dtype.kind == "U" else "num"
-
-
-def _show(value: Any) -> str:
-    """A category as an error message shows it: 'Quito', 2008."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
-def _as_vocab(v: Any) -> Vocabulary:
-    """A vocabulary in its one form: None, unicode strings, or float64 numbers."""
-    if v is None:
-        return None
-    arr = np.asarray(v)
-    if arr.dtype.kind in "biuf":
-        return arr.astype(np.float64)
-    return arr.astype(str)
-
-
-def _forms(j: int, action: str, a: Vocabulary, b: Vocabulary) -> str:
-    if _form(a) is not None and _form(b) is None:
-        a, b = b, a  # integer codes first
-    return (
-        f"cannot {action} statistics of categorical column {j}: it holds "
-        f"{_FORM_NAMES[_form(a)]} in one and {_FORM_NAMES[_form(b)]} in the other."
-    )
-
-
-def _united(j: int, a: Vocabulary, b: Vocabulary, a_seen: bool, b_seen: bool) -> Vocabulary:
-    """The vocabulary of column ``j`` after a merge: the sorted union of both.
-
-    A column with nothing observed takes the other side's form; codes in one
-    and strings in the other raise :class:`StatisticsError`.
-    """
-    if a is None and b is None:
-        return None
-    if a is not None and b is not None:
-        if _form(a) != _form(b):
-            if not (a.size and b.size):  # an empty vocabulary takes the other's form
-                return a if a.size else b
-            raise StatisticsError(_forms(j, "merge", a, b))
-        return np.union1d(a, b) if a.size or b.size else a
-    if a is None:  # put the strings first
-        a, b, a_seen, b_seen = b, a, b_seen, a_seen
-    if a_seen and b_seen:
-        raise StatisticsError(_forms(j, "merge", a, b))
-    return None if b_seen else a
-
-
-def _check_vocabularies(X: _F, kinds: tuple[str, ...], vocabularies: Any) -> tuple[Vocabulary, ...]:
-    if vocabularies is None:
-        return (None,) * len(kinds)
-    vocabs = list(vocabularies)
-    check_features(len(kinds), len(vocabs), "vocabularies")
-    out: list[Vocabulary] = []
-    for j, v in enumerate(vocabs):
-        if v is None:
-            out.append(None)
-            continue
-        if kinds[j] != "categorical":
-            raise ValueError(
-                f"column {j} is of kind {kinds[j]!r}; only a categorical column has a vocabulary."
-            )
-        arr = _as_vocab(np.asarray(v).ravel())
-        assert arr is not None
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            raise ValueError(f"the vocabulary of column {j} must hold finite numbers.")
-        if arr.size > 1 and not np.all(arr[1:] > arr[:-1]):
-            raise ValueError(f"the vocabulary of column {j} must be sorted and unique.")
-        col = X[:, j]
-        with np.errstate(invalid="ignore"):
-            bad = ~np.isnan(col) & ((col < 0) | (col >= arr.size) | (col != np.floor(col)))
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"column {j} must hold codes 0 .. {arr.size - 1} into its vocabulary; "
-                f"got {label_repr(col[r])} at row {r}."
-            )
-        out.append(arr)
-    return tuple(out)

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import StatisticsError, arrays_close, bounds_close
+from ._bounds import bounds_close
+from ._common import (
+    StatisticsError,
+    arrays_close,
+)
+from .schema import bound, labels, per_class, shared
 
 __all__ = ["MixtureStats"]
 
@@ -76,28 +81,35 @@ class MixtureStats:
         written before it was recorded).
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    owner: NDArray[np.int64]
-    component_weights: _F
-    component_means: _F
-    component_scatter: _F
-    centre: _F
-    basis: _F
-    residual_var: _F
-    log_likelihood: _F
-    n_iter: NDArray[np.int64]
-    converged: NDArray[np.int64]
+    classes: NDArray[Any] = field(metadata=labels())
+    counts: NDArray[np.int64] = field(metadata=per_class("K", dtype="int64", low=0))
+    weights: _F = field(metadata=per_class("K", low=0.0))
+    owner: NDArray[np.int64] = field(metadata=shared("M", dtype="index", low=0))
+    component_weights: _F = field(metadata=shared("M", low=0.0))
+    component_means: _F = field(metadata=shared("M", "d"))
+    component_scatter: _F = field(metadata=shared("M", "d", "d"))
+    centre: _F = field(metadata=shared("p"))
+    basis: _F = field(metadata=shared("p", "d"))
+    residual_var: _F = field(metadata=shared("1", low=0.0))
+    log_likelihood: _F = field(metadata=per_class("K"))
+    n_iter: NDArray[np.int64] = field(metadata=shared("1", dtype="int64", low=0))
+    converged: NDArray[np.int64] = field(metadata=shared("1", dtype="int64", low=0))
     #: each feature's training range, in the original features (see
     #: ClassStatistic); unknown (NaN) when not given
-    lower: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
-    upper: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
-    n_passes: NDArray[np.int64] = dataclasses.field(default=cast(Any, None), kw_only=True)
-    scale: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
-    reg_covar: _F = dataclasses.field(default=cast(Any, None), kw_only=True)
-
-    _per_class: ClassVar[tuple[str, ...]] = ("counts", "weights", "log_likelihood")
+    lower: _F = field(default=cast(Any, None), kw_only=True, metadata=bound("p"))
+    upper: _F = field(default=cast(Any, None), kw_only=True, metadata=bound("p"))
+    # later additions, missing from older model files: passes over the data
+    # (0: unknown), each feature's scale in the projection (ones), and the
+    # ridge the fit used (what reg_covar='auto' chose; NaN: unknown)
+    n_passes: NDArray[np.int64] = field(
+        default=cast(Any, None),
+        kw_only=True,
+        metadata=bound("1", dtype="int64", low=0, allow_nonfinite=False),
+    )
+    scale: _F = field(
+        default=cast(Any, None), kw_only=True, metadata=bound("p", low=0.0, allow_nonfinite=False)
+    )
+    reg_covar: _F = field(default=cast(Any, None), kw_only=True, metadata=bound("1"))
 
     def __post_init__(self) -> None:
         p = self.n_features

@@ -2,33 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._util.parallel import in_parallel
-from ._common import (
-    BLOCK_VALUES,
-    ClassStatistic,
-    arrays_close,
-    as_classes,
+from ._base import ClassStatistic
+from ._bounds import (
     chunk_rows,
-    class_totals,
-    downdate_moments,
     empty_bounds,
     fold_bounds,
+    settled_bounds,
+    union_bounds,
+)
+from ._common import (
+    BLOCK_VALUES,
+    arrays_close,
+    class_totals,
+    downdate_moments,
     noise_floor,
     one_hot_classes,
     origin_cancellation,
     pilot_means,
     prepare,
     row_ranges,
-    settled_bounds,
     syrk_add,
-    union_bounds,
 )
+from .schema import per_class, shared
 
 __all__ = ["PooledScatterStats"]
 
@@ -68,26 +70,8 @@ class PooledScatterStats(ClassStatistic):
     scatter : ndarray of shape (n_features, n_features)
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    means: _F
-    scatter: _F
-
-    _per_class = ("counts", "weights", "means")
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> PooledScatterStats:
-        """The identity element."""
-        c = as_classes(classes)
-        k, p = c.size, int(n_features)
-        return cls(
-            classes=c,
-            counts=np.zeros(k, dtype=np.int64),
-            weights=np.zeros(k),
-            means=np.zeros((k, p)),
-            scatter=np.zeros((p, p)),
-        )
+    means: _F = field(metadata=per_class("K", "p"))
+    scatter: _F = field(metadata=shared("p", "p"))
 
     @classmethod
     def from_data(

@@ -32,7 +32,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import StatisticsError, as_classes, union_classes
+from ._common import (
+    StatisticsError,
+    as_classes,
+    union_classes,
+)
 
 __all__ = ["KeySketch", "KeyedRows", "RowSample", "row_keys"]
 

@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ._base import ClassStatistic
+from ._bounds import feature_bounds
 from ._common import (
     BLOCK_VALUES,
     ROUNDING,
-    ClassStatistic,
     StatisticsError,
     arrays_close,
     as_classes,
     block_slices,
     class_totals,
     encode,
-    feature_bounds,
     label_repr,
 )
 from ._counts import _weights
+from .schema import per_class, shared
 
 _F = NDArray[np.float64]
 
@@ -179,29 +180,10 @@ class ValueCountStats(ClassStatistic):
     value_weights : ndarray of shape (n_classes, n_values)
     """
 
-    classes: NDArray[Any]
-    counts: NDArray[np.int64]
-    weights: _F
-    indptr: NDArray[np.intp]
-    values: _F
-    value_weights: _F
-
     # indptr and values are shared by all classes: only the weights are per class
-    _per_class = ("counts", "weights", "value_weights")
-
-    @classmethod
-    def empty(cls, classes: ArrayLike, n_features: int) -> ValueCountStats:
-        """The identity element."""
-        c = as_classes(classes)
-        k = c.size
-        return cls(
-            c,
-            np.zeros(k, np.int64),
-            np.zeros(k),
-            np.zeros(int(n_features) + 1, np.intp),
-            np.zeros(0),
-            np.zeros((k, 0)),
-        )
+    indptr: NDArray[np.intp] = field(metadata=shared("p+1", dtype="index", low=0, csr="values"))
+    values: _F = field(metadata=shared("V"))
+    value_weights: _F = field(metadata=per_class("K", "V", low=0.0))
 
     @classmethod
     def from_data(
