@@ -6,6 +6,9 @@ lives in its own module, imported here in the order ``--help`` lists them.
 
 from __future__ import annotations
 
+# the [cli] extra, first: without it main() says how to install it
+import typer  # noqa: F401
+
 # isort: off
 from . import _fit  # noqa: F401 (each import registers its commands, in this order)
 from . import _predict  # noqa: F401

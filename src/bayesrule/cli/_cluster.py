@@ -13,10 +13,10 @@ from ._data import (
     Columns,
     Dataset,
     UsageError,
-    _labels,
     match_columns,
     write_table,
 )
+from ._dataset import _labels
 from ._errors import notes
 from ._feedback import busy
 from ._incomplete import gapped, unscored

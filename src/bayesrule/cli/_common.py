@@ -193,7 +193,7 @@ def cells_message(ds: Dataset, est: Any, when: str) -> str:
 
     name = type(est).__name__
     remedies = ["drop or impute them", "leave the columns out with --drop"]
-    if not getattr(est, "_allow_nan", False):
+    if not est.input_spec().allow_nan:
         others = models_taking_nan(exclude=type(est))
         if others:
             remedies.append(

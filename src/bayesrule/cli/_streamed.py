@@ -14,12 +14,12 @@ from ._data import (
     Columns,
     Dataset,
     UsageError,
-    _labels,
     block_writer,
     match_columns,
     na_values_for,
     write_files,
 )
+from ._dataset import _labels
 from ._errors import notes
 from ._feedback import busy, interactive
 from ._incomplete import gapped
@@ -76,7 +76,7 @@ def fit_streamed(
             return _labelled_blocks(data, target, cols, block_rows, columns.numeric, dropped)
 
         # EM (mda) reads the rows once per pass: it takes a function giving them afresh
-        source: Any = blocks if getattr(est, "_multi_pass", False) else blocks()
+        source: Any = blocks if est.input_spec().multi_pass else blocks()
         fit_stream(est, source, max_values=max_values, progress=interactive())
         k = dropped[0]
         notes.append(
