@@ -22,7 +22,8 @@ from ._errors import clean, notes
 from ._feedback import busy
 from ._incomplete import describe as describe_cells
 from ._incomplete import scorable
-from ._sources import Data, FileSet, is_tabular, read_dataset
+from ._options import parse_sep
+from ._sources import Data, FileSet, data_source, is_tabular, read_dataset
 
 
 def load_model(path: Path) -> Any:
@@ -267,3 +268,27 @@ def new_folder(path: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 p.rmdir()
         raise
+
+
+def model_and_data(
+    model: Path, data: list[Path], target: str | None
+) -> tuple[Any, Data, str | None]:
+    """The model of ``model``, the data to score and their label column (evaluate, plot)."""
+    est = load_model(model)
+    source = data_source(data)
+    return est, source, target_for(model, target, source)
+
+
+def labelled_features(
+    est: Any, data: Data, target: str | None, split: str, sep: str | None, missing_target: str
+) -> Dataset:
+    """The model's features and the labels of the data (evaluate, plot)."""
+    return features_for(
+        est,
+        data,
+        target,
+        split,
+        need_target=True,
+        sep=parse_sep(sep),
+        missing_target=missing_target,
+    )

@@ -145,43 +145,28 @@ def _run_into(folder: Path, run: Callable[..., Any], data_dir: Path | None, cons
 
     found = _field(result, "mnist_dir", "unknown")
     mnist = find_mnist(data_dir) if found == "unknown" else (None if found is None else Path(found))
+    models = _field(result, "models", {}) if mnist is not None else {}
+    models = models if isinstance(models, Mapping) else {}
     if mnist is not None:
         X_train, y_train, X_test, y_test = load_mnist(mnist)
-        models = _field(result, "models", {})
-        lda = models.get(("mnist", "LDA")) if isinstance(models, Mapping) else None
-        if not isinstance(lda, LinearDiscriminantAnalysis):
-            lda = LinearDiscriminantAnalysis().fit(X_train, y_train)
-        title = "LDA on the MNIST test set"
-        draw(
-            "lda_confusion_matrix.png",
-            (6.6, 5.8),
-            ConfusionMatrixDisplay,
-            lda,
-            X_test,
-            y_test,
-            title=title,
-        )
-        samples = {"n_per_class": 10, "random_state": 0}
-        draw("lda_samples.png", (9.0, 8.6), SampleGridDisplay, lda, **samples)
-        mda = models.get(("mnist", "MDA")) if isinstance(models, Mapping) else None
-        if mda is not None:
-            draw("mda_samples.png", (9.0, 8.6), SampleGridDisplay, mda, **samples)
+        size, title = (6.6, 5.8), "LDA on the MNIST test set"
     else:
         notes.lines.append(
             "MNIST not found (give --data-dir or set BAYESRULE_DATA); "
             "the pictures use the wine data alone."
         )
         X_train, y_train, X_test, y_test = wine_split()
+        size, title = (6.0, 5.2), "LDA on the wine test split (60 wines)"
+    lda = models.get(("mnist", "LDA"))
+    if not isinstance(lda, LinearDiscriminantAnalysis):
         lda = LinearDiscriminantAnalysis().fit(X_train, y_train)
-        title = "LDA on the wine test split (60 wines)"
-        draw(
-            "lda_confusion_matrix.png",
-            (6.0, 5.2),
-            ConfusionMatrixDisplay,
-            lda,
-            X_test,
-            y_test,
-            title=title,
-        )
+    draw("lda_confusion_matrix.png", size, ConfusionMatrixDisplay, lda, X_test, y_test, title=title)
+    if mnist is None:
         draw("lda_wine_regions.png", (7.0, 5.8), DecisionRegionsDisplay, lda, X_test, y_test)
+        return notes
+    samples = {"n_per_class": 10, "random_state": 0}
+    draw("lda_samples.png", (9.0, 8.6), SampleGridDisplay, lda, **samples)
+    mda = models.get(("mnist", "MDA"))
+    if mda is not None:
+        draw("mda_samples.png", (9.0, 8.6), SampleGridDisplay, mda, **samples)
     return notes

@@ -12,15 +12,14 @@ from rich.table import Table
 from ._cluster import evaluate_on_cluster
 from ._common import (
     display_name,
-    features_for,
     figure,
     figure_bytes,
-    load_model,
+    labelled_features,
+    model_and_data,
     named_values,
     new_folder,
     no_stream_with_scheduler,
     note_unscored,
-    target_for,
 )
 from ._data import (
     UsageError,
@@ -46,11 +45,9 @@ from ._options import (
     StreamOpt,
     TargetOpt,
     check_choice,
-    parse_sep,
 )
 from ._scale import should_stream
 from ._shell import app, out, say
-from ._sources import data_source
 from ._streamed import evaluate_streamed
 
 
@@ -77,9 +74,7 @@ def evaluate(
     use_read_options(na_values, sheet)
     check_choice("--missing-target", missing_target, ("drop", "error"))
     check_choice("--incomplete", incomplete, INCOMPLETE)
-    est = load_model(model)
-    source = data_source(data)
-    target = target_for(model, target, source)
+    est, source, target = model_and_data(model, data, target)
     ds: Any
     if scheduler is not None:
         no_stream_with_scheduler(stream, block_rows)
@@ -91,15 +86,7 @@ def evaluate(
             est, source, target, sep, missing_target, block_rows, incomplete
         )
     else:
-        ds = features_for(
-            est,
-            source,
-            target,
-            split,
-            need_target=True,
-            sep=parse_sep(sep),
-            missing_target=missing_target,
-        )
+        ds = labelled_features(est, source, target, split, sep, missing_target)
         assert ds.y is not None
         scorer = est if incomplete == "error" else gapped(est)
         with busy(f"predicting {ds.n_rows:,} rows"), named_values(ds, est, "evaluate"):

@@ -9,7 +9,14 @@ import numpy as np
 import typer
 from numpy.typing import NDArray
 
-from ._common import features_for, figure, figure_bytes, image_shape, load_model, target_for
+from ._common import (
+    figure,
+    figure_bytes,
+    image_shape,
+    labelled_features,
+    load_model,
+    model_and_data,
+)
 from ._data import (
     Content,
     UsageError,
@@ -28,10 +35,8 @@ from ._options import (
     SplitOpt,
     TargetOpt,
     check_choice,
-    parse_sep,
 )
 from ._shell import app, say
-from ._sources import data_source
 
 
 @app.command(cls=FlagCommand)
@@ -189,18 +194,8 @@ def plot(
     check_choice("--missing-target", missing_target, ("drop", "error"))
     if (x is None) != (y is None):
         raise UsageError("--x and --y go together: give both features of the plane.")
-    est = load_model(model)
-    source = data_source(data)
-    target = target_for(model, target, source)
-    ds = features_for(
-        est,
-        source,
-        target,
-        split,
-        need_target=True,
-        sep=parse_sep(sep),
-        missing_target=missing_target,
-    )
+    est, source, target = model_and_data(model, data, target)
+    ds = labelled_features(est, source, target, split, sep, missing_target)
     assert ds.y is not None  # need_target=True
     names = ds.feature_names or [f"x{j}" for j in range(ds.n_features)]
     pair = None

@@ -31,6 +31,11 @@ from ._shell import say
 from ._sources import Data, stream_source
 
 
+def _reading(block_rows: int | None) -> dict[str, Any]:
+    """How every streamed command reads its blocks: their size, a progress bar, the NA markers."""
+    return {"block_rows": block_rows, "progress": interactive(), "na_values": na_values_for()}
+
+
 def fit_streamed(
     est: Any,
     data: Data,
@@ -154,9 +159,7 @@ def predict_streamed(
         keep=keep,
         features=cols,
         target=label,
-        block_rows=block_rows,
-        progress=interactive(),
-        na_values=na_values_for(),
+        **_reading(block_rows),
     )
     n = [0, 0]  # rows, rows left empty
 
@@ -209,9 +212,7 @@ def evaluate_streamed(
         keep=[target],
         features=cols,
         target=None,
-        block_rows=block_rows,
-        progress=interactive(),
-        na_values=na_values_for(),
+        **_reading(block_rows),
     )
     for block in blocks:
         missing = block[target].isna().to_numpy()
