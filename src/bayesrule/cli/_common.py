@@ -159,7 +159,7 @@ def no_stream_with_scheduler(stream: bool | None, block_rows: int | None) -> Non
 
 
 def streamable_model(est: Any) -> None:
-    from ..discriminant_analysis import RegularizedDiscriminantAnalysisCV
+    from ..estimators import RegularizedDiscriminantAnalysisCV
 
     if isinstance(est, RegularizedDiscriminantAnalysisCV):
         raise UsageError(
