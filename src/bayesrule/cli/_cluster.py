@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._common import is_table_model, label_column, method_names, model_features, streamable_model
+from ._common import (
+    PredictJob,
+    is_table_model,
+    label_column,
+    method_names,
+    model_features,
+    streamable_model,
+)
 from ._data import (
     STDIN,
     Columns,
@@ -64,18 +70,10 @@ def _compute(*collections: Any) -> tuple[Any, ...]:
         return tuple(dask.compute(*collections))
 
 
-def predict_on_cluster(
-    est: Any,
-    data: Data,
-    output: Path,
-    proba: bool,
-    kept: list[str],
-    label: str | None,
-    sep: str | None,
-    scheduler: str,
-    incomplete: str = "empty",
-) -> None:
+def predict_on_cluster(job: PredictJob, scheduler: str) -> None:
     """``predict --scheduler``: lazy predictions computed on the cluster, written here."""
+    est, data, output, proba = job.est, job.data, job.output, job.proba
+    kept, label, sep, incomplete = job.kept, job.label, job.sep, job.incomplete
     import pandas as pd
 
     names = model_features(est)

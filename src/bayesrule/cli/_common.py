@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -292,3 +293,17 @@ def labelled_features(
         sep=parse_sep(sep),
         missing_target=missing_target,
     )
+
+
+@dataclass
+class PredictJob:
+    """What ``predict`` was asked: the model, the data, the output and what goes in it."""
+
+    est: Any
+    data: Data
+    output: Path
+    proba: bool
+    kept: list[str]
+    label: str | None
+    sep: str | None
+    incomplete: str = "empty"

@@ -9,6 +9,7 @@ import typer
 
 from ._cluster import predict_on_cluster
 from ._common import (
+    PredictJob,
     features_for,
     label_column,
     load_model,
@@ -96,12 +97,13 @@ def predict(
         raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {source} has none.")
     # a model with column names takes its own columns; the label is not needed
     label = target if model_features(est) is None else None
+    job = PredictJob(est, source, output, proba, kept, label, sep, incomplete)
     if scheduler is not None:
         no_stream_with_scheduler(stream, block_rows)
-        predict_on_cluster(est, source, output, proba, kept, label, sep, scheduler, incomplete)
+        predict_on_cluster(job, scheduler)
         return
     if should_stream(source, stream, block_rows):
-        predict_streamed(est, source, output, proba, kept, label, sep, block_rows, incomplete)
+        predict_streamed(job, block_rows)
         return
     ds = features_for(est, source, label, split, need_target=False, sep=parse_sep(sep))
     table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._common import is_table_model, method_names, model_features, source_name, streamable_model
+from ._common import (
+    PredictJob,
+    is_table_model,
+    method_names,
+    model_features,
+    source_name,
+    streamable_model,
+)
 from ._data import (
     STDIN,
     Columns,
@@ -134,18 +140,10 @@ def stream_plan(est: Any, data: Data, target: str | None, sep: str | None) -> tu
     return head, cols
 
 
-def predict_streamed(
-    est: Any,
-    data: Data,
-    output: Path,
-    proba: bool,
-    kept: list[str],
-    label: str | None,
-    sep: str | None,
-    block_rows: int | None,
-    incomplete: str = "empty",
-) -> None:
+def predict_streamed(job: PredictJob, block_rows: int | None) -> None:
     """``predict --stream``: blocks from ``iter_predict`` written one after the other."""
+    est, data, output, proba = job.est, job.data, job.output, job.proba
+    kept, label, sep, incomplete = job.kept, job.label, job.sep, job.incomplete
     from ..backends.stream import iter_predict
 
     head, cols = stream_plan(est, data, label, sep)
