@@ -23,7 +23,7 @@ pytest.importorskip("pyarrow")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from bayesrule.cli import _app, _scale  # noqa: E402
+from bayesrule.cli import _app, _cluster, _scale  # noqa: E402
 from bayesrule.io import load, read_metadata  # noqa: E402
 
 
@@ -172,7 +172,7 @@ def test_a_table_in_several_files_fits_the_model_of_one_file(
 
 def _no_cluster(monkeypatch) -> None:
     """--scheduler without starting one: the Dask graph runs on Dask's local scheduler."""
-    monkeypatch.setattr(_app, "connect", lambda address: contextlib.ExitStack())
+    monkeypatch.setattr(_cluster, "connect", lambda address: contextlib.ExitStack())
 
 
 @pytest.mark.parametrize("source", SOURCES)

@@ -378,10 +378,10 @@ def test_progress_bar_on_a_terminal_only_without_quiet(tables, tmp_path, monkeyp
     monkeypatch.setattr(
         streaming, "iter_predict", lambda *a, **k: seen.append(k["progress"]) or real(*a, **k)
     )
-    import bayesrule.cli._app as cli_app
+    import bayesrule.cli._streamed as cli_streamed
 
     # CliRunner swaps sys.stderr for its own buffer: ask the real test with a terminal stream
-    monkeypatch.setattr(cli_app, "interactive", lambda: feedback.interactive(Terminal()))
+    monkeypatch.setattr(cli_streamed, "interactive", lambda: feedback.interactive(Terminal()))
     model = tmp_path / "m.brm"
     ok(run("fit", tables["parquet"], "-t", "species", "-m", "mixed", "-o", model))
     ok(run("predict", model, tables["parquet"], "--stream", "-o", tmp_path / "a.csv"))

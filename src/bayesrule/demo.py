@@ -161,9 +161,12 @@ def run(
     if report_dir is not None:
         from pathlib import Path
 
-        out = Path(report_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.txt").write_text(format_report(result) + "\n")
+        from ._util.atomic import staged
+
+        report = Path(report_dir) / "report.txt"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        with staged(report) as targets:  # whole, or not at all
+            targets[report].write_text(format_report(result) + "\n")
     return result
 
 

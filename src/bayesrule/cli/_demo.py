@@ -20,6 +20,7 @@ the wine test split, saying so.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import sys
@@ -28,6 +29,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._util.atomic import staged
 from ._data import UsageError
 
 __all__ = ["run_demo"]
@@ -75,9 +77,10 @@ def run_demo(
 ) -> list[Path]:
     """Run the demo into ``output`` and write its pictures; returns the pictures written.
 
-    Everything is written to a temporary folder next to ``output`` and moved
-    into ``output`` only when the demo has finished, so a failed or
-    interrupted demo leaves ``output`` as it was.
+    The demo writes its files into a temporary folder next to ``output``; they
+    and the pictures (rendered in memory) are written into ``output`` together
+    through :func:`bayesrule._util.atomic.staged` only when the demo has
+    finished, so a failed or interrupted demo leaves ``output`` as it was.
     """
     run = _demo_run()
     if output.exists() and not output.is_dir():
@@ -87,11 +90,18 @@ def run_demo(
     work = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent))
     try:
         notes = _run_into(work, run, data_dir, console)
+        written = {output / item.name: item for item in sorted(work.iterdir())}
+        files = {path: item.read_bytes() for path, item in written.items() if item.is_file()}
+        files.update((output / name, picture) for name, picture in notes.pictures.items())
         output.mkdir(exist_ok=True)
-        for item in sorted(work.iterdir()):
-            os.replace(item, output / item.name)
+        with staged(files) as targets:
+            for path, content in files.items():
+                targets[path].write_bytes(content)
+        for path, item in written.items():  # a folder the demo wrote, moved whole
+            if not item.is_file():
+                os.replace(item, path)
     except BaseException:
-        for p in created[1:]:  # the parents made for the temporary folder, if still empty
+        for p in created:  # the folders made for the report, if still empty (innermost first)
             with contextlib.suppress(OSError):
                 p.rmdir()
         raise
@@ -107,7 +117,7 @@ def run_demo(
 class _Notes:
     def __init__(self) -> None:
         self.lines: list[str] = []  # said once the demo has succeeded
-        self.pictures: list[str] = []
+        self.pictures: dict[str, bytes] = {}  # PNG files by name, written with the report
 
 
 def _run_into(folder: Path, run: Callable[..., Any], data_dir: Path | None, console: Any) -> _Notes:
@@ -125,49 +135,38 @@ def _run_into(folder: Path, run: Callable[..., Any], data_dir: Path | None, cons
     else:
         _print_table(_field(result, "rows", _field(result, "table")), console)
 
-    def save(fig: Any, name: str) -> None:
-        fig.savefig(folder / name, dpi=110)
-        notes.pictures.append(name)
+    def draw(name: str, size: tuple[float, float], display: Any, *args: Any, **kw: Any) -> None:
+        """``display.from_estimator(*args, **kw)`` drawn on a new figure, kept as PNG ``name``."""
+        fig = Figure(figsize=size, layout="constrained")
+        display.from_estimator(*args, ax=fig.subplots(), **kw)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110)
+        notes.pictures[name] = buffer.getvalue()
 
     found = _field(result, "mnist_dir", "unknown")
     mnist = find_mnist(data_dir) if found == "unknown" else (None if found is None else Path(found))
+    models = _field(result, "models", {}) if mnist is not None else {}
+    models = models if isinstance(models, Mapping) else {}
     if mnist is not None:
         X_train, y_train, X_test, y_test = load_mnist(mnist)
-        models = _field(result, "models", {})
-        lda = models.get(("mnist", "LDA")) if isinstance(models, Mapping) else None
-        if not isinstance(lda, LinearDiscriminantAnalysis):
-            lda = LinearDiscriminantAnalysis().fit(X_train, y_train)
-        fig = Figure(figsize=(6.6, 5.8), layout="constrained")
-        ConfusionMatrixDisplay.from_estimator(
-            lda, X_test, y_test, ax=fig.subplots(), title="LDA on the MNIST test set"
-        )
-        save(fig, "lda_confusion_matrix.png")
-        fig = Figure(figsize=(9.0, 8.6), layout="constrained")
-        SampleGridDisplay.from_estimator(lda, n_per_class=10, random_state=0, ax=fig.subplots())
-        save(fig, "lda_samples.png")
-        mda = models.get(("mnist", "MDA")) if isinstance(models, Mapping) else None
-        if mda is not None:
-            fig = Figure(figsize=(9.0, 8.6), layout="constrained")
-            SampleGridDisplay.from_estimator(
-                mda,
-                n_per_class=10,
-                random_state=0,
-                ax=fig.subplots(),
-            )
-            save(fig, "mda_samples.png")
+        size, title = (6.6, 5.8), "LDA on the MNIST test set"
     else:
         notes.lines.append(
             "MNIST not found (give --data-dir or set BAYESRULE_DATA); "
             "the pictures use the wine data alone."
         )
         X_train, y_train, X_test, y_test = wine_split()
+        size, title = (6.0, 5.2), "LDA on the wine test split (60 wines)"
+    lda = models.get(("mnist", "LDA"))
+    if not isinstance(lda, LinearDiscriminantAnalysis):
         lda = LinearDiscriminantAnalysis().fit(X_train, y_train)
-        fig = Figure(figsize=(6.0, 5.2), layout="constrained")
-        ConfusionMatrixDisplay.from_estimator(
-            lda, X_test, y_test, ax=fig.subplots(), title="LDA on the wine test split (60 wines)"
-        )
-        save(fig, "lda_confusion_matrix.png")
-        fig = Figure(figsize=(7.0, 5.8), layout="constrained")
-        DecisionRegionsDisplay.from_estimator(lda, X_test, y_test, ax=fig.subplots())
-        save(fig, "lda_wine_regions.png")
+    draw("lda_confusion_matrix.png", size, ConfusionMatrixDisplay, lda, X_test, y_test, title=title)
+    if mnist is None:
+        draw("lda_wine_regions.png", (7.0, 5.8), DecisionRegionsDisplay, lda, X_test, y_test)
+        return notes
+    samples = {"n_per_class": 10, "random_state": 0}
+    draw("lda_samples.png", (9.0, 8.6), SampleGridDisplay, lda, **samples)
+    mda = models.get(("mnist", "MDA"))
+    if mda is not None:
+        draw("mda_samples.png", (9.0, 8.6), SampleGridDisplay, mda, **samples)
     return notes

@@ -233,7 +233,7 @@ def models_taking_nan(exclude: type | None = None) -> list[str]:
     return [
         short
         for short, cls in available().items()
-        if getattr(cls, "_allow_nan", False) and cls is not exclude
+        if cls is not exclude and cls().input_spec().allow_nan
     ]
 
 

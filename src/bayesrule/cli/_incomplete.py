@@ -29,7 +29,7 @@ _METHODS = ("predict", "predict_proba", "predict_log_proba")
 
 def _takes_nan(est: Any) -> bool:
     """Whether the model marginalises a missing (NaN) cell itself (the naive Bayes family)."""
-    return bool(getattr(est, "_allow_nan", False))
+    return bool(est.input_spec().allow_nan)
 
 
 def _bad_cells(est: Any, X: Any) -> tuple[NDArray[np.bool_], list[str]]:

@@ -16,21 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ._data import (
-    COMPRESSIONS,
-    STDIN,
-    Columns,
-    Dataset,
-    UsageError,
-    _decimal_commas,
-    _head_text,
-    _is_tsv,
-    _sniff_separator,
-    _table_kind,
-    na_values_for,
-    read_frame,
-    select,
-)
+from ..io.formats import COMPRESSIONS
+from ._data import STDIN, Columns, Dataset, UsageError, na_values_for, read_frame, select
+from ._dataset import _table_kind
+from ._read_table import _decimal_commas, _head_text, _is_tsv, _sniff_separator
 from ._sources import Data, FileSet
 
 __all__ = [

@@ -33,16 +33,8 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ..io.formats import FORMATS, table_path
-from ._data import (
-    _IDX_IMAGES,
-    STDIN,
-    Columns,
-    Dataset,
-    UsageError,
-    _table_kind,
-    read_frame,
-    select,
-)
+from ._data import STDIN, Columns, Dataset, UsageError, read_frame, select
+from ._dataset import _IDX_IMAGES, _table_kind
 
 __all__ = ["Data", "FileSet", "data_source", "is_tabular", "read_dataset", "stream_source"]
 

@@ -1,0 +1,150 @@
+"""``bayesrule fit``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+from ..estimators.registry import available, short_name
+from ..io import ModelFileError, save
+from ._cluster import fit_on_cluster
+from ._common import (
+    fit_with_progress,
+    is_table_model,
+    names_list,
+    no_stream_with_scheduler,
+    read,
+    source_name,
+)
+from ._data import (
+    Columns,
+    UsageError,
+    split_names,
+    use_read_options,
+)
+from ._errors import FlagCommand
+from ._options import (
+    BlockRowsOpt,
+    ColumnsOpt,
+    DataArg,
+    DropOpt,
+    MissingOpt,
+    NaOpt,
+    SchedulerOpt,
+    SepOpt,
+    SheetOpt,
+    SplitOpt,
+    StreamOpt,
+    check_choice,
+    parse_sep,
+)
+from ._params import build_estimator, priors_to_labels, with_kinds
+from ._scale import should_stream
+from ._shell import app, say
+from ._sources import data_source
+from ._streamed import fit_streamed
+
+
+@app.command(cls=FlagCommand)
+def fit(
+    data: DataArg,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Model file to write.")],
+    target: Annotated[
+        str | None,
+        typer.Option("--target", "-t", help="Label column (.npy: column index; .npz: array name)."),
+    ] = None,
+    model: Annotated[
+        str, typer.Option("--model", "-m", help=f"One of: {', '.join(available())}.")
+    ] = "lda",
+    settings: Annotated[
+        list[str] | None, typer.Option("--set", help="A parameter, name=value (repeatable).")
+    ] = None,
+    features: ColumnsOpt = None,
+    drop: DropOpt = None,
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kind",
+            help="For --model mixed: a column's model, column=kind (gaussian, kernel, "
+            "bernoulli, categorical, poisson); repeatable.",
+        ),
+    ] = None,
+    sep: SepOpt = None,
+    na_values: NaOpt = None,
+    sheet: SheetOpt = None,
+    missing_target: MissingOpt = "drop",
+    split: SplitOpt = "train",
+    stream: StreamOpt = None,
+    block_rows: BlockRowsOpt = None,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """Fit a model to labelled data and write it to a model file."""
+    use_read_options(na_values, sheet)
+    check_choice("--missing-target", missing_target, ("drop", "error"))
+    source = data_source(data)
+    est = build_estimator(model, settings or [])
+    if kinds and not is_table_model(est):
+        with_kinds(est, kinds, [])  # the error, before the data are read
+    if output.is_dir():
+        raise UsageError(f"{output}: is a directory; give the model file to write.")
+    columns = Columns(
+        features=split_names(features) or None,
+        drop=split_names(drop) or None,
+        numeric=not is_table_model(est),
+    )
+    t0 = time.perf_counter()
+    if scheduler is not None:
+        no_stream_with_scheduler(stream, block_rows)
+        ds = fit_on_cluster(est, source, target, columns, sep, missing_target, kinds, scheduler)
+    elif should_stream(source, stream, block_rows):
+        ds = fit_streamed(est, source, target, columns, sep, kinds, block_rows, missing_target)
+    else:
+        ds = read(
+            source,
+            target,
+            split=split,
+            need_target=True,
+            columns=columns,
+            sep=parse_sep(sep),
+            missing_target=missing_target,
+        )
+        with_kinds(est, kinds or [], ds.feature_names or [])
+        priors_to_labels(est, ds.y)
+        est = fit_with_progress(est, ds)
+    elapsed = time.perf_counter() - t0
+    n_rows = ds.n_rows if ds.X is not None else int(round(float(np.sum(est.class_count_))))
+    extra: dict[str, Any] = {
+        "source": source_name(source),
+        "target": ds.target if ds.target is not None else target,
+        "n_rows": n_rows,
+    }
+    if ds.image_shape is not None:
+        extra["image_shape"] = list(ds.image_shape)
+    try:
+        save(est, output, metadata=extra)  # written in full, then renamed into place
+    except ModelFileError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:  # name the model file, not save's temporary file
+        raise UsageError(
+            f"{output}: cannot write the model file ({exc.strerror or exc})."
+        ) from None
+    say(
+        f"{type(est).__name__} ({short_name(type(est))}) fitted on {n_rows:,} rows x "
+        f"{est.n_features_in_} features, {est.classes_.size} classes in {elapsed:.2f} s -> {output}"
+    )
+    if ds.feature_names is not None:
+        kinds_ = getattr(est, "kinds_", None)
+        if kinds_ is not None and len(kinds_) == len(ds.feature_names):
+            described = [f"{c} ({k})" for c, k in zip(ds.feature_names, kinds_, strict=True)]
+        else:
+            described = list(ds.feature_names)
+        say(f"features: {names_list(described)}")
+        if kinds_ is not None and hasattr(est, "kinds_line"):
+            # the kinds were inferred from the data: say so, and where the reasons are
+            say(
+                est.kinds_line().replace("describe() says why", f"bayesrule info {output} says why")
+            )

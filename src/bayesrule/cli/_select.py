@@ -1,0 +1,172 @@
+"""Choosing the feature and label columns of a table."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..io.formats import (
+    lone_token,
+)
+from ._dataset import (
+    _INDEX_NAMES,
+    Columns,
+    Dataset,
+    UsageError,
+    _did_you_mean,
+    _labels,
+    _some,
+    match_columns,
+)
+
+
+# ------------------------------------------------------------------ choosing the columns
+def index_column(df: Any) -> str | None:
+    """The first column when it is a written-out row index, else None.
+
+    An unnamed first column (pandas writes its index so, R its row names) is
+    one; so is a first column named ``index`` that counts the rows from 0 or 1
+    (``DataFrame.reset_index``).
+    """
+    import pandas as pd
+
+    first = str(df.columns[0])
+    if first in _INDEX_NAMES or re.fullmatch(r"Unnamed: 0(\.\d+)?", first):
+        return first
+    if first.lower() == "index" and pd.api.types.is_integer_dtype(df[first]):
+        values = df[first].to_numpy()
+        n = values.size
+        if np.array_equal(values, np.arange(n)) or np.array_equal(values, np.arange(1, n + 1)):
+            return first
+    return None
+
+
+def select(
+    df: Any,
+    source: str,
+    target: str | None,
+    need_target: bool,
+    columns: Columns,
+    *,
+    missing_target: str = "drop",
+) -> Dataset:
+    """The features and labels of a table: the one place columns are chosen.
+
+    Rows whose label is missing are dropped (a note says how many) or refused
+    (``missing_target="error"``). Without a model's feature list, the
+    features are ``columns.features`` (default: every column) less the
+    target, ``columns.drop`` and a written-out index column (with a note).
+    Models that need numbers get the features as floats; a non-numeric
+    column is an error naming it.
+    """
+    import pandas as pd
+
+    notes: list[str] = []
+    names = [str(c) for c in df.columns]
+    idx = index_column(df) if columns.model is None else None  # before rows are dropped
+    y = None
+    if target is not None:
+        if target not in names:
+            raise UsageError(
+                f"{source}: no column {target!r} for --target{_did_you_mean(target, names)}; "
+                f"columns are: {_some(names)}."
+            )
+        missing = df[target].isna().to_numpy()
+        if missing.any():
+            if missing_target == "error":
+                raise UsageError(
+                    f"{source}: the target column {target!r} is missing in {int(missing.sum()):,} "
+                    f"rows (first: row {int(np.flatnonzero(missing)[0]) + 1}); "
+                    "--missing-target drop leaves them out."
+                )
+            df = df.loc[~missing]  # the index keeps the rows' numbers in the file
+            k = int(missing.sum())
+            notes.append(
+                f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing "
+                f"({df.shape[0]:,} remain)."
+            )
+            if df.shape[0] == 0:
+                raise UsageError(f"{source}: every row's target {target!r} is missing.")
+        y = _labels(df[target].to_numpy(), f"{source}: the target column {target!r}")
+    elif need_target:
+        raise UsageError(f"{source}: give the label column with --target.")
+
+    if columns.model is not None:
+        lacking = [c for c in columns.model if c not in names]
+        if lacking:
+            raise UsageError(
+                f"{source}: the model needs the column(s) {', '.join(lacking[:10])}, which the "
+                f"data lack{_did_you_mean(lacking[0], names)}."
+            )
+        cols = list(columns.model)
+    else:
+        candidates = [c for c in names if c != target]
+        if columns.features:
+            cols = match_columns(columns.features, candidates, "--features")
+        else:
+            cols = candidates
+            if idx is not None and idx in cols:
+                cols.remove(idx)
+                notes.append(
+                    f"left out the column {idx!r}: it is a written-out row index "
+                    "(give --features to choose the columns)."
+                )
+        if columns.drop:
+            dropped = match_columns(columns.drop, names, "--drop")
+            cols = [c for c in cols if c not in dropped]
+    if not cols:
+        raise UsageError(
+            f"{source}: no feature columns left"
+            + (f" besides the target {target!r}" if target else "")
+            + "."
+        )
+    tokens = {c: t for c in cols if (t := lone_token(df[c])) is not None}
+    if columns.numeric:
+        bad = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
+        spoilt = [c for c in bad if c in tokens]
+        if spoilt:
+            c = spoilt[0]
+            raise UsageError(f"{source}: {_token_message(c, *tokens[c])}")
+        if bad:
+            hint = (
+                "the model was fitted on numbers"
+                if columns.model is not None
+                else f"leave them out (--drop {','.join(bad[:10])}) or use --model mixed, "
+                "which takes text, categories and booleans"
+            )
+            raise UsageError(
+                f"{source}: the column(s) {', '.join(repr(c) for c in bad[:10])} are not "
+                f"numeric; {hint}."
+            )
+        X = df[cols].astype(float)
+    else:
+        for c, (token, count) in tokens.items():
+            warnings.warn(f"{source}: {_token_message(c, token, count)}", stacklevel=2)
+        X = df[cols]
+    return Dataset(
+        X=X,
+        y=y,
+        feature_names=cols,
+        image_shape=None,
+        source=source,
+        frame=df,
+        notes=notes,
+        target=target,
+    )
+
+
+def _token_message(column: str, token: str, count: int) -> str:
+    return (
+        f"the column {column!r} holds numbers and {count:,} cell{'s' if count != 1 else ''} "
+        f"{token!r}, so it is read as text; if {token!r} marks a missing value, give "
+        f"--na-values {_quoted(token)}."
+    )
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
