@@ -10,9 +10,9 @@ from typing import Any, TypeAlias
 
 from .._util.atomic import staged, temporary_pattern
 from ..io.formats import (
-    COMPRESSIONS,
     TablePath,
     output_format,
+    strip_compression,
     write_frames,
 )
 from ._dataset import STDIN, UsageError
@@ -62,9 +62,7 @@ def block_writer(blocks: Any, path: Path) -> Callable[[Path], None]:
 
 def _member_name(path: Path) -> str:
     """The name of the file inside a ``.zip`` archive: the archive's name without ``.zip``."""
-    # TODO(lead): io.formats.strip_compression(name) once the io branch adds it
-    suffix = path.suffix.lower()
-    return path.name[: -len(suffix)] if COMPRESSIONS.get(suffix) == "zip" else path.name
+    return strip_compression(path.name)
 
 
 def write_table(df: Any, path: Path) -> None:
