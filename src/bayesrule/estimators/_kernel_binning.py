@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from ..stats import ValueCountStats
 
-__all__ = ["BinnedValues", "KernelBinning", "bin_columns", "kernel_steps"]
+__all__ = ["BinnedValues", "KernelBinning", "bin_columns", "block_steps", "kernel_steps"]
 
 #: values of a block summarised at once (rows x features): the raw statistics of
 #: that many rows hold up to as many distinct values per class before they are binned
@@ -57,16 +57,71 @@ def kernel_steps(
     lo = stats.values[stats.indptr[need]]
     hi = stats.values[stats.indptr[need + 1] - 1]
     new = steps.copy()
+    new[need] = _widths(lo, hi, max_values, steps[need])
+    return new
+
+
+def _widths(
+    lo: NDArray[np.float64], hi: NDArray[np.float64], max_values: int, least: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The smallest powers of two, at least ``least``, for which ``[lo, hi]`` spans ``max_values`` cells."""
     h = np.exp2(np.ceil(np.log2(np.maximum((hi - lo) / max_values, np.finfo(float).tiny))))
-    h = np.maximum(h, steps[need])
+    h = np.maximum(h, least)
     while True:
         cells = np.floor(hi / h) - np.floor(lo / h) + 1
         over = cells > max_values
         if not over.any():
-            break
+            return h
         h = np.where(over, 2 * h, h)
-    new[need] = h
-    return new
+
+
+#: entries of a block looked at at once by :func:`block_steps`
+_TEST_VALUES = 1 << 21
+
+
+def block_steps(
+    X: NDArray[Any], max_values: int, sample_weight: NDArray[Any] | None = None
+) -> NDArray[np.float64]:
+    """Widths for the features that a block alone shows to need a grid (0 for the others).
+
+    A feature whose values occupy more than ``max_values`` cells of the grid
+    twice as fine as the block's own (the smallest power of two over which
+    the block's range spans ``max_values`` cells) holds more than
+    ``max_values`` values: all the data bin it, on a grid at least as coarse
+    as the block's, since their range holds the block's. Binning it on the
+    block's grid first changes nothing in the result (the grids nest) but
+    spares sorting its raw values. Counting cells needs no sort; a feature
+    it misses is summarised raw, and binned when its statistics say so.
+    Only the rows of positive weight count, as in the statistics.
+    """
+    steps = np.zeros(X.shape[1])
+    if X.dtype.kind not in "fiu":
+        return steps  # the statistics say what is wrong with the block
+    if sample_weight is not None:
+        with np.errstate(invalid="ignore"):
+            X = X[np.asarray(sample_weight) > 0]
+    n = X.shape[0]
+    if n <= max_values:
+        return steps
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin.reduce(X, axis=0)  # NaN (missing) left out
+        hi = np.fmax.reduce(X, axis=0)
+    cols = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi) & (hi > lo))
+    if cols.size == 0:
+        return steps
+    h = _widths(lo[cols], hi[cols], max_values, np.zeros(cols.size))
+    cells = 2 * max_values + 2
+    group = max(1, min(_TEST_VALUES // n, _TEST_VALUES // cells))
+    for a in range(0, cols.size, group):
+        js, g = cols[a : a + group], h[a : a + group] / 2
+        with np.errstate(invalid="ignore"):
+            index = np.floor(X[:, js] / g) - np.floor(lo[js] / g)
+        index += np.arange(js.size) * cells
+        known = index[np.isfinite(index)].astype(np.int64)
+        occupied = np.bincount(known, minlength=js.size * cells).reshape(js.size, cells)
+        many = np.count_nonzero(occupied, axis=1) > max_values
+        steps[js[many]] = h[a : a + group][many]
+    return steps
 
 
 def bin_columns(X: NDArray[Any], steps: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -130,10 +185,14 @@ class KernelBinning:
             return self._regrid(stats, np.zeros(stats.n_features))
         p = X.shape[1]
         rows = max(256, BLOCK_VALUES // max(p, 1))
+        # the first part is small: enough rows to show which features need a grid
+        # (more than max_values values), whose later rows are then binned before
+        # they are summarised (far fewer distinct values to sort)
+        starts = [0, *range(min(rows, 2 * self.max_values), n, rows)]
         total: BinnedValues | None = None
-        steps = np.zeros(p)
-        for s in range(0, max(n, 1), rows):
-            sl = slice(s, min(n, s + rows))
+        steps = block_steps(X, self.max_values, w)
+        for s, e in zip(starts, [*starts[1:], n], strict=True):
+            sl = slice(s, e)
             Xb = X[sl] if not np.any(steps > 0) else bin_columns(X[sl], steps)
             try:
                 stats = self.estimator.statistics(
