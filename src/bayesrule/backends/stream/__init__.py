@@ -25,7 +25,7 @@ fit), :mod:`.fit` and :mod:`.predict`.
 
 from __future__ import annotations
 
-from .fit import MAX_VALUES, fit_stream
+from .fit import MAX_VALUES, fit_stream  # noqa: F401 - KernelNB's default bound
 from .predict import iter_predict, predict_stream
 from .reader import read_blocks
 
@@ -49,6 +49,3 @@ def _install(est: _Any, stats: _Any, schema: tuple[_Any, ...]) -> None:
     from ...estimators.seam import Schema
 
     est.fit_statistics(stats, schema=Schema(*schema))
-
-
-del MAX_VALUES
