@@ -11,8 +11,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..models.point_mass import PointMassKernelDensity
 from ..stats import ValueCountStats
+from ._kernel_binning import KernelBinning
 from ._nb import _F, _BaseNB, per_class
 from ._priors import PRIORS_CONSTRAINT
+from .seam import Summariser
 
 _BANDWIDTH = [
     StrOptions({"scott", "silverman", "cv"}),
@@ -136,6 +138,22 @@ class KernelNB(_BaseNB):
         self.alpha = alpha
         self.method = method
         self.grid_size = grid_size
+
+    def summariser(
+        self, first_block: Any = None, max_values: int | None = None, **options: Any
+    ) -> Summariser:
+        """A task summarising blocks as ``fit`` does, the values binned to at most ``max_values``.
+
+        With ``max_values`` (an int >= 2), a feature that holds more distinct
+        values is binned onto a power-of-two grid of at most ``max_values``
+        cells over its range, each value moved to its cell's centre (as
+        :func:`bayesrule.fit_stream` describes); the combined statistics
+        do not depend on the order of the blocks nor on how the rows are
+        split into blocks. ``None``: every value is kept (exact).
+        """
+        if max_values is None:
+            return super().summariser(first_block, **options)
+        return KernelBinning(self._block_summariser(first_block), max_values)
 
     def _derive(self, stats: ValueCountStats, priors: _F, **extra: Any) -> dict[str, Any]:
         model = PointMassKernelDensity.from_stats(

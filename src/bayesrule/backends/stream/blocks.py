@@ -1,0 +1,335 @@
+"""Blocks of rows: Arrow tables to arrays, the reused buffers, and the read-ahead thread."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...io.formats import lone_token
+from .sources import _File, _listing, _need_pyarrow, _Plan
+
+#: rows of a block when none is given: about this many float64 values (32 MiB),
+#: but at least ``_ROWS_PER_FEATURE`` rows per feature, so that the per-block
+#: work that does not grow with the rows (a merge of K p x p scatters) stays
+#: small beside the block's own products on wide data (784 pixels: 19600 rows)
+_BLOCK_VALUES = 1 << 22
+_ROWS_PER_FEATURE = 25
+#: KernelNB's default bound on the distinct values kept per feature
+MAX_VALUES = 2048
+#: blocks read ahead of the one being summarised
+PREFETCH = 2
+#: blocks fit_stream summarises side by side (each on one core)
+PIPELINE = 2
+
+
+# ---------------------------------------------------------------------------------
+# Arrow tables to blocks
+# ---------------------------------------------------------------------------------
+def _is_numeric_type(t: Any) -> bool:
+    import pyarrow.types as pt
+
+    return bool(pt.is_integer(t) or pt.is_floating(t) or pt.is_boolean(t) or pt.is_null(t))
+
+
+def _type_kind(t: Any) -> str:
+    import pyarrow.types as pt
+
+    if pt.is_boolean(t):
+        return "bool"
+    if pt.is_integer(t):
+        return "integer"
+    if pt.is_floating(t):
+        return "float"
+    if pt.is_dictionary(t) or pt.is_string(t) or pt.is_large_string(t):
+        return "string"
+    return str(t)
+
+
+def _check_schema(
+    f: _File, schema: Any, plan: _Plan, first: dict[str, str] | None
+) -> dict[str, str]:
+    """The kind of each column read; checks presence, numbers and agreement with the first file."""
+    names = list(schema.names)
+    missing = [c for c in plan.columns if c not in names]
+    if missing:
+        raise ValueError(
+            f"{f.name}: has no column {missing[0]!r} (the other files or the request name it); "
+            f"its columns are {_listing(names)}."
+        )
+    kinds = {c: _type_kind(schema.field(c).type) for c in plan.columns}
+    if not plan.frame:
+        for c in plan.features:
+            if not _is_numeric_type(schema.field(c).type):
+                raise ValueError(
+                    f"{f.name}: column {c!r} holds {kinds[c]} values; this model "
+                    "needs numbers in its feature columns."
+                )
+    if first is not None:
+        for c in plan.columns:
+            a, b = first[c], kinds[c]
+            numeric = {"integer", "float", "bool"}
+            if a != b and not (not plan.frame and c in plan.features and {a, b} <= numeric):
+                raise ValueError(
+                    f"{f.name}: column {c!r} holds {b} values, but the first file's holds {a} "
+                    "values; the files disagree on the column's type."
+                )
+    return kinds
+
+
+def _chunked_numpy(col: Any) -> NDArray[Any]:
+    """An Arrow (chunked) array as NumPy; nulls become NaN (numbers) or None."""
+    pa = _need_pyarrow()
+    import pyarrow.types as pt
+
+    if isinstance(col, pa.ChunkedArray):
+        if col.num_chunks == 1:
+            col = col.chunk(0)
+        else:
+            col = col.combine_chunks()
+    if pt.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    return np.asarray(col.to_numpy(zero_copy_only=False))
+
+
+class _Ring:
+    """A few arrays used in turn for the blocks of a fit (the statistics keep none of them).
+
+    Fresh arrays for every block would page-fault their memory in each time;
+    with ``size`` slots, a block stays untouched while ``size - 1`` newer ones
+    are filled (the one being summarised, those read ahead).
+    """
+
+    def __init__(self, size: int, order: str = "C") -> None:
+        self.slots: list[Any] = [None] * size
+        self.next = 0
+        self.order = order  # of the blocks: 'C' (rows) or 'F' (columns)
+
+    def get(self, shape: tuple[int, int], dtype: Any) -> NDArray[Any]:
+        i = self.next
+        self.next = (i + 1) % len(self.slots)
+        held = self.slots[i]
+        if held is None or held.shape != shape or held.dtype != dtype:
+            if self.order == "F":
+                held = self.slots[i] = np.empty(shape, dtype=dtype, order="F")
+            else:
+                held = self.slots[i] = np.empty(shape, dtype=dtype)
+        return held
+
+
+def _fill_matrix(
+    table: Any, names: list[str], dtype: Any, ring: _Ring | None = None
+) -> NDArray[Any]:
+    """The named columns as one (n, p) array, C-ordered unless ``ring.order`` is 'F'.
+
+    C order by default: rows, which most statistics' products run on faster
+    than on columns. Laying Arrow's columns out as rows is a transposition,
+    though, several times slower than reading the file; the statistics that
+    work as fast on columns (``column_major``) get F-ordered blocks, straight
+    copies of the columns. Arrow lays them out itself
+    (``RecordBatch.to_tensor``, in C++ without the GIL, so that a read-ahead
+    thread overlaps the statistics); columns it cannot take (booleans) are
+    copied one by one.
+    """
+    pa = _need_pyarrow()
+    n = table.num_rows
+    shape = (n, len(names))
+    rows = ring is None or ring.order != "F"
+    batches = table.select(names).to_batches()
+    if len(batches) == 1:
+        # one batch: Arrow's own array is the block (no second copy)
+        with contextlib.suppress(pa.ArrowException, TypeError, ValueError):
+            whole = np.asarray(batches[0].to_tensor(null_to_nan=True, row_major=rows))
+            laid = whole.flags.c_contiguous if rows else whole.flags.f_contiguous
+            if whole.dtype == dtype and whole.shape == shape and laid:
+                return whole
+    out = ring.get(shape, dtype) if ring is not None else np.empty(shape, dtype=dtype)
+    pos = 0
+    for batch in batches:
+        m = batch.num_rows
+        if not m:
+            continue
+        try:
+            out[pos : pos + m] = np.asarray(batch.to_tensor(null_to_nan=True, row_major=rows))
+        except (pa.ArrowException, TypeError, ValueError):
+            for j, col in enumerate(batch.columns):
+                out[pos : pos + m, j] = col.to_numpy(zero_copy_only=False)
+        pos += m
+    return out
+
+
+def _prefetched(chunks: Iterator[_Chunk], depth: int = PREFETCH) -> Iterator[_Chunk]:
+    """The chunks, read ``depth`` ahead on a thread while the caller works on the current one.
+
+    pyarrow and NumPy's copies release the GIL, so reading the next block
+    overlaps the statistics of this one. An error of the reader is raised
+    here, in order; closing this generator stops the reader.
+    """
+    import queue
+    import threading
+
+    q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for chunk in chunks:
+                if not put(("chunk", chunk)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            put(("error", exc))
+
+    thread = threading.Thread(target=work, name="bayesrule-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = q.get()
+            if kind == "chunk":
+                yield value
+            elif kind == "end":
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        thread.join()
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def _labels(table: Any, name: str, where: str, row0: int) -> NDArray[Any]:
+    y = _chunked_numpy(table.column(name))
+    if y.dtype.kind == "O":
+        items = y.tolist()
+        bad = [i for i, v in enumerate(items) if v is None]
+        if bad:
+            raise ValueError(
+                f"{where}: the target column {name!r} has a missing value at row {row0 + bad[0] + 1}."
+            )
+        y = np.asarray([str(v) for v in items])
+    elif y.dtype.kind == "f" and np.isnan(y).any():
+        r = int(np.flatnonzero(np.isnan(y))[0])
+        raise ValueError(
+            f"{where}: the target column {name!r} has a missing value at row {row0 + r + 1}."
+        )
+    return y
+
+
+@dataclass
+class _Chunk:
+    X: Any
+    y: NDArray[Any] | None
+    w: NDArray[Any] | None
+    keep: Any  # an Arrow table of the kept columns, or None
+    where: str
+    row0: int  # rows before this block in its file (or stream)
+    nbytes: int
+    names: list[str] | None = None  # the feature columns of a file, for array blocks
+
+
+def _table_chunk(
+    table: Any, plan: _Plan, f: _File, row0: int, dtype: Any, ring: _Ring | None = None
+) -> _Chunk:
+    n = table.num_rows
+    where = f"{f.name}, rows {row0 + 1}-{row0 + n}"
+    if plan.frame:
+        X = table.select(plan.features).to_pandas()
+    else:
+        X = _fill_matrix(table, plan.features, dtype, ring)
+    y = _labels(table, plan.target, f.name, row0) if plan.target else None
+    w = None
+    if plan.weight is not None:
+        w = np.asarray(_chunked_numpy(table.column(plan.weight)), dtype=np.float64)
+    keep = table.select(plan.keep) if plan.keep else None
+    nbytes = int(table.nbytes)
+    return _Chunk(X, y, w, keep, where, row0, nbytes, list(plan.features))
+
+
+def _rechunk(batches: Iterable[Any], rows: int) -> Iterator[Any]:
+    """Arrow tables of ``rows`` rows (the last one fewer) from record batches."""
+    pa = _need_pyarrow()
+    held: list[Any] = []
+    count = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        held.append(batch)
+        count += batch.num_rows
+        while count >= rows:
+            table = pa.Table.from_batches(held)
+            yield table.slice(0, rows)
+            rest = table.slice(rows)
+            held = rest.to_batches() if rest.num_rows else []
+            count = rest.num_rows
+    if count:
+        yield pa.Table.from_batches(held)
+
+
+def _auto_rows(block_rows: int | None, p: int) -> int:
+    return int(block_rows) if block_rows else _default_rows(p, 1024)
+
+
+def _warn_lone_tokens(table: Any, plan: _Plan, f: _File) -> None:
+    """Warn of a text feature holding numbers and one repeated token (``?``), from its first block."""
+    import pyarrow.types as pt
+
+    if not plan.frame:
+        return  # numbers are required: a token is an error naming its row
+    for c in plan.features:
+        t = table.schema.field(c).type
+        if not (pt.is_string(t) or pt.is_large_string(t)):
+            continue
+        found = lone_token(table.column(c).to_pandas())
+        if found is not None:
+            token, count = found
+            warnings.warn(
+                f"{f.name}: the column {c!r} holds numbers and {count:,} cell"
+                f"{'s' if count != 1 else ''} {token!r} in its first {table.num_rows:,} rows, so "
+                f"it is read as text; if {token!r} marks a missing value, pass "
+                f"na_values=[{token!r}].",
+                UserWarning,
+                stacklevel=4,
+            )
+
+
+def _default_rows(p: int, least: int) -> int:
+    """Rows of a block of ``p`` columns when the caller gave none."""
+    return max(least, _BLOCK_VALUES // max(p, 1), _ROWS_PER_FEATURE * p)
+
+
+def _n_rows(X: Any) -> int:
+    return int(X.shape[0]) if hasattr(X, "shape") else len(X)
+
+
+def _schema_of(X: Any, names: list[str] | None = None) -> tuple[int, Any, Any]:
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        listed = [str(c) for c in X.columns]
+        if all(isinstance(c, str) for c in X.columns):
+            names = listed
+        p = len(listed)
+        dtype = np.float64
+        if all(str(t) == "float32" for t in X.dtypes):
+            dtype = np.float32
+    else:
+        arr = X if hasattr(X, "ndim") else np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"X of a block must be 2-D; got shape {arr.shape}.")
+        p = int(arr.shape[1])
+        dtype = np.float32 if arr.dtype == np.float32 else np.float64
+    return p, names, dtype
