@@ -173,11 +173,6 @@ def test_a_block_that_is_not_a_matrix_gets_the_fit_message():
         task.statistics(np.zeros((5, 2)), np.arange(4) % 2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fit_plan does not yet validate the parameters (estimators/_base.py, mda.py: "
-    "another helper's files); the backend may call only public methods",
-)
 def test_an_em_model_with_a_bad_parameter_is_refused_before_any_pass():
     X, y = _data(7, 200, 2)
     est = br.MixtureDiscriminantAnalysis(tol="x")

@@ -304,12 +304,8 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         **options
             The backend's; none is used.
         """
+        self._validate_params()
         return fit_em(self, reduce, classes)
-
-    def _fit_passes(self, reduce: Callable[[Any], Any], *, classes: Any = None) -> MixtureStats:
-        """The fit for ``backends/multi_pass.py``: ``reduce(f)`` merges ``f(X, y, w)`` of every block."""
-        # TODO(lead): delete once backends/multi_pass.py calls fit_plan (the public seam)
-        return self.fit_plan(lambda task: task.finish(reduce(task.statistics)), classes=classes)
 
     def _block(
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool

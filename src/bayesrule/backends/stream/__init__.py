@@ -30,22 +30,3 @@ from .predict import iter_predict, predict_stream
 from .reader import read_blocks
 
 __all__ = ["fit_stream", "iter_predict", "predict_stream", "read_blocks"]
-
-# ---------------------------------------------------------------------------------
-# the names backends/multi_pass.py imports, until the lead deletes that module
-# (the stream half of it is now .passes, the Dask half the Dask backend's)
-# ---------------------------------------------------------------------------------
-from typing import Any as _Any  # noqa: E402
-
-from .blocks import _n_rows, _prefetched, _schema_of  # noqa: E402, F401
-from .passes import _located  # noqa: E402, F401
-from .progress import _Progress  # noqa: E402, F401
-from .reader import _open  # noqa: E402, F401
-from .sources import _files, _listing  # noqa: E402, F401
-
-
-def _install(est: _Any, stats: _Any, schema: tuple[_Any, ...]) -> None:
-    """``est.fit_statistics(stats, schema=schema)``: the public seam under the old name."""
-    from ...estimators.seam import Schema
-
-    est.fit_statistics(stats, schema=Schema(*schema))
