@@ -13,6 +13,7 @@ from ..models.point_mass import PointMassKernelDensity
 from ..stats import ValueCountStats
 from ._nb import _F, _BaseNB, per_class
 from ._priors import PRIORS_CONSTRAINT
+from .registry import register
 
 _BANDWIDTH = [
     StrOptions({"scott", "silverman", "cv"}),
@@ -21,6 +22,7 @@ _BANDWIDTH = [
 ]
 
 
+@register("knb")
 class KernelNB(_BaseNB):
     r"""Kernel naive Bayes: per class and feature, point masses and a Gaussian kernel density.
 
@@ -86,9 +88,8 @@ class KernelNB(_BaseNB):
     Statistics 33(3), 1962.
     """
 
-    _inf_reaches_results = False
+    spec = _BaseNB.spec.replace(statistic=ValueCountStats, inf_reaches_results=False)
 
-    _stats_type = ValueCountStats
     _parameter_constraints: dict = {
         "bandwidth": _BANDWIDTH,
         "priors": PRIORS_CONSTRAINT,

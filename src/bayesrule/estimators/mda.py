@@ -64,7 +64,6 @@ from ..models.mixture import (
 )
 from ..stats import MixtureStats, as_classes, label_repr
 from ._base import GenerativeClassifier, as_generator
-from ._cv_stats import _Refused
 from ._mda_passes import (
     _Context,
     _Gather,
@@ -81,6 +80,7 @@ from ._mda_select import (
     choose_for,
 )
 from ._priors import PRIORS_CONSTRAINT
+from .registry import register
 
 __all__ = ["MixtureDiscriminantAnalysis"]
 
@@ -88,6 +88,7 @@ _F = NDArray[np.float64]
 _Moments = tuple[_F, _F, _F]
 
 
+@register("mda")
 class MixtureDiscriminantAnalysis(GenerativeClassifier):
     r"""Mixture discriminant analysis: a Gaussian mixture per class, Bayes' rule over classes.
 
@@ -239,7 +240,9 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     seeding", SODA 2007.
     """
 
-    _stats_type = MixtureStats
+    #: the fit is several passes over the data (see :meth:`_fit_passes`):
+    #: fit_stream and the Dask backend drive them instead of merging block statistics
+    spec = GenerativeClassifier.spec.replace(statistic=MixtureStats, multi_pass=True)
     _parameter_constraints: dict = {
         "n_components": [
             Interval(Integral, 1, None, closed="left"),
@@ -263,12 +266,12 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         "dimension": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    partial_fit = _Refused(
-        "EM makes several passes over all the data, so batches cannot be added to a fit "
-        "(refit instead; fit_stream and Dask collections run the passes)"
-    )
-    merge = _Refused("the components of two EM fits do not correspond (refit on both)")
-    forget = _Refused("responsibility-weighted moments cannot be downdated (refit instead)")
+    refusals = {
+        "partial_fit": "EM makes several passes over all the data, so batches cannot be added "
+        "to a fit (refit instead; fit_stream and Dask collections run the passes)",
+        "merge": "the components of two EM fits do not correspond (refit on both)",
+        "forget": "responsibility-weighted moments cannot be downdated (refit instead)",
+    }
 
     def __init__(
         self,
@@ -302,9 +305,6 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         self.dimension = dimension
 
     # ------------------------------------------------------------ statistics
-    #: the fit is several passes over the data (see :meth:`_fit_passes`):
-    #: fit_stream and the Dask backend drive them instead of merging block statistics
-    _multi_pass = True
 
     def _block(
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool

@@ -20,6 +20,7 @@ from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes, check_categories
 from ._base import GenerativeClassifier
+from .registry import register
 from ._mixed_columns import (
     _as_dtype,
     _Column,
@@ -51,6 +52,7 @@ class _Encoded:
     reasons: tuple[str, ...] = ()
 
 
+@register("mixed")
 class MixedNB(_BaseNB):
     r"""Naive Bayes with a class model chosen per column.
 
@@ -180,8 +182,15 @@ class MixedNB(_BaseNB):
     [dtype('int64'), dtype('int64'), dtype('float64')]
     """
 
-    _stats_type = MixedStats
-    _inf_reaches_results = False
+    #: DataFrames with their own column dtypes, one block at a time; the
+    #: column kinds are inferred from the data (the first block, apart)
+    spec = _BaseNB.spec.replace(
+        statistic=MixedStats,
+        inf_reaches_results=False,
+        frame=True,
+        side_by_side=False,
+        infers_from_data=True,
+    )
 
     _parameter_constraints: dict = {
         "columns": [dict, list, None],
@@ -580,8 +589,6 @@ class MixedNB(_BaseNB):
     def input_spec(self) -> InputSpec:
         """MixedNB reads DataFrames with their own column dtypes, one block at a time."""
         return dataclasses.replace(super().input_spec(), frame=True, side_by_side=False)
-
-    _infers_from_data = True
 
     def _block_summariser(self, first_block: Any = None) -> Any:
         light = super()._block_summariser(first_block)
