@@ -13,20 +13,46 @@ from .stats import DiagonalStats, PooledScatterStats, ScatterStats
 
 if TYPE_CHECKING:  # the names type checkers see; at run time they come from the registry
     from .estimators import (
-        BernoulliNB,
-        CategoricalNB,
-        ComplementNB,
-        DiagonalLDA,
-        GaussianNB,
-        KernelNB,
-        LinearDiscriminantAnalysis,
-        MixedNB,
-        MixtureDiscriminantAnalysis,
-        MultinomialNB,
-        PoissonNB,
-        QuadraticDiscriminantAnalysis,
-        RegularizedDiscriminantAnalysis,
-        RegularizedDiscriminantAnalysisCV,
+        BernoulliNB as BernoulliNB,
+    )
+    from .estimators import (
+        CategoricalNB as CategoricalNB,
+    )
+    from .estimators import (
+        ComplementNB as ComplementNB,
+    )
+    from .estimators import (
+        DiagonalLDA as DiagonalLDA,
+    )
+    from .estimators import (
+        GaussianNB as GaussianNB,
+    )
+    from .estimators import (
+        KernelNB as KernelNB,
+    )
+    from .estimators import (
+        LinearDiscriminantAnalysis as LinearDiscriminantAnalysis,
+    )
+    from .estimators import (
+        MixedNB as MixedNB,
+    )
+    from .estimators import (
+        MixtureDiscriminantAnalysis as MixtureDiscriminantAnalysis,
+    )
+    from .estimators import (
+        MultinomialNB as MultinomialNB,
+    )
+    from .estimators import (
+        PoissonNB as PoissonNB,
+    )
+    from .estimators import (
+        QuadraticDiscriminantAnalysis as QuadraticDiscriminantAnalysis,
+    )
+    from .estimators import (
+        RegularizedDiscriminantAnalysis as RegularizedDiscriminantAnalysis,
+    )
+    from .estimators import (
+        RegularizedDiscriminantAnalysisCV as RegularizedDiscriminantAnalysisCV,
     )
 
 # every registered estimator (a new estimator file is exported with no edit here)

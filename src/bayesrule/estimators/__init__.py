@@ -23,20 +23,20 @@ from .registry import available, discover
 from .seam import InputSpec, Schema, schema_of
 
 if TYPE_CHECKING:  # the names type checkers see; at run time they come from the registry
-    from .bernoulli_nb import BernoulliNB
-    from .categorical_nb import CategoricalNB
-    from .complement_nb import ComplementNB
-    from .diagonal_lda import DiagonalLDA
-    from .gaussian_nb import GaussianNB
-    from .kernel_nb import KernelNB
-    from .lda import LinearDiscriminantAnalysis
-    from .mda import MixtureDiscriminantAnalysis
-    from .mixed_nb import MixedNB
-    from .multinomial_nb import MultinomialNB
-    from .poisson_nb import PoissonNB
-    from .qda import QuadraticDiscriminantAnalysis
-    from .rda import RegularizedDiscriminantAnalysis
-    from .rda_cv import RegularizedDiscriminantAnalysisCV
+    from .bernoulli_nb import BernoulliNB as BernoulliNB
+    from .categorical_nb import CategoricalNB as CategoricalNB
+    from .complement_nb import ComplementNB as ComplementNB
+    from .diagonal_lda import DiagonalLDA as DiagonalLDA
+    from .gaussian_nb import GaussianNB as GaussianNB
+    from .kernel_nb import KernelNB as KernelNB
+    from .lda import LinearDiscriminantAnalysis as LinearDiscriminantAnalysis
+    from .mda import MixtureDiscriminantAnalysis as MixtureDiscriminantAnalysis
+    from .mixed_nb import MixedNB as MixedNB
+    from .multinomial_nb import MultinomialNB as MultinomialNB
+    from .poisson_nb import PoissonNB as PoissonNB
+    from .qda import QuadraticDiscriminantAnalysis as QuadraticDiscriminantAnalysis
+    from .rda import RegularizedDiscriminantAnalysis as RegularizedDiscriminantAnalysis
+    from .rda_cv import RegularizedDiscriminantAnalysisCV as RegularizedDiscriminantAnalysisCV
 
 discover(__name__, __path__)
 

@@ -63,7 +63,7 @@ class _FromSpec:
     def __init__(self, field: str) -> None:
         self.field = field
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
         cls = owner if owner is not None else type(obj)
         return getattr(cls.spec, self.field)
 
@@ -88,7 +88,6 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     but not seen) have probability zero.
     """
 
-    spec: ClassVar[InputSpec] = InputSpec()
     #: methods this estimator does not have, with the reason (``hasattr`` is
     #: False; using one raises an AttributeError that says why)
     refusals: ClassVar[Mapping[str, str]] = {}
@@ -221,7 +220,7 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
 
     def _block(
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
-    ) -> tuple[Any, tuple[int, NDArray[Any] | None]]:
+    ) -> tuple[Any, Any]:
         """Statistics of a block and its feature schema (count, names)."""
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
         if classes is not None:

@@ -15,8 +15,8 @@ from ..covariance import NEEDS_FOURTH
 from ..models.gaussian import GaussianFamily, SingularCovarianceError
 from ..stats import FourthMomentStats, ScatterStats, encode
 from ._base import GenerativeClassifier
-from .seam import InputSpec
 from ._priors import PRIORS_CONSTRAINT
+from .seam import InputSpec
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))

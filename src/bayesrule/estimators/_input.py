@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,7 +37,7 @@ __all__ = ["InputMixin", "refuse_collections"]
 class InputMixin:
     """Validation of ``X``, ``y`` and weights, steered by the class's ``spec``."""
 
-    spec: InputSpec = InputSpec()
+    spec: ClassVar[InputSpec] = InputSpec()
 
     def _numeric_X(self, X: Any, *, reset: bool) -> Any:
         """X as a float array (or CSR matrix); no value checks.
@@ -57,7 +57,7 @@ class InputMixin:
         try:
             if reset:
                 return check_array(X, input_name="X", estimator=self, **kwargs)
-            return validate_data(self, X, reset=False, **kwargs)  # type: ignore[arg-type]
+            return validate_data(self, X, reset=False, **kwargs)
         except (TypeError, ValueError) as exc:
             err = explain_X_error(X, exc)
             if err is exc:
@@ -88,11 +88,15 @@ class InputMixin:
         """
         Xv = self._prepare_X(self._validate_X(X, reset=reset))
         if not reset:
-            warn_out_of_range(self, Xv)
+            self._warn_out_of_range(Xv)
         return Xv
 
+    def _warn_out_of_range(self, Xv: Any) -> None:
+        """Warn if ``Xv`` lies far outside the training range (see :func:`~._ranges.warn_out_of_range`)."""
+        warn_out_of_range(self, Xv)
+
     @staticmethod
-    def _schema(X: Any, n_features: int, dtype: Any = None) -> Schema:
+    def _schema(X: Any, n_features: int, dtype: Any = None) -> Any:
         """The :class:`~.seam.Schema` of ``X`` (see :func:`~.seam.schema_of`)."""
         return schema_of(X, n_features, dtype)
 

@@ -33,6 +33,7 @@ class PredictMixin(InputMixin):
     # set by a fit (annotations only: an unfitted estimator has none of them)
     stats_: Any
     classes_: NDArray[Any]
+    priors_: Any
     _model: Any
 
     def _outputs_in_input_dtype(self) -> bool:

@@ -31,7 +31,6 @@ def as_generator(random_state: Any) -> np.random.Generator:
 class SampleMixin(PredictMixin):
     """``sample``: labels from the priors (or given), rows from each class's model."""
 
-    priors_: Any
     n_features_in_: int
 
     def _sample_class(self, k: int, n: int, rng: np.random.Generator) -> Any:

@@ -20,7 +20,6 @@ from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes, check_categories
 from ._base import GenerativeClassifier
-from .registry import register
 from ._mixed_columns import (
     _as_dtype,
     _Column,
@@ -38,6 +37,7 @@ from ._mixed_families import (
 from ._nb import _F, KINDS, _BaseNB, _name
 from ._priors import PRIORS_CONSTRAINT
 from .kernel_nb import _BANDWIDTH
+from .registry import register
 from .seam import InputSpec
 
 

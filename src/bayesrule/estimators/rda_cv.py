@@ -53,13 +53,13 @@ from ._cv_stats import (
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
-from .registry import register
 from ._rda_search import (
     alpha_sweep_terms,
     held_out_terms,
     regularised,
     standardised_min_eigenvalue,
 )
+from .registry import register
 
 __all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 

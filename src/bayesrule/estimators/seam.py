@@ -23,8 +23,8 @@ reference every backend's ``reduce`` must equal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 import dataclasses
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
