@@ -290,8 +290,10 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         statistics' feature count, no names, float64. If the derivation
         fails, the estimator is left exactly as it was.
         """
+        if schema is not None:
+            schema = _checked_schema(schema, stats)
         with self._atomic():
-            self._install(stats, schema=None if schema is None else tuple(schema))
+            self._install(stats, schema=schema)
         return self
 
     # ------------------------------------------------------------------- fit
@@ -452,6 +454,31 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
 
 #: the fitted attributes that describe the input's features
 _SCHEMA = ("n_features_in_", "feature_names_in_", "_fit_dtype")
+
+
+def _checked_schema(schema: Any, stats: Any) -> Schema:
+    """``schema`` as a :class:`Schema` that agrees with the statistics' feature count."""
+    parts = tuple(schema)
+    if not 1 <= len(parts) <= 3:
+        raise ValueError(
+            f"schema must be a Schema (n_features, feature_names, dtype); got {schema!r}."
+        )
+    n, names, *rest = (*parts, None) if len(parts) == 1 else parts
+    if int(n) != stats.n_features:
+        raise ValueError(
+            f"the schema has {int(n)} features, but the statistics have {stats.n_features}."
+        )
+    if names is not None:
+        names = np.asarray([str(v) for v in np.ravel(names)], dtype=object)
+        if names.size != stats.n_features:
+            raise ValueError(
+                f"the schema names {names.size} features, but the statistics have "
+                f"{stats.n_features}."
+            )
+    dtype = np.dtype(rest[0]) if rest and rest[0] is not None else np.dtype(np.float64)
+    if dtype.kind != "f":
+        raise ValueError(f"the schema's dtype must be a floating dtype; got {dtype}.")
+    return Schema(int(n), names, dtype)
 
 
 def is_fitted(est: Any) -> bool:
