@@ -71,6 +71,27 @@ class _FromSpec:
         raise AttributeError(f"declare {self.field} in the class's spec, not on an instance.")
 
 
+#: the class flags the specification replaced: flag -> field of InputSpec
+_FLAGS = {
+    "_stats_type": "statistic",
+    "_allow_nan": "allow_nan",
+    "_min_classes": "min_classes",
+    "_min_samples": "min_samples",
+    "_strict_priors": "strict_priors",
+    "_deferred_finite_check": "deferred_finite_check",
+    "_sparse": "sparse",
+    "_positive": "positive",
+    "_values": "values",
+    "_sign_from_stats": "sign_from_stats",
+    "_inf_reaches_results": "inf_reaches_results",
+    "_input_dtype_attrs": "input_dtype_attrs",
+    "_input_dtype_outputs": "input_dtype_outputs",
+    "_infers_from_data": "infers_from_data",
+    "_multi_pass": "multi_pass",
+    "_poor_score": "poor_score",
+}
+
+
 class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     """Base class: Bayes' rule over per-class generative models built from statistics.
 
@@ -99,6 +120,29 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     _min_samples = _FromSpec("min_samples")
     _multi_pass = _FromSpec("multi_pass")
     _infers_from_data = _FromSpec("infers_from_data")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Fold the class flags of a subclass written before ``spec`` (``_stats_type = ...``) into it."""
+        super().__init_subclass__(**kwargs)
+        old = {
+            flag: value
+            for flag, value in list(vars(cls).items())
+            if flag in _FLAGS and not isinstance(value, _FromSpec)
+        }
+        if not old:
+            return
+        import warnings
+
+        warnings.warn(
+            f"{cls.__name__} declares {', '.join(sorted(old))}: declare "
+            "spec = InputSpec(...) (bayesrule.estimators.InputSpec) instead; the class "
+            "flags are read into it for now.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        for flag in old:
+            delattr(cls, flag)
+        cls.spec = cls.spec.replace(**{_FLAGS[flag]: value for flag, value in old.items()})
 
     def __getattr__(self, name: str) -> Any:
         # only reached when the ordinary lookup fails
