@@ -59,7 +59,7 @@ def _reduced_rank_model(
 
 
 @register("lda")
-class LinearDiscriminantAnalysis(UpdatableMixin, LeaveOneOutMixin, TransformerMixin, _GaussianDA):
+class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA, UpdatableMixin):
     r"""Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     Each class ``k`` is modelled as ``N(mu_k, Sigma)`` with the pooled

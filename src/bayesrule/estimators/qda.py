@@ -16,7 +16,7 @@ from .registry import register
 
 
 @register("qda")
-class QuadraticDiscriminantAnalysis(UpdatableMixin, LeaveOneOutMixin, _ClassGaussianDA):
+class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, UpdatableMixin):
     r"""Quadratic discriminant analysis: one Gaussian with its own covariance per class.
 
     A drop-in for ``sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis``.

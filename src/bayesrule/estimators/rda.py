@@ -15,7 +15,7 @@ from .registry import register
 
 
 @register("rda")
-class RegularizedDiscriminantAnalysis(UpdatableMixin, _ClassGaussianDA):
+class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     r"""Friedman's regularized discriminant analysis, between QDA and LDA.
 
     Each class covariance is blended with the pooled one and then shrunk
