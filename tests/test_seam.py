@@ -233,3 +233,47 @@ def test_a_registered_handler_receives_its_collections(held, short, cls):
     n = len(held.calls)
     est.predict(X)
     assert len(held.calls) == n
+
+
+@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+def test_refused_methods_are_absent_and_say_why(short, cls):
+    est = _estimator(short, cls)
+    for name in ("partial_fit", "forget", "merge"):
+        why = cls.refusals.get(name)
+        if why is None:
+            assert callable(getattr(est, name)), f"{short} lost {name}"
+            continue
+        assert not hasattr(est, name) and not hasattr(cls, name)
+        with pytest.raises(AttributeError, match=f"{cls.__name__} has no {name}: .*{why[:20]}"):
+            getattr(est, name)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_thing'"):
+        est.no_such_thing  # noqa: B018
+
+
+def test_the_fit_schema_and_the_parameters_are_public():
+    cls = available()["gnb"]
+    X, y = _data(cls.spec)
+    est = cls().fit(X.astype(np.float32), y)
+    schema = est.fit_schema()
+    assert schema == Schema(4, schema.feature_names, np.dtype(np.float32))
+    np.testing.assert_array_equal(schema.feature_names, NAMES)
+    assert cls().fit(X.to_numpy(), y).fit_schema().feature_names is None
+    assert cls().check_params() is not None
+    with pytest.raises(ValueError, match="var_smoothing"):
+        cls(var_smoothing=-1.0).check_params()
+    assert cls().input_spec().statistic is cls.spec.statistic
+
+
+def test_class_flags_of_an_older_subclass_are_read_into_its_spec():
+    gnb = available()["gnb"]
+    with pytest.warns(DeprecationWarning, match="declare spec = InputSpec"):
+
+        class OneClassOnly(gnb):
+            _min_classes = 2
+            _strict_priors = False
+
+    assert OneClassOnly.spec == gnb.spec.replace(min_classes=2, strict_priors=False)
+    X, y = _data(gnb.spec)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        OneClassOnly().fit(X, np.full(y.size, "a"))
+    assert gnb().fit(X, np.full(y.size, "a")).classes_.tolist() == ["a"]
