@@ -38,6 +38,7 @@ from ._predict import log_softmax
 from ._priors import resolve_priors
 from ._ranges import OutOfRangeWarning, UnitsWarning, stats_bounds
 from ._sampling import SampleMixin, as_generator
+from ._spec import FromSpec, checked_schema, fold_flags
 from .seam import InputSpec, Schema, Summariser
 
 __all__ = [
@@ -51,45 +52,6 @@ __all__ = [
 
 #: the name the leave-one-out module knows Bayes' rule's log-softmax by
 _log_softmax = log_softmax
-
-
-class _FromSpec:
-    """A read-only alias of one field of the class's ``spec`` (``_min_classes`` -> ``spec.min_classes``).
-
-    For code not yet reading ``spec`` (or ``input_spec()``); the declaration
-    is ``spec`` alone, and assigning an alias is refused.
-    """
-
-    def __init__(self, field: str) -> None:
-        self.field = field
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        cls = owner if owner is not None else type(obj)
-        return getattr(cls.spec, self.field)
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        raise AttributeError(f"declare {self.field} in the class's spec, not on an instance.")
-
-
-#: the class flags the specification replaced: flag -> field of InputSpec
-_FLAGS = {
-    "_stats_type": "statistic",
-    "_allow_nan": "allow_nan",
-    "_min_classes": "min_classes",
-    "_min_samples": "min_samples",
-    "_strict_priors": "strict_priors",
-    "_deferred_finite_check": "deferred_finite_check",
-    "_sparse": "sparse",
-    "_positive": "positive",
-    "_values": "values",
-    "_sign_from_stats": "sign_from_stats",
-    "_inf_reaches_results": "inf_reaches_results",
-    "_input_dtype_attrs": "input_dtype_attrs",
-    "_input_dtype_outputs": "input_dtype_outputs",
-    "_infers_from_data": "infers_from_data",
-    "_multi_pass": "multi_pass",
-    "_poor_score": "poor_score",
-}
 
 
 class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
@@ -114,35 +76,16 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     refusals: ClassVar[Mapping[str, str]] = {}
 
     # read-only aliases of ``spec``, for code that has not moved to it yet
-    _stats_type = _FromSpec("statistic")
-    _allow_nan = _FromSpec("allow_nan")
-    _min_classes = _FromSpec("min_classes")
-    _min_samples = _FromSpec("min_samples")
-    _multi_pass = _FromSpec("multi_pass")
-    _infers_from_data = _FromSpec("infers_from_data")
+    _stats_type = FromSpec("statistic")
+    _allow_nan = FromSpec("allow_nan")
+    _min_classes = FromSpec("min_classes")
+    _min_samples = FromSpec("min_samples")
+    _multi_pass = FromSpec("multi_pass")
+    _infers_from_data = FromSpec("infers_from_data")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Fold the class flags of a subclass written before ``spec`` (``_stats_type = ...``) into it."""
         super().__init_subclass__(**kwargs)
-        old = {
-            flag: value
-            for flag, value in list(vars(cls).items())
-            if flag in _FLAGS and not isinstance(value, _FromSpec)
-        }
-        if not old:
-            return
-        import warnings
-
-        warnings.warn(
-            f"{cls.__name__} declares {', '.join(sorted(old))}: declare "
-            "spec = InputSpec(...) (bayesrule.estimators.InputSpec) instead; the class "
-            "flags are read into it for now.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        for flag in old:
-            delattr(cls, flag)
-        cls.spec = cls.spec.replace(**{_FLAGS[flag]: value for flag, value in old.items()})
+        fold_flags(cls)  # a subclass written before ``spec``: its flags go into it
 
     def __getattr__(self, name: str) -> Any:
         # only reached when the ordinary lookup fails
@@ -335,7 +278,7 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         fails, the estimator is left exactly as it was.
         """
         if schema is not None:
-            schema = _checked_schema(schema, stats)
+            schema = checked_schema(schema, stats)
         with self._atomic():
             self._install(stats, schema=schema)
         return self
@@ -498,31 +441,6 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
 
 #: the fitted attributes that describe the input's features
 _SCHEMA = ("n_features_in_", "feature_names_in_", "_fit_dtype")
-
-
-def _checked_schema(schema: Any, stats: Any) -> Schema:
-    """``schema`` as a :class:`Schema` that agrees with the statistics' feature count."""
-    parts = tuple(schema)
-    if not 1 <= len(parts) <= 3:
-        raise ValueError(
-            f"schema must be a Schema (n_features, feature_names, dtype); got {schema!r}."
-        )
-    n, names, *rest = (*parts, None) if len(parts) == 1 else parts
-    if int(n) != stats.n_features:
-        raise ValueError(
-            f"the schema has {int(n)} features, but the statistics have {stats.n_features}."
-        )
-    if names is not None:
-        names = np.asarray([str(v) for v in np.ravel(names)], dtype=object)
-        if names.size != stats.n_features:
-            raise ValueError(
-                f"the schema names {names.size} features, but the statistics have "
-                f"{stats.n_features}."
-            )
-    dtype = np.dtype(rest[0]) if rest and rest[0] is not None else np.dtype(np.float64)
-    if dtype.kind != "f":
-        raise ValueError(f"the schema's dtype must be a floating dtype; got {dtype}.")
-    return Schema(int(n), names, dtype)
 
 
 def is_fitted(est: Any) -> bool:
