@@ -24,6 +24,7 @@ __all__ = [
     "register_handler",
     "registered_handlers",
     "routed",
+    "unregister_handler",
 ]
 
 _M = TypeVar("_M", bound=Callable[..., Any])
@@ -61,6 +62,11 @@ def register_handler(handler: CollectionHandler) -> None:
     """Add an engine's handler (once; registering the same name again replaces it)."""
     _HANDLERS[:] = [h for h in _HANDLERS if h.name != handler.name]
     _HANDLERS.append(handler)
+
+
+def unregister_handler(name: str) -> None:
+    """Remove the handler of the engine ``name`` (no-op when none is registered)."""
+    _HANDLERS[:] = [h for h in _HANDLERS if h.name != name]
 
 
 def registered_handlers() -> tuple[CollectionHandler, ...]:

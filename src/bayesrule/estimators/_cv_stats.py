@@ -2,8 +2,7 @@
 
 :class:`CrossValidatedStats` (the statistics of all the data and the
 candidates' held-out scores), the table of candidates scored so far and the
-order in which they are preferred, the splits of ``cv`` and the k-fold
-structure of a list of splits, and :class:`_Refused`, the descriptor for a method an estimator does not have.
+order in which they are preferred, and the k-fold structure of a list of splits.
 """
 
 from __future__ import annotations
@@ -113,25 +112,6 @@ _NOT_STREAMABLE = (
     "on all the data, or use RegularizedDiscriminantAnalysis with the chosen alpha_ and "
     "gamma_ and ridge_ to stream"
 )
-
-
-class _Refused:
-    """A method of the base that this estimator does not have.
-
-    ``hasattr`` is False (so scikit-learn and duck typing see no such
-    method), and using it raises an AttributeError that says why.
-    """
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        who = owner.__name__ if owner is not None else type(obj).__name__
-        raise AttributeError(f"{who} has no {self.name}: {self.reason}.")
 
 
 def _check_finite(cov: _F) -> None:

@@ -16,6 +16,7 @@ from ..models.gaussian import GaussianFamily, SingularCovarianceError
 from ..stats import FourthMomentStats, ScatterStats, encode
 from ._base import GenerativeClassifier
 from ._priors import PRIORS_CONSTRAINT
+from .seam import InputSpec
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -50,8 +51,7 @@ def _external_covariances(
 class _GaussianDA(GenerativeClassifier):
     """Shared parts of the three Gaussian discriminant analyses."""
 
-    _stats_type = ScatterStats
-    _deferred_finite_check = True
+    spec = InputSpec(statistic=ScatterStats, deferred_finite_check=True)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
         """Fit the model from ``(X, y)`` in one pass over the data.

@@ -18,8 +18,9 @@ from sklearn.utils._param_validation import Interval
 from .._util.validation import check_finite
 from ..models import check_alpha
 from ..models import feature_name as _name
-from ._base import GenerativeClassifier
 from ._priors import PRIORS_CONSTRAINT, resolve_priors
+from ._updatable import UpdatableMixin
+from .seam import InputSpec
 
 _F = NDArray[np.float64]
 
@@ -59,69 +60,48 @@ def _check_nonnegative(X: Any, who: str, names: Any = None, what: str = "counts"
 # ---------------------------------------------------------------------------------
 # shared estimator parts
 # ---------------------------------------------------------------------------------
-class _BaseNB(GenerativeClassifier):
+class _BaseNB(UpdatableMixin):
     """Naive Bayes: NaN means missing, and the class models are independent per feature."""
 
-    _allow_nan = True
-    #: as scikit-learn's: one class fits, and then always predicts that class
-    _min_classes = 1
-    _sparse = False
-    _positive = False
-    #: what the values are, in the message refusing a negative one
-    _values = "counts"
-    _deferred_finite_check = True
-    #: ``_positive`` models whose statistic records each feature's least value
-    #: in its own pass (CountStats): fit reads the sign from it, not from X
-    _sign_from_stats = False
-    #: whether +inf in X always makes the log likelihood non-finite (so the
-    #: deferred check catches it); not so after binarizing, or far in a
-    #: kernel density's tail, where X is checked eagerly instead
-    _inf_reaches_results = True
-    #: scikit-learn says the same of its discrete naive Bayes: on the checks'
-    #: Gaussian blobs a count or binary model is not expected to reach 83%
-    _poor_score = False
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.sparse = self._sparse
-        tags.input_tags.positive_only = self._positive
-        tags.classifier_tags.poor_score = self._poor_score
-        return tags
+    #: NaN is missing; as scikit-learn's, one class fits (and is then always
+    #: predicted); non-finite values are found from the results (see InputSpec)
+    spec = InputSpec(allow_nan=True, min_classes=1, deferred_finite_check=True)
 
     def _feature_names(self) -> Any:
         return getattr(self, "feature_names_in_", None)
 
     def _validate_X(self, X: Any, *, reset: bool, fitting: bool = False) -> Any:
         Xv = self._numeric_X(X, reset=reset)
-        if fitting and self._sign_from_stats:
+        if fitting and self.spec.sign_from_stats:
             return Xv  # the statistics' own pass settles it (see _stats_from)
         values = Xv.data if sp.issparse(Xv) else Xv
         # One fast reduction decides the common case: NaN propagates through
         # min, and min gives the sign. +inf is left to the deferred check on
         # the results (it always reaches them), which saves a pass.
         lo = float(np.min(values, initial=0.0))
-        hi = 0.0 if self._inf_reaches_results else float(np.max(values, initial=0.0))
+        hi = 0.0 if self.spec.inf_reaches_results else float(np.max(values, initial=0.0))
         if not (np.isfinite(lo) and np.isfinite(hi)):
             check_finite(np.atleast_2d(values), "X", allow_nan=True)
-        if self._positive and not lo >= 0:
-            _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self._values)
+        if self.spec.positive and not lo >= 0:
+            _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self.spec.values)
         return Xv
 
     def _stats_from(self, Xv: Any, y: Any, w: Any, classes: Any) -> Any:
         stats = super()._stats_from(Xv, y, w, classes)  # refuses infinity (the sums carry it)
-        if self._sign_from_stats:
+        if self.spec.sign_from_stats:
             # the lower bounds are the least value of each feature over the rows
             # of positive weight (a NaN is missing, an infinity was refused)
             lower = np.asarray(stats.lower)
             if np.any(lower < 0) or not np.all(w > 0):
                 values = Xv.data if sp.issparse(Xv) else Xv
                 if not float(np.nanmin(values, initial=0.0)) >= 0:
-                    _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self._values)
+                    _check_nonnegative(
+                        Xv, type(self).__name__, self._feature_names(), self.spec.values
+                    )
         return stats
 
     def _after(self, Xv: Any, result: Any) -> None:
-        if not self._inf_reaches_results:
+        if not self.spec.inf_reaches_results:
             return  # _validate_X has already refused infinity; NaN is missing
         values = Xv.data if sp.issparse(Xv) else Xv
         super()._after(np.atleast_2d(values), result)
@@ -130,7 +110,9 @@ class _BaseNB(GenerativeClassifier):
 class _DiscreteNB(_BaseNB):
     """Priors spelled as scikit-learn's discrete naive Bayes: ``fit_prior`` and ``class_prior``."""
 
-    _poor_score = True
+    #: scikit-learn says the same of its discrete naive Bayes: on the checks'
+    #: Gaussian blobs a count or binary model is not expected to reach 83%
+    spec = _BaseNB.spec.replace(poor_score=True)
 
     def _resolve_priors(self, stats: Any) -> _F:
         K = stats.n_classes

@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval
 from ..models.bernoulli import Bernoulli, bernoulli_log_p
 from ..stats import CountStats
 from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB
+from .registry import register
 
 
 def _binarize(X: Any, threshold: float | None) -> Any:
@@ -32,6 +33,7 @@ def _binarize(X: Any, threshold: float | None) -> Any:
     return out
 
 
+@register("bnb")
 class BernoulliNB(_DiscreteNB):
     r"""Naive Bayes for binary features: per class, independent Bernoulli features.
 
@@ -89,10 +91,8 @@ class BernoulliNB(_DiscreteNB):
     True
     """
 
-    _inf_reaches_results = False
+    spec = _DiscreteNB.spec.replace(statistic=CountStats, sparse=True, inf_reaches_results=False)
 
-    _stats_type = CountStats
-    _sparse = True
     _parameter_constraints: dict = {
         "alpha": _ALPHA,
         "force_alpha": ["boolean"],

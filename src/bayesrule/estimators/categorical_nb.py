@@ -12,8 +12,10 @@ from sklearn.utils._param_validation import Interval
 from ..models.categorical import Categorical, categorical_tables, check_min_categories
 from ..stats import MAX_CATEGORIES, CategoryStats, check_categories
 from ._nb import _F, _PRIOR_PARAMS, _DiscreteNB
+from .registry import register
 
 
+@register("catnb")
 class CategoricalNB(_DiscreteNB):
     r"""Naive Bayes for categorical features coded ``0, 1, 2, ...``.
 
@@ -76,12 +78,14 @@ class CategoricalNB(_DiscreteNB):
     True
     """
 
-    _inf_reaches_results = False
+    spec = _DiscreteNB.spec.replace(
+        statistic=CategoryStats,
+        positive=True,
+        values="category codes",
+        inf_reaches_results=False,
+    )
     #: codes are non-negative: scikit-learn's tag, and its "Negative values" error first
-    _positive = True
-    _values = "category codes"
 
-    _stats_type = CategoryStats
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="left")],
         "force_alpha": ["boolean"],

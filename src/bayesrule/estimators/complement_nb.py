@@ -10,8 +10,10 @@ from numpy.typing import ArrayLike
 from ..models.multinomial import ComplementWeights, complement_log_theta
 from ..stats import CountStats
 from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB
+from .registry import register
 
 
+@register("cnb")
 class ComplementNB(_DiscreteNB):
     r"""Complement naive Bayes (Rennie et al.), suited to imbalanced text classes.
 
@@ -80,10 +82,9 @@ class ComplementNB(_DiscreteNB):
     True
     """
 
-    _stats_type = CountStats
-    _sparse = True
-    _positive = True
-    _sign_from_stats = True
+    spec = _DiscreteNB.spec.replace(
+        statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
+    )
     _parameter_constraints: dict = {
         "alpha": _ALPHA,
         "force_alpha": ["boolean"],

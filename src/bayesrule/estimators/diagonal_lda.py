@@ -13,8 +13,10 @@ from ..models.diagonal import DiagonalGaussian, variance_epsilon
 from ..stats import DiagonalStats
 from ._nb import _F, _BaseNB
 from ._priors import PRIORS_CONSTRAINT
+from .registry import register
 
 
+@register("dlda")
 class DiagonalLDA(_BaseNB):
     r"""Diagonal linear discriminant analysis ("naive Bayes + LDA").
 
@@ -79,7 +81,7 @@ class DiagonalLDA(_BaseNB):
     True
     """
 
-    _stats_type = DiagonalStats
+    spec = _BaseNB.spec.replace(statistic=DiagonalStats)
     _parameter_constraints: dict = {
         "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],

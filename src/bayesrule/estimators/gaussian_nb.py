@@ -13,8 +13,10 @@ from ..models.diagonal import DiagonalGaussian, variance_epsilon
 from ..stats import DiagonalStats
 from ._nb import _F, _BaseNB, per_class
 from ._priors import PRIORS_CONSTRAINT
+from .registry import register
 
 
+@register("gnb")
 class GaussianNB(_BaseNB):
     r"""Gaussian naive Bayes: per class, independent normal features.
 
@@ -84,10 +86,12 @@ class GaussianNB(_BaseNB):
     True
     """
 
-    _stats_type = DiagonalStats
-    _strict_priors = True
-    _input_dtype_attrs = ("theta_", "var_", "epsilon_", "class_prior_", "priors_", "class_count_")
-    _input_dtype_outputs = True
+    spec = _BaseNB.spec.replace(
+        statistic=DiagonalStats,
+        strict_priors=True,
+        input_dtype_attrs=("theta_", "var_", "epsilon_", "class_prior_", "priors_", "class_count_"),
+        input_dtype_outputs=True,
+    )
     _parameter_constraints: dict = {
         "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],

@@ -14,6 +14,7 @@ from ..stats import ValueCountStats
 from ._kernel_binning import KernelBinning
 from ._nb import _F, _BaseNB, per_class
 from ._priors import PRIORS_CONSTRAINT
+from .registry import register
 from .seam import Summariser
 
 _BANDWIDTH = [
@@ -23,6 +24,7 @@ _BANDWIDTH = [
 ]
 
 
+@register("knb")
 class KernelNB(_BaseNB):
     r"""Kernel naive Bayes: per class and feature, point masses and a Gaussian kernel density.
 
@@ -107,9 +109,8 @@ class KernelNB(_BaseNB):
     array([0.3, 0.3, 0.3, 0.3])
     """
 
-    _inf_reaches_results = False
+    spec = _BaseNB.spec.replace(statistic=ValueCountStats, inf_reaches_results=False)
 
-    _stats_type = ValueCountStats
     _parameter_constraints: dict = {
         "bandwidth": _BANDWIDTH,
         "priors": PRIORS_CONSTRAINT,

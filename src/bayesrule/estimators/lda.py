@@ -17,6 +17,8 @@ from ..models.tied import TiedGaussian
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
 from ._priors import PRIORS_CONSTRAINT
+from ._updatable import UpdatableMixin
+from .registry import register
 
 
 def _per_class(values: _F, present: NDArray[np.bool_]) -> _F:
@@ -56,7 +58,8 @@ def _reduced_rank_model(
     return TiedGaussian(means, cov, whiten, model.centre, model.shrinkage)
 
 
-class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA):
+@register("lda")
+class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA, UpdatableMixin):
     r"""Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     Each class ``k`` is modelled as ``N(mu_k, Sigma)`` with the pooled
@@ -288,7 +291,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         self.moments = moments
         self.reduced_rank = reduced_rank
 
-    _min_samples = 2
+    spec = _GaussianDA.spec.replace(min_samples=2)
     _loo_rows = staticmethod(lda_rows)
 
     def _input_dtype_names(self) -> tuple[str, ...]:
@@ -306,7 +309,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         "covariance estimator is not supported with svd solver. Try another solver"
     )
 
-    # _stats_type: ScatterStats, or FourthMomentStats by the fit-time
+    # the statistic: ScatterStats, or FourthMomentStats by the fit-time
     # ``moments`` choice (see _GaussianDA._statistic_type)
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:

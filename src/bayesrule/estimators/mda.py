@@ -24,11 +24,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..models.mixture import MixtureFamily, Projection, class_moments
 from ..stats import MixtureStats, label_repr
 from ._base import GenerativeClassifier
-from ._cv_stats import _Refused
 from ._mda_em import components, fit_em
 from ._mda_passes import _Rows
 from ._mda_select import REG_FOR_CHOICE
 from ._priors import PRIORS_CONSTRAINT
+from .registry import register
 from .seam import Summariser, summarise
 
 __all__ = ["MixtureDiscriminantAnalysis"]
@@ -37,6 +37,7 @@ _F = NDArray[np.float64]
 _Moments = tuple[_F, _F, _F]
 
 
+@register("mda")
 class MixtureDiscriminantAnalysis(GenerativeClassifier):
     r"""Mixture discriminant analysis: a Gaussian mixture per class, Bayes' rule over classes.
 
@@ -207,7 +208,9 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     True
     """
 
-    _stats_type = MixtureStats
+    #: the fit is several passes over the data (see :meth:`_fit_passes`):
+    #: fit_stream and the Dask backend drive them instead of merging block statistics
+    spec = GenerativeClassifier.spec.replace(statistic=MixtureStats, multi_pass=True)
     _parameter_constraints: dict = {
         "n_components": [
             Interval(Integral, 1, None, closed="left"),
@@ -231,12 +234,12 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         "dimension": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    partial_fit = _Refused(
-        "EM makes several passes over all the data, so batches cannot be added to a fit "
-        "(refit instead; fit_stream and Dask collections run the passes)"
-    )
-    merge = _Refused("the components of two EM fits do not correspond (refit on both)")
-    forget = _Refused("responsibility-weighted moments cannot be downdated (refit instead)")
+    refusals = {
+        "partial_fit": "EM makes several passes over all the data, so batches cannot be added "
+        "to a fit (refit instead; fit_stream and Dask collections run the passes)",
+        "merge": "the components of two EM fits do not correspond (refit on both)",
+        "forget": "responsibility-weighted moments cannot be downdated (refit instead)",
+    }
 
     def __init__(
         self,
@@ -270,9 +273,6 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         self.dimension = dimension
 
     # ------------------------------------------------------------ statistics
-    #: the fit is several passes over the data (see :meth:`fit_plan`):
-    #: fit_stream and the Dask backend drive them instead of merging block statistics
-    _multi_pass = True
 
     def fit_plan(
         self,

@@ -42,9 +42,11 @@ from ._mixed_families import (
 from ._nb import _F, _BaseNB, _name
 from ._priors import PRIORS_CONSTRAINT
 from .kernel_nb import _BANDWIDTH
+from .registry import register
 from .seam import InputSpec
 
 
+@register("mixed")
 class MixedNB(_BaseNB):
     r"""Naive Bayes with a class model chosen per column.
 
@@ -178,8 +180,15 @@ class MixedNB(_BaseNB):
     (12, 2)
     """
 
-    _stats_type = MixedStats
-    _inf_reaches_results = False
+    #: DataFrames with their own column dtypes, one block at a time; the
+    #: column kinds are inferred from the data (the first block, apart)
+    spec = _BaseNB.spec.replace(
+        statistic=MixedStats,
+        inf_reaches_results=False,
+        frame=True,
+        side_by_side=False,
+        infers_from_data=True,
+    )
 
     _parameter_constraints: dict = {
         "columns": [dict, list, None],
@@ -389,8 +398,6 @@ class MixedNB(_BaseNB):
     def input_spec(self) -> InputSpec:
         """MixedNB reads DataFrames with their own column dtypes, one block at a time."""
         return dataclasses.replace(super().input_spec(), frame=True, side_by_side=False)
-
-    _infers_from_data = True
 
     def summariser(self, first_block: Any = None, **options: Any) -> EstimatorSummariser:
         """A pure, picklable task summarising blocks with the kinds of the columns pinned.

@@ -9,8 +9,10 @@ from numpy.typing import ArrayLike
 from ..models.multinomial import Multinomial, multinomial_log_theta
 from ..stats import CountStats
 from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB
+from .registry import register
 
 
+@register("mnb")
 class MultinomialNB(_DiscreteNB):
     r"""Naive Bayes for counts (e.g. word counts): per class, a multinomial over features.
 
@@ -73,10 +75,9 @@ class MultinomialNB(_DiscreteNB):
     True
     """
 
-    _stats_type = CountStats
-    _sparse = True
-    _positive = True
-    _sign_from_stats = True
+    spec = _DiscreteNB.spec.replace(
+        statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
+    )
     _parameter_constraints: dict = {"alpha": _ALPHA, "force_alpha": ["boolean"], **_PRIOR_PARAMS}
 
     def __init__(

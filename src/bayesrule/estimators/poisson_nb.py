@@ -12,8 +12,10 @@ from ..models.poisson import Poisson, poisson_rates
 from ..stats import CountStats
 from ._nb import _F, _BaseNB
 from ._priors import PRIORS_CONSTRAINT
+from .registry import register
 
 
+@register("pnb")
 class PoissonNB(_BaseNB):
     r"""Naive Bayes for counts: per class, independent Poisson features.
 
@@ -61,12 +63,9 @@ class PoissonNB(_BaseNB):
     array([0, 1])
     """
 
-    _poor_score = True
-
-    _stats_type = CountStats
-    _sparse = True
-    _positive = True
-    _sign_from_stats = True
+    spec = _BaseNB.spec.replace(
+        statistic=CountStats, sparse=True, positive=True, sign_from_stats=True, poor_score=True
+    )
     _parameter_constraints: dict = {
         "priors": PRIORS_CONSTRAINT,
         "alpha": [Interval(Real, 0, None, closed="left")],

@@ -11,9 +11,12 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _MOMENTS, _SHRINKAGE, _ClassGaussianDA
 from ._loo import LeaveOneOutMixin, qda_rows
+from ._updatable import UpdatableMixin
+from .registry import register
 
 
-class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA):
+@register("qda")
+class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, UpdatableMixin):
     r"""Quadratic discriminant analysis: one Gaussian with its own covariance per class.
 
     A drop-in for ``sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis``.
@@ -122,7 +125,7 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA):
     }
     _loo_rows = staticmethod(qda_rows)
     _remedy = "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
-    _input_dtype_attrs = ("means_", "covariance_")
+    spec = _ClassGaussianDA.spec.replace(input_dtype_attrs=("means_", "covariance_"))
     _svd_estimator_message = (
         "covariance_estimator is not supported with solver='svd'. Try solver='eigen' instead."
     )

@@ -10,9 +10,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..models.gaussian import range_scale
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
+from ._updatable import UpdatableMixin
+from .registry import register
 
 
-class RegularizedDiscriminantAnalysis(_ClassGaussianDA):
+@register("rda")
+class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     r"""Friedman's regularized discriminant analysis, between QDA and LDA.
 
     Each class covariance is blended with the pooled one and then shrunk

@@ -48,13 +48,13 @@ from ._cv_stats import (
     SplitStatistics,
     _check_finite,
     _ranked,
-    _Refused,
     _Table,
     cv_splits,
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
 from ._rda_search import alpha_sweep_terms, held_out_terms, regularised, standardised_min_eigenvalue
+from .registry import register
 
 __all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 
@@ -62,6 +62,7 @@ _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
+@register("rdacv")
 class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     r"""Regularized discriminant analysis with its regularisation chosen by cross-validation.
 
@@ -179,7 +180,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     0.95
     """
 
-    _stats_type = CrossValidatedStats  # type: ignore[assignment]  # not a ScatterStats: it holds one
+    spec = _ClassGaussianDA.spec.replace(statistic=CrossValidatedStats)  # holds a ScatterStats
     _parameter_constraints: dict = {
         **_CLASS_GAUSSIAN_PARAMS,
         "alphas": ["array-like"],
@@ -194,9 +195,11 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     }
     _remedy = "add gammas > 0 or ridges > 0, or set reg_param > 0"
 
-    partial_fit = _Refused("cross-validation needs all the data at once")
-    merge = _Refused("cross-validation scores cannot be merged")
-    forget = _Refused("cross-validation scores cannot be updated")
+    refusals = {
+        "partial_fit": "cross-validation needs all the data at once",
+        "merge": "cross-validation scores cannot be merged",
+        "forget": "cross-validation scores cannot be updated",
+    }
 
     def __init__(
         self,

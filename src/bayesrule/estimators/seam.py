@@ -23,6 +23,7 @@ reference every backend's ``reduce`` must equal.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -30,7 +31,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["InputSpec", "Schema", "Summariser", "summarise"]
+__all__ = ["InputSpec", "Schema", "Summariser", "schema_of", "summarise"]
 
 
 class Schema(NamedTuple):
@@ -53,7 +54,12 @@ class Schema(NamedTuple):
 
 @dataclass(frozen=True)
 class InputSpec:
-    """What an estimator's blocks must look like: its input, declared once.
+    """What an estimator's input must look like and how it is checked: declared once.
+
+    Each estimator class declares one, ``spec = InputSpec(...)`` (a subclass:
+    ``spec = Parent.spec.replace(...)``), and
+    ``est.input_spec()`` returns it with the layout fields (``order``,
+    ``side_by_side``, ``statistic``) settled by the statistic the fit uses.
 
     Attributes
     ----------
@@ -71,10 +77,46 @@ class InputSpec:
     allow_nan : bool
         NaN in ``X`` means a missing value (otherwise an error).
     sparse : bool
-        SciPy sparse matrices are accepted.
+        SciPy sparse (CSR) matrices are accepted, and kept sparse.
     multi_pass : bool
         The fit reads the data more than once (``fit_plan`` calls ``reduce``
         several times), so a backend must be able to read it again.
+    infers_from_data : bool
+        The statistics of a block depend on choices made from the data
+        themselves (MixedNB's column kinds): give ``summariser`` the first
+        block, so that every block's summary is made with the same choices.
+    statistic : type or None
+        The statistics class a block is summarised by (see
+        :mod:`bayesrule.stats`); for ``input_spec()``, the one of this fit
+        (the discriminant analyses' ``moments`` may choose an extension).
+    positive : bool
+        Negative values are refused (counts, category codes).
+    values : str
+        What the values are, in the message refusing a negative one.
+    strict_priors : bool
+        Priors that do not sum to 1 are refused instead of renormalised
+        (scikit-learn's GaussianNB refuses; its discriminant analyses renormalise).
+    deferred_finite_check : bool
+        NaN and infinity are looked for in the results (statistics, scores)
+        instead of in ``X`` first, and ``X`` is searched for the offending row
+        only when a result is not finite (non-finite input always reaches
+        these models' results; this saves a pass over the data).
+    sign_from_stats : bool
+        For ``positive`` models whose statistic records each feature's least
+        value in its own pass: the fit reads the sign from it, not from ``X``.
+    inf_reaches_results : bool
+        +inf in ``X`` always makes the log likelihood non-finite, so the
+        deferred check catches it (not so after binarising, or far in a
+        kernel density's tail, where ``X`` is checked at once).
+    input_dtype_attrs : tuple of str
+        Fitted attributes given in the input's dtype (float32 input, float32
+        attributes) where scikit-learn's namesake does so; the statistics and
+        the derivation stay float64.
+    input_dtype_outputs : bool
+        ``predict_proba`` and its kin are given in the input's dtype.
+    poor_score : bool
+        scikit-learn's estimator-checks tag: on the checks' Gaussian blobs the
+        model is not expected to score well (count and binary models).
     """
 
     frame: bool = False
@@ -85,6 +127,37 @@ class InputSpec:
     allow_nan: bool = False
     sparse: bool = False
     multi_pass: bool = False
+    infers_from_data: bool = False
+    statistic: Any = None
+    positive: bool = False
+    values: str = "counts"
+    strict_priors: bool = False
+    deferred_finite_check: bool = False
+    sign_from_stats: bool = False
+    inf_reaches_results: bool = True
+    input_dtype_attrs: tuple[str, ...] = ()
+    input_dtype_outputs: bool = False
+    poor_score: bool = False
+
+    def replace(self, **changes: Any) -> InputSpec:
+        """This specification with some fields changed (a subclass's: ``Parent.spec.replace(...)``)."""
+        return dataclasses.replace(self, **changes)
+
+
+def schema_of(X: Any, n_features: int | None = None, dtype: Any = None) -> Schema:
+    """The :class:`Schema` of a block of data ``X`` (its feature names when it has string column names).
+
+    ``n_features`` defaults to ``X.shape[1]``; ``dtype`` (the floating dtype
+    the data were validated to) to float64.
+    """
+    columns = getattr(X, "columns", None)
+    names = None
+    if columns is not None and hasattr(X, "dtypes"):
+        listed = np.asarray(list(columns), dtype=object)
+        if listed.size and all(isinstance(n, str) for n in listed):
+            names = listed
+    n = int(X.shape[1]) if n_features is None else int(n_features)
+    return Schema(n, names, np.dtype(np.float64 if dtype is None else dtype))
 
 
 class Summariser(Protocol):

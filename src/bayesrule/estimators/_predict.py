@@ -1,0 +1,261 @@
+"""Bayes' rule, written once: posteriors, densities and their repair far from every class.
+
+:class:`PredictMixin` turns a fitted estimator's class models (``_model``,
+with ``log_prob`` and optionally ``relative_log_prob`` and
+``log_prob_terms``) and priors into every prediction method. Each method is
+:func:`~bayesrule._util.dispatch.routed`, so an engine's collection is
+predicted by its registered handler, block by block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import logsumexp
+from sklearn.utils.validation import check_is_fitted
+
+from .._util.dispatch import routed
+from ..models import combine_terms
+from ._input import InputMixin
+
+__all__ = ["PredictMixin", "log_softmax"]
+
+
+class PredictMixin(InputMixin):
+    """Posteriors ``argmax_k log pi_k + log p_k(x)`` from the fitted class models.
+
+    Classes whose statistics hold no weight (declared but not seen) have
+    probability zero and no model.
+    """
+
+    # set by a fit (annotations only: an unfitted estimator has none of them)
+    stats_: Any
+    classes_: NDArray[Any]
+    priors_: Any
+    _model: Any
+
+    def _outputs_in_input_dtype(self) -> bool:
+        """Whether outputs are given in the fitted data's dtype (as scikit-learn's)."""
+        return self.spec.input_dtype_outputs
+
+    def _out(self, values: NDArray[Any]) -> NDArray[Any]:
+        """``values`` in the fitted data's dtype where scikit-learn's outputs are."""
+        if self._outputs_in_input_dtype() and self._dtype() != np.float64:
+            return values.astype(self._dtype())
+        return values
+
+    def _model_index(self, k: int) -> int:
+        """Position of class ``k`` in ``_model``, which may hold only the classes with data."""
+        if len(self._model) == self.classes_.size:
+            return k
+        return int(np.count_nonzero(self.stats_.weights[:k] > 0))
+
+    def _class_log_density(self, X: Any) -> NDArray[np.float64]:
+        """``log p_k(x)`` per class, (n, n_classes); -inf for classes without data."""
+        return self._scatter(self._model.log_prob(X))
+
+    @routed
+    def class_log_density(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Log density of each row under each class model, ``log p_k(x)``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            ``-inf`` for declared classes without data.
+        """
+        check_is_fitted(self)
+        Xv = self._input(X, reset=False)
+        with self._deferred():
+            out = self._class_log_density(Xv)
+        self._after(Xv, out[:, self.stats_.weights > 0])
+        return self._repair(Xv, out, prior=False, relative=False)
+
+    def class_model(self, label: Any) -> Any:
+        """The fitted model of one class (from :mod:`bayesrule.models`).
+
+        It offers ``log_prob(X)`` and ``sample(n, rng)``; Gaussian models also
+        ``mean`` and ``covariance`` (the model's own, after any shrinkage or
+        regularisation).
+        """
+        check_is_fitted(self)
+        pos = np.flatnonzero(self.classes_ == label)
+        if pos.size == 0:
+            raise ValueError(f"{label!r} is not among the classes {self.classes_.tolist()}.")
+        k = int(pos[0])
+        if self.stats_.weights[k] <= 0:
+            raise ValueError(f"class {label!r} has no data, so it has no model.")
+        return self._class_model(k)
+
+    def _class_model(self, k: int) -> Any:
+        return self._model[self._model_index(k)]
+
+    def _log_priors(self) -> NDArray[np.float64]:
+        with np.errstate(divide="ignore"):
+            return np.log(np.asarray(self.priors_, dtype=np.float64))
+
+    def _mask_absent(self, jll: NDArray[np.float64]) -> NDArray[np.float64]:
+        absent = self.stats_.weights <= 0
+        if absent.any():
+            jll[:, absent] = -np.inf
+        return jll
+
+    def _scatter(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(n, classes with data) values placed into (n, n_classes), -inf for the others."""
+        present = self.stats_.weights > 0
+        if values.shape[1] == present.size:
+            return values
+        out = np.full((values.shape[0], present.size), -np.inf)
+        out[:, present] = values
+        return out
+
+    def _joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
+        return self._mask_absent(self._class_log_density(Xv) + self._log_priors())
+
+    def _relative_joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
+        """The joint log likelihood up to a constant per row (enough for posteriors).
+
+        The family's ``relative_log_prob`` when it has one (it leaves out a
+        part that is the same for every class: a multinomial coefficient, a
+        shared quadratic term); subclasses override it when they drop more (LDA).
+        """
+        relative = getattr(self._model, "relative_log_prob", None)
+        if relative is None:
+            return self._joint(Xv)
+        return self._mask_absent(self._scatter(relative(Xv)) + self._log_priors())
+
+    def _terms_of_rows(self, Xv: Any, rows: NDArray[np.intp], prior: bool) -> tuple[Any, Any]:
+        """Relative and absolute joint log likelihoods of some rows, from scaled terms.
+
+        See :mod:`bayesrule.models._terms`: the family gives ``log p_k(x)`` as
+        a sum of terms kept apart by powers of two, which never overflows.
+        """
+        Xb = Xv[rows]
+        if hasattr(Xb, "toarray"):
+            Xb = Xb.toarray()
+        present = self.stats_.weights > 0
+        shape = (rows.size, int(present.sum()))
+        with np.errstate(all="ignore"):
+            terms_of = getattr(self._model, "log_prob_terms", None)
+            if terms_of is not None:
+                terms = list(terms_of(Xb))
+            else:
+                # a family without terms: its values, NaN and +inf made definite
+                values = np.nan_to_num(
+                    np.asarray(self._model.log_prob(Xb)).reshape(shape),
+                    nan=-np.inf,
+                    posinf=np.finfo(np.float64).max,
+                    neginf=-np.inf,
+                )
+                terms = [(values, 0)]
+            if prior:
+                terms.append((self._log_priors()[present][None, :], 0))
+            relative, absolute = combine_terms(terms, shape)
+        return self._scatter(relative), self._scatter(absolute)
+
+    def _repair(
+        self, Xv: Any, values: NDArray[np.float64], *, prior: bool = True, relative: bool = True
+    ) -> NDArray[np.float64]:
+        """Recompute the rows of ``values`` that Bayes' rule cannot use, from scaled terms.
+
+        A row far from every class (an entry of 1e300) has log densities that
+        overflow: NaN, ``+inf`` or ``-inf`` for every class. One reduction of
+        the (n, K) results finds those rows; only they are recomputed, with
+        :meth:`_terms_of_rows` (relative: the row's best class at 0, the
+        others below it, ``-inf`` beyond float64; absolute: ``-inf`` where
+        the log density is below -max float). Normal rows cost nothing more.
+        """
+        present = self.stats_.weights > 0
+        with np.errstate(invalid="ignore"):
+            top = np.max(values[:, present], axis=1) if values.shape[0] else values[:, 0]
+        bad = np.flatnonzero(~np.isfinite(top))
+        if bad.size:
+            rel, absolute = self._terms_of_rows(Xv, bad, prior)
+            values = np.array(values, dtype=np.float64)
+            values[bad] = rel if relative else absolute
+        return values
+
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        Xv = self._input(X, reset=False)
+        with self._deferred():
+            jll = self._relative_joint(Xv)
+        self._after(Xv, jll[:, self.stats_.weights > 0])
+        return self._repair(Xv, jll)
+
+    @routed
+    def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``log pi_k + log p_k(x)`` for each row and class, shape (n, n_classes).
+
+        Never NaN for finite input; ``-inf`` for a class without data and
+        where the log likelihood is below the most negative float64 (a row
+        far from the class: the density underflows).
+        """
+        check_is_fitted(self)
+        Xv = self._input(X, reset=False)
+        with self._deferred():
+            jll = self._joint(Xv)
+        self._after(Xv, jll[:, self.stats_.weights > 0])
+        return self._out(self._repair(Xv, jll, relative=False))
+
+    @routed
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Log posterior ``log P(y = k | x)``, a log-softmax stable for any finite input.
+
+        The largest joint log likelihood of each row is subtracted before the
+        sum (so a row whose values are all near -1e300 still sums to 1); a row
+        far from every class is decided by the class that dominates in exact
+        arithmetic (posterior 1, the others 0), never NaN.
+        """
+        return self._out(log_softmax(self._decision(X)))
+
+    @routed
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes); rows sum to 1."""
+        return self._out(np.exp(log_softmax(self._decision(X))))
+
+    @routed
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """The class of largest posterior probability for each row."""
+        jll = self._decision(X)
+        return self.classes_[np.argmax(jll, axis=1)]
+
+    @routed
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Log posterior up to a per-row constant; for two classes, the log odds.
+
+        Shape (n,) for two classes (positive means ``classes_[1]``), else
+        (n, n_classes). For a row far from every class the log odds may be
+        ``+-inf``.
+        """
+        jll = self._decision(X)
+        if jll.shape[1] == 2:
+            with np.errstate(invalid="ignore"):
+                return self._out(jll[:, 1] - jll[:, 0])
+        return self._out(jll)
+
+    @routed
+    def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Log density of the data under the model, ``log sum_k pi_k p_k(x)``.
+
+        Never NaN or ``+inf`` for finite input. A row so far from every class
+        that its log density is below the most negative float64 gets
+        ``-inf``: the log of a density that underflows.
+        """
+        jll = self.predict_joint_log_proba(X)
+        with np.errstate(divide="ignore"):
+            return np.asarray(logsumexp(jll, axis=1))
+
+
+def log_softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``jll - log sum_k exp(jll)`` per row, with the row's largest value taken out first.
+
+    scipy's ``logsumexp`` adds the largest value back before the subtraction,
+    which loses the small terms next to a value of -1e300 (rows of
+    probabilities that sum to 3); here they are differences from it.
+    """
+    top = np.max(jll, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        d = jll - np.where(np.isfinite(top), top, 0.0)
+    return d - np.log(np.sum(np.exp(d), axis=1, keepdims=True))

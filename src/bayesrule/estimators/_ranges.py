@@ -1,0 +1,164 @@
+"""Data far outside the training range: the warnings and the rule that raises them.
+
+:class:`OutOfRangeWarning` (a feature's values far beyond its training range)
+and :class:`UnitsWarning` (values that look like data in other units) are
+warned by the prediction methods of every estimator, through
+:func:`warn_out_of_range`.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..stats import block_bounds
+from ._units import units_message, units_suspects
+
+__all__ = ["OutOfRangeWarning", "UnitsWarning", "stats_bounds", "warn_out_of_range"]
+
+
+class OutOfRangeWarning(UserWarning):
+    """Data to predict lie far outside the range of the training data.
+
+    Raised (as a warning) by the prediction methods when some feature has
+    more than :data:`OUT_OF_RANGE_FRACTION` (1%) of its values beyond the
+    training range by more than :data:`OUT_OF_RANGE_MARGIN` (2) times the
+    range's width (see
+    :meth:`GenerativeClassifier.feature_range_`). The usual cause is data on
+    another scale than the training data (pixels in 0-255 against a model
+    fitted on pixels in [0, 1]). Silence it with the standard filter::
+
+        warnings.filterwarnings("ignore", category=bayesrule.OutOfRangeWarning)
+    """
+
+
+class UnitsWarning(OutOfRangeWarning):
+    """Data to predict look like data in other units: a tiny, far-off part of a feature's range.
+
+    Warned by the prediction methods when, in a batch of 20 rows or more,
+    a feature's values span at most a tenth of its training range and lie
+    wholly outside it, at least ten of their own widths away (the rule is in
+    :mod:`bayesrule.estimators._units`): the signature of units too small,
+    such as kilograms given to a model fitted in grams. A subclass of
+    :class:`OutOfRangeWarning`, whose filter silences both.
+    """
+
+
+#: A feature is out of range when more than ``OUT_OF_RANGE_FRACTION`` of its
+#: values (of the rows of one call) lie below ``lower - OUT_OF_RANGE_MARGIN *
+#: width`` or above ``upper + OUT_OF_RANGE_MARGIN * width`` (``width = upper -
+#: lower`` of the training data): beyond a band five times as wide as the
+#: training range, centred on it. A single such value in a batch of 100 rows
+#: or more does not count (heavy tails produce them); in a smaller batch it does.
+OUT_OF_RANGE_FRACTION = 0.01
+OUT_OF_RANGE_MARGIN = 2.0
+#: A larger batch is judged on an evenly strided sample of between this many
+#: and twice as many rows (the fraction above is a rate, which the sample
+#: estimates well; the check then costs little next to the prediction).
+OUT_OF_RANGE_ROWS = 1024
+
+#: features named in the warning's message
+_NAMED = 5
+
+
+def stats_bounds(stats: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """The statistics' feature bounds (RDA-CV's are those of its ``total``), or None."""
+    if stats is not None and not hasattr(stats, "lower"):
+        stats = getattr(stats, "total", None)
+    lo, hi = getattr(stats, "lower", None), getattr(stats, "upper", None)
+    if lo is None or hi is None:
+        return None
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
+def warn_out_of_range(est: Any, Xv: Any) -> None:
+    """Warn (:class:`OutOfRangeWarning`) if some feature of ``Xv`` is far outside its range.
+
+    Also warns :class:`UnitsWarning` for features whose values look like
+    data in smaller units (:func:`._units.units_suspects`, from the same
+    sample and bounds).
+
+    The rule (:data:`OUT_OF_RANGE_FRACTION`, :data:`OUT_OF_RANGE_MARGIN`):
+    more than 1% of a feature's values below ``lower - 2 width`` or above
+    ``upper + 2 width`` (in a batch of more than 2048 rows, 1% of an evenly
+    strided sample of 1024 to 2048 rows: :data:`OUT_OF_RANGE_ROWS`). Only
+    features with a known range of positive width are judged. Two
+    reductions over ``Xv`` (its per-feature minimum and maximum) decide
+    which features could be out; only those are counted.
+    """
+    bounds = stats_bounds(getattr(est, "stats_", None))
+    if bounds is None or Xv.shape[0] == 0:
+        return
+    if Xv.shape[0] >= 2 * OUT_OF_RANGE_ROWS:
+        Xv = Xv[:: Xv.shape[0] // OUT_OF_RANGE_ROWS]
+    n = Xv.shape[0]
+    lo, hi = bounds
+    with np.errstate(invalid="ignore", over="ignore"):
+        width = hi - lo
+        judged = np.isfinite(width) & (width > 0)
+        if not judged.any():
+            return
+        fence_lo = lo - OUT_OF_RANGE_MARGIN * width
+        fence_hi = hi + OUT_OF_RANGE_MARGIN * width
+        seen_lo, seen_hi = block_bounds(Xv)
+        maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
+        far = np.empty(0, dtype=np.intp)
+        if maybe.any():
+            cols = np.flatnonzero(maybe)
+            part = Xv[:, cols]
+            part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+            outside = np.count_nonzero((part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0)
+            far = cols[outside > OUT_OF_RANGE_FRACTION * n]
+    units = units_suspects(Xv, lo, hi, seen_lo, seen_hi)
+    far = np.setdiff1d(far, units)  # the more specific cause is reported
+    if far.size == 0 and units.size == 0:
+        return
+    names = getattr(est, "feature_names_in_", None)
+
+    def label(j: int) -> str:
+        return repr(str(names[j])) if names is not None else f"{j}"
+
+    if units.size:
+        warnings.warn(
+            units_message(units, label, lo, hi, seen_lo, seen_hi, _NAMED),
+            UnitsWarning,
+            stacklevel=caller_level(),
+        )
+    if far.size == 0:
+        return
+    shown = "; ".join(
+        f"feature {label(int(j))}: training range [{lo[j]:.4g}, {hi[j]:.4g}], "
+        f"here [{seen_lo[j]:.4g}, {seen_hi[j]:.4g}]"
+        for j in far[:_NAMED]
+    )
+    more = f" (and {far.size - _NAMED} more features)" if far.size > _NAMED else ""
+    warnings.warn(
+        f"X lies far outside the range of the training data in {far.size} of "
+        f"{lo.size} features: {shown}{more}. More than "
+        f"{OUT_OF_RANGE_FRACTION:.0%} of these features' values are beyond the training "
+        f"range by more than {OUT_OF_RANGE_MARGIN:g} times its width. The likely cause is data on another scale than "
+        "the training data (e.g. pixels in 0-255 against a model fitted on pixels in "
+        "[0, 1]): transform X as the training data were. To silence this: "
+        "warnings.filterwarnings('ignore', category=bayesrule.OutOfRangeWarning).",
+        OutOfRangeWarning,
+        stacklevel=caller_level(),
+    )
+
+
+#: modules whose frames a warning skips to reach the user's call (scikit-learn's
+#: ``score`` calls ``predict``)
+_INSIDE = ("bayesrule.", "sklearn.")
+
+
+def caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside bayesrule."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
