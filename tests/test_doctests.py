@@ -155,9 +155,9 @@ def test_the_documented_backend_fits_and_predicts_as_in_memory():
         pytest.skip("not run from a source checkout")
     from sklearn.datasets import load_iris
 
-    from bayesrule._util import dispatch
+    from bayesrule import backends
 
-    before = dispatch.registered_handlers()
+    before = backends.registered_handlers()
     namespace: dict = {"__name__": "bayesrule_architecture_backend"}
     try:
         exec(compile(_doc_section_code("Adding a backend"), "architecture.md", "exec"), namespace)
@@ -175,5 +175,6 @@ def test_the_documented_backend_fits_and_predicts_as_in_memory():
         np.testing.assert_allclose(fitted.predict_proba(parts(X)), expected.predict_proba(X))
         np.testing.assert_array_equal(fitted.predict(parts(X)), expected.predict(X))
     finally:
-        dispatch._HANDLERS[:] = before
-    assert dispatch.handler_for(Partitioned([X])) is None
+        backends.unregister_handler("Partitioned")
+    assert backends.registered_handlers() == before
+    assert backends.handler_for(Partitioned([X])) is None

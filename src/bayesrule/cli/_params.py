@@ -49,9 +49,7 @@ def build_estimator(model: str, settings: list[str]) -> Any:
         params[name] = _parse_value(value)
     est.set_params(**params)
     try:
-        # TODO(lead): est.check_params() (public, from the est branch) once it is merged
-        check = getattr(est, "check_params", None) or est._validate_params
-        check()
+        est.check_params()
     except ValueError as exc:
         raise UsageError(f"--set: {clean(str(exc))}") from None
     return est

@@ -231,6 +231,14 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
             and not getattr(stats_type, "block_parallel", False),
         )
 
+    def file_params(self) -> dict[str, Any]:
+        """The parameters a model file keeps (:func:`bayesrule.save`): ``get_params(deep=False)``.
+
+        An estimator holding an object a file cannot keep and a fitted model
+        no longer needs (RDA-CV's ``cv`` splitter) describes it here instead.
+        """
+        return dict(self.get_params(deep=False))
+
     def check_params(self) -> Any:
         """Validate the hyperparameters (as ``fit`` does first); returns ``self``.
 

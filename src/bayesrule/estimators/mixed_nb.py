@@ -414,7 +414,7 @@ class MixedNB(_BaseNB):
         return EstimatorSummariser(light)
 
     def _block_summariser(self, first_block: Any = None) -> Any:
-        # TODO(lead): delete once the base and the backends call summariser() only
+        # the base's hook (the unfitted copy a summariser wraps), as summariser pins it
         return self.summariser(first_block).estimator
 
     def infer_columns(self, X: Any) -> dict[Any, str]:

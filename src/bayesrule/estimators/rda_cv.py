@@ -248,7 +248,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             out.append(np.unique(g))
         return out[0], out[1], out[2]
 
-    def _file_params(self) -> dict[str, Any]:
+    def file_params(self) -> dict[str, Any]:
         """The parameters a model file keeps: ``cv`` as an int or None (see ``cv``)."""
         params = self.get_params(deep=False)
         cv = params["cv"]

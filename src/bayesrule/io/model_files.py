@@ -72,9 +72,8 @@ def save(
 
     writer = _Writer(_stats_classes())
     # an estimator may keep a description instead of an object it no longer
-    # needs (RDA-CV's cv splitter: see its _file_params)
-    file_params = getattr(model, "_file_params", None)  # TODO(lead): a private hook of RDA-CV
-    values = file_params() if file_params is not None else model.get_params(deep=False)
+    # needs (RDA-CV's cv splitter: see its file_params)
+    values = model.file_params()
     params = {k: writer.encode(v, f"params.{k}") for k, v in values.items()}
     stats = writer.encode(model.stats_, "stats")
     names = getattr(model, "feature_names_in_", None)

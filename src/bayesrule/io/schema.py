@@ -141,8 +141,8 @@ def check_csr(values: dict[str, Any], schema: dict[str, Any], where: str, fail: 
 
 def stats_type_of(cls: type[Any]) -> Any:
     """The statistics class an estimator class is fitted from (None if it declares none)."""
-    # TODO(lead): the private attribute of the estimators; the est helper adds a public accessor
-    return getattr(cls, "_stats_type", None)
+    spec = getattr(cls, "spec", None)
+    return getattr(spec, "statistic", None)
 
 
 def _stats_schema() -> dict[str, dict[str, ArraySpec | NestedSpec | str | None]]:

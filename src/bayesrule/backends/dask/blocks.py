@@ -218,7 +218,6 @@ def check_fitted_features(est: Any, X: Any) -> None:
     Checked on the client from the collection's metadata, as scikit-learn
     checks an in-memory block (``n_features_in_``, ``feature_names_in_``).
     """
-    # TODO(lead): fit_schema(): compare with est.fit_schema() once the estimators have it
     from sklearn.utils.validation import validate_data
 
     p = int(X.shape[1])

@@ -210,20 +210,8 @@ def _check_size(stats: Any, spec: Any, name: str) -> None:
 
 
 def _fitted_dtype(est: Any) -> np.dtype[Any]:
-    """The dtype of the data a fitted estimator was fitted on, from its public attributes.
-
-    The fitted attributes that follow the data's dtype (as scikit-learn's)
-    are float32 after a fit on float32 data; every other one is float64.
-    """
-    # TODO(lead): fit_schema() -- use est.fit_schema().dtype once every estimator has it
-    fit_schema = getattr(est, "fit_schema", None)
-    if callable(fit_schema):
-        return np.dtype(fit_schema().dtype)
-    for key, value in vars(est).items():
-        if key.endswith("_") and not key.startswith("_"):
-            if getattr(value, "dtype", None) == np.float32:
-                return np.dtype(np.float32)
-    return np.dtype(np.float64)
+    """The dtype of the data a fitted estimator was fitted on."""
+    return np.dtype(est.fit_schema().dtype)
 
 
 def _check_partial_schema(est: Any, schema: tuple[Any, ...], chunk: _Chunk) -> None:
