@@ -11,7 +11,7 @@ from scipy.linalg import eigh
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..covariance import NEEDS_FOURTH
+from ..models.covariance import NEEDS_FOURTH
 from ..models.gaussian import GaussianFamily, SingularCovarianceError
 from ..stats import FourthMomentStats, ScatterStats, encode
 from ._base import GenerativeClassifier

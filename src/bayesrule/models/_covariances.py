@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import eigvalsh
 
-from ..covariance import (
+from .covariance import (
     NEEDS_FOURTH,
     constant_features,
     shrink,

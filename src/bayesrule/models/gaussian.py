@@ -21,9 +21,6 @@ from scipy.linalg.lapack import dtrtri
 
 from .._util.parallel import in_parallel
 from .._util.products import rows_dot
-from ..covariance import (
-    shrink,
-)
 from ._covariances import (
     _label,
     blended_covariance,
@@ -34,6 +31,9 @@ from ._covariances import (
     range_scale,
 )
 from ._terms import Terms, matrix_exponent, row_exponent
+from .covariance import (
+    shrink,
+)
 
 __all__ = [
     "Gaussian",

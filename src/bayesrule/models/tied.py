@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..covariance import (
+from ._covariances import needs_statistics
+from ._terms import Terms, matrix_exponent, row_exponent
+from .covariance import (
     ESTIMATED,
     NEEDS_FOURTH,
     constant_features,
@@ -17,8 +19,6 @@ from ..covariance import (
     shrink_to_diagonal,
     standardised_intensity,
 )
-from ._covariances import needs_statistics
-from ._terms import Terms, matrix_exponent, row_exponent
 from .gaussian import Gaussian
 
 __all__ = ["TiedGaussian", "range_whitening"]
