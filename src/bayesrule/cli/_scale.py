@@ -19,6 +19,7 @@ from ..io.formats import compression_of
 from ._data import STDIN, Columns, Dataset, UsageError, na_values_for, read_frame, select
 from ._dataset import _table_kind
 from ._read_table import _decimal_commas, _head_text, _sniff_separator, _table_sep
+from ._select import missing_target_error, missing_target_note
 from ._sources import Data, FileSet
 
 __all__ = [
@@ -228,43 +229,37 @@ def read_parquet_part(path: str, columns: list[str] | None = None) -> Any:
         raise ValueError(f"{path}: {first}") from None
 
 
-def dask_select(
-    df: Any,
-    source: str,
-    target: str | None,
-    need_target: bool,
-    columns: Columns,
-    missing_target: str = "drop",
-) -> tuple[Any, Any, Dataset]:
-    """``(X, y, plan)``: the Dask features and labels, the columns chosen as in memory."""
-    # the first partition that has rows (a head over every partition would read them all;
-    # a set of files may begin with an empty part)
+def dask_head(df: Any, source: str) -> Any:
+    """The first rows of a Dask DataFrame, which the columns are chosen from (:func:`plan_columns`).
+
+    They come from the first partition that has rows: a head over every
+    partition would read them all, and a set of files may begin with an empty part.
+    """
     for i in range(df.npartitions):
         head = df.partitions[i].compute().iloc[:HEAD_ROWS]
         if head.shape[0]:
-            break
-    if head.shape[0] == 0:
-        raise UsageError(f"{source}: the file has no rows.")
-    plan = select(head, source, target, need_target, columns)
-    plan.notes = [n for n in plan.notes if not n.startswith("left out") or "index" in n]
+            return head
+    raise UsageError(f"{source}: the file has no rows.")
+
+
+def dask_select(
+    df: Any, plan: Dataset, numeric: bool, missing_target: str = "drop"
+) -> tuple[Any, Any]:
+    """``(X, y)``: the Dask features and labels of the columns ``plan`` chose (``y`` None
+    without a target); rows without a label are left out (a note) or refused."""
     y = None
+    target = plan.target
     if target is not None:
         missing = int(df[target].isnull().sum().compute())
         if missing:
             if missing_target == "error":
-                raise UsageError(
-                    f"{source}: the target column {target!r} is missing in {missing:,} rows; "
-                    "--missing-target drop leaves them out."
-                )
+                raise missing_target_error(plan.source, target, f"{missing:,} rows")
             df = df[df[target].notnull()]
-            plan.notes.append(
-                f"left out {missing:,} row{'s' if missing != 1 else ''} whose target "
-                f"{target!r} is missing."
-            )
+            plan.notes.append(missing_target_note(missing, target))
         y = df[target]
     cols = plan.feature_names or []
-    X = df[cols].astype(float) if columns.numeric else df[cols]
-    return X, y, plan
+    X = df[cols].astype(float) if numeric else df[cols]
+    return X, y
 
 
 @contextlib.contextmanager
