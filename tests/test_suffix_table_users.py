@@ -138,3 +138,26 @@ def test_file_set_names_a_format_compressed_as_a_whole(tmp_path, inner):
     assert res.exit_code == 2
     name = {"parquet": "Parquet", "xlsx": "Excel"}[inner]
     assert f"a compressed {name} file cannot be read" in res.stderr
+
+
+def test_reading_options_are_those_each_command_lists_in_its_help():
+    """Each command takes the shared reading options it declares, after its own, in one order."""
+    import click
+    import typer.main
+
+    from bayesrule.cli._options import Reading
+
+    order = [f.name.replace("_", "-") for f in __import__("dataclasses").fields(Reading)]
+    cmd = typer.main.get_command(app)
+    assert isinstance(cmd, click.Group)
+    expected = {
+        "fit": [o for o in order if o != "incomplete"],
+        "predict": [o for o in order if o != "missing-target"],
+        "evaluate": order,
+        "plot": ["sep", "na-values", "sheet", "missing-target", "split"],
+    }
+    for name, options in expected.items():
+        params = [p.name.replace("_", "-") for p in cmd.commands[name].params]
+        assert params[-len(options) :] == options, (name, params)
+    splits = {n: next(p for p in cmd.commands[n].params if p.name == "split") for n in expected}
+    assert splits["fit"].default == "train" and splits["predict"].default == "test"

@@ -21,23 +21,13 @@ from ._common import (
     no_stream_with_scheduler,
     note_unscored,
 )
-from ._data import (
-    UsageError,
-    write_files,
-)
+from ._data import UsageError, write_files
 from ._errors import FlagCommand
 from ._feedback import busy
 from ._incomplete import CHOICES as INCOMPLETE
 from ._incomplete import gapped
 from ._metrics import metrics, plain
-from ._options import (
-    DataArg,
-    ModelArg,
-    Reading,
-    TargetOpt,
-    check_choice,
-    reads_data,
-)
+from ._options import DataArg, ModelArg, Reading, TargetOpt, check_choice, reads_data
 from ._scale import should_stream
 from ._shell import app, out, say
 from ._streamed import evaluate_streamed

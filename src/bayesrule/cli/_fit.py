@@ -20,21 +20,9 @@ from ._common import (
     read,
     source_name,
 )
-from ._data import (
-    Columns,
-    UsageError,
-    split_names,
-)
+from ._data import Columns, UsageError, split_names
 from ._errors import FlagCommand
-from ._options import (
-    ColumnsOpt,
-    DataArg,
-    DropOpt,
-    Reading,
-    check_choice,
-    parse_sep,
-    reads_data,
-)
+from ._options import ColumnsOpt, DataArg, DropOpt, Reading, check_choice, parse_sep, reads_data
 from ._params import build_estimator, priors_to_labels, with_kinds
 from ._scale import should_stream
 from ._shell import app, say

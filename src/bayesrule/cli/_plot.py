@@ -17,21 +17,9 @@ from ._common import (
     load_model,
     model_and_data,
 )
-from ._data import (
-    Content,
-    UsageError,
-    table_writer,
-    write_files,
-)
+from ._data import Content, UsageError, table_writer, write_files
 from ._errors import FlagCommand, clean
-from ._options import (
-    DataArg,
-    ModelArg,
-    Reading,
-    TargetOpt,
-    check_choice,
-    reads_data,
-)
+from ._options import DataArg, ModelArg, Reading, TargetOpt, check_choice, reads_data
 from ._shell import app, say
 
 

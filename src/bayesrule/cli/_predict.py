@@ -18,25 +18,12 @@ from ._common import (
     no_stream_with_scheduler,
     note_unscored,
 )
-from ._data import (
-    STDIN,
-    UsageError,
-    match_columns,
-    split_names,
-    write_table,
-)
+from ._data import STDIN, UsageError, match_columns, split_names, write_table
 from ._errors import FlagCommand
 from ._feedback import busy
 from ._incomplete import CHOICES as INCOMPLETE
 from ._incomplete import gapped
-from ._options import (
-    DataArg,
-    ModelArg,
-    Reading,
-    check_choice,
-    parse_sep,
-    reads_data,
-)
+from ._options import DataArg, ModelArg, Reading, check_choice, parse_sep, reads_data
 from ._scale import should_stream
 from ._shell import app, say
 from ._sources import data_source, is_tabular
