@@ -7,8 +7,9 @@ variable, or ``../shared/datasets/mnist``; nothing is downloaded.
 
 from __future__ import annotations
 
-import gzip
+import lzma
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +29,19 @@ _MNIST_FILES = {
 def read_idx(path: str | os.PathLike[str]) -> NDArray[np.uint8]:
     """Read an IDX file of unsigned bytes (images: magic 2051, labels: 2049).
 
+    The file may be compressed; its last suffix says how, as for a table
+    (:func:`bayesrule.io.formats.compression_of`: ``.gz``, ``.bz2``, ...).
+
     Raises ValueError naming the file when the header or the length is wrong.
     """
+    from .io.formats import compression_of, open_input
+
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rb") as fh:
+        # compressed by its suffix (.gz, .GZ, .bz2, ...), as every table is read
+        with open_input(path, compression_of(path)) as fh:
             data = fh.read()
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path}: cannot read IDX file ({exc}).") from None
     if len(data) < 8:
         raise ValueError(f"{path}: too short to be an IDX file ({len(data)} bytes).")

@@ -29,7 +29,7 @@ from ._incomplete import gapped, unscored
 from ._metrics import metrics
 from ._options import parse_sep
 from ._params import with_kinds
-from ._scale import connect, dask_select, dask_table
+from ._scale import connect, dask_head, dask_select, dask_table, plan_columns
 from ._shell import say
 from ._sources import Data
 
@@ -48,7 +48,8 @@ def fit_on_cluster(
     streamable_model(est)
     with connect(scheduler):
         df = dask_table(data, parse_sep(sep))
-        X, y, plan = dask_select(df, str(data), target, True, columns, missing_target)
+        plan = plan_columns(dask_head(df, str(data)), str(data), target, True, columns)
+        X, y = dask_select(df, plan, columns.numeric, missing_target)
         notes.extend(plan.notes)
         with_kinds(est, kinds or [], plan.feature_names or [])
         with busy(f"fitting {type(est).__name__} on the cluster at {scheduler}"):
@@ -80,7 +81,8 @@ def predict_on_cluster(job: PredictJob, scheduler: str) -> None:
     columns = Columns(model=names, numeric=not is_table_model(est))
     with connect(scheduler):
         df = dask_table(data, parse_sep(sep))
-        X, _, plan = dask_select(df, str(data), label, False, columns)
+        plan = plan_columns(dask_head(df, str(data)), str(data), label, False, columns)
+        X, _ = dask_select(df, plan, columns.numeric)
         if plan.n_features != est.n_features_in_:
             raise UsageError(
                 f"{data}: the data have {plan.n_features} feature columns, but the model was "
@@ -155,7 +157,8 @@ def evaluate_on_cluster(
     columns = Columns(model=model_features(est), numeric=not is_table_model(est))
     with connect(scheduler):
         df = dask_table(data, parse_sep(sep))
-        X, y, plan = dask_select(df, str(data), target, True, columns, missing_target)
+        plan = plan_columns(dask_head(df, str(data)), str(data), target, True, columns)
+        X, y = dask_select(df, plan, columns.numeric, missing_target)
         notes.extend(plan.notes)
         if plan.n_features != est.n_features_in_:
             raise UsageError(

@@ -21,37 +21,20 @@ from ._common import (
     no_stream_with_scheduler,
     note_unscored,
 )
-from ._data import (
-    UsageError,
-    use_read_options,
-    write_files,
-)
+from ._data import UsageError, write_files
 from ._errors import FlagCommand
 from ._feedback import busy
 from ._incomplete import CHOICES as INCOMPLETE
 from ._incomplete import gapped
 from ._metrics import metrics, plain
-from ._options import (
-    BlockRowsOpt,
-    DataArg,
-    IncompleteOpt,
-    MissingOpt,
-    ModelArg,
-    NaOpt,
-    SchedulerOpt,
-    SepOpt,
-    SheetOpt,
-    SplitOpt,
-    StreamOpt,
-    TargetOpt,
-    check_choice,
-)
+from ._options import DataArg, ModelArg, Reading, TargetOpt, check_choice, reads_data
 from ._scale import should_stream
 from ._shell import app, out, say
 from ._streamed import evaluate_streamed
 
 
 @app.command(cls=FlagCommand)
+@reads_data()
 def evaluate(
     model: ModelArg,
     data: DataArg,
@@ -60,35 +43,41 @@ def evaluate(
         Path | None,
         typer.Option("--output", "-o", help="Report folder: metrics.json, CSV and PNG."),
     ] = None,
-    sep: SepOpt = None,
-    na_values: NaOpt = None,
-    sheet: SheetOpt = None,
-    missing_target: MissingOpt = "drop",
-    split: SplitOpt = "test",
-    stream: StreamOpt = None,
-    block_rows: BlockRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    incomplete: IncompleteOpt = "empty",
+    *,
+    reading: Reading,
 ) -> None:
     """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
-    use_read_options(na_values, sheet)
-    check_choice("--missing-target", missing_target, ("drop", "error"))
-    check_choice("--incomplete", incomplete, INCOMPLETE)
+    check_choice("--missing-target", reading.missing_target, ("drop", "error"))
+    check_choice("--incomplete", reading.incomplete, INCOMPLETE)
     est, source, target = model_and_data(model, data, target)
     ds: Any
-    if scheduler is not None:
-        no_stream_with_scheduler(stream, block_rows)
+    if reading.scheduler is not None:
+        no_stream_with_scheduler(reading.stream, reading.block_rows)
         ds, report = evaluate_on_cluster(
-            est, source, target, sep, missing_target, scheduler, incomplete
+            est,
+            source,
+            target,
+            reading.sep,
+            reading.missing_target,
+            reading.scheduler,
+            reading.incomplete,
         )
-    elif should_stream(source, stream, block_rows):
+    elif should_stream(source, reading.stream, reading.block_rows):
         ds, report = evaluate_streamed(
-            est, source, target, sep, missing_target, block_rows, incomplete
+            est,
+            source,
+            target,
+            reading.sep,
+            reading.missing_target,
+            reading.block_rows,
+            reading.incomplete,
         )
     else:
-        ds = labelled_features(est, source, target, split, sep, missing_target)
+        ds = labelled_features(
+            est, source, target, reading.split, reading.sep, reading.missing_target
+        )
         assert ds.y is not None
-        scorer = est if incomplete == "error" else gapped(est)
+        scorer = est if reading.incomplete == "error" else gapped(est)
         with busy(f"predicting {ds.n_rows:,} rows"), named_values(ds, est, "evaluate"):
             log_proba = scorer.predict_log_proba(ds.X)
         report = metrics(est, ds.y, log_proba, source)

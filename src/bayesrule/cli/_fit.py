@@ -20,28 +20,9 @@ from ._common import (
     read,
     source_name,
 )
-from ._data import (
-    Columns,
-    UsageError,
-    split_names,
-    use_read_options,
-)
+from ._data import Columns, UsageError, split_names
 from ._errors import FlagCommand
-from ._options import (
-    BlockRowsOpt,
-    ColumnsOpt,
-    DataArg,
-    DropOpt,
-    MissingOpt,
-    NaOpt,
-    SchedulerOpt,
-    SepOpt,
-    SheetOpt,
-    SplitOpt,
-    StreamOpt,
-    check_choice,
-    parse_sep,
-)
+from ._options import ColumnsOpt, DataArg, DropOpt, Reading, check_choice, parse_sep, reads_data
 from ._params import build_estimator, priors_to_labels, with_kinds
 from ._scale import should_stream
 from ._shell import app, say
@@ -50,6 +31,7 @@ from ._streamed import fit_streamed
 
 
 @app.command(cls=FlagCommand)
+@reads_data(without=("incomplete",), split="train")
 def fit(
     data: DataArg,
     output: Annotated[Path, typer.Option("--output", "-o", help="Model file to write.")],
@@ -73,18 +55,11 @@ def fit(
             "bernoulli, categorical, poisson); repeatable.",
         ),
     ] = None,
-    sep: SepOpt = None,
-    na_values: NaOpt = None,
-    sheet: SheetOpt = None,
-    missing_target: MissingOpt = "drop",
-    split: SplitOpt = "train",
-    stream: StreamOpt = None,
-    block_rows: BlockRowsOpt = None,
-    scheduler: SchedulerOpt = None,
+    *,
+    reading: Reading,
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
-    use_read_options(na_values, sheet)
-    check_choice("--missing-target", missing_target, ("drop", "error"))
+    check_choice("--missing-target", reading.missing_target, ("drop", "error"))
     source = data_source(data)
     est = build_estimator(model, settings or [])
     if kinds and not is_table_model(est):
@@ -97,20 +72,38 @@ def fit(
         numeric=not is_table_model(est),
     )
     t0 = time.perf_counter()
-    if scheduler is not None:
-        no_stream_with_scheduler(stream, block_rows)
-        ds = fit_on_cluster(est, source, target, columns, sep, missing_target, kinds, scheduler)
-    elif should_stream(source, stream, block_rows):
-        ds = fit_streamed(est, source, target, columns, sep, kinds, block_rows, missing_target)
+    if reading.scheduler is not None:
+        no_stream_with_scheduler(reading.stream, reading.block_rows)
+        ds = fit_on_cluster(
+            est,
+            source,
+            target,
+            columns,
+            reading.sep,
+            reading.missing_target,
+            kinds,
+            reading.scheduler,
+        )
+    elif should_stream(source, reading.stream, reading.block_rows):
+        ds = fit_streamed(
+            est,
+            source,
+            target,
+            columns,
+            reading.sep,
+            kinds,
+            reading.block_rows,
+            reading.missing_target,
+        )
     else:
         ds = read(
             source,
             target,
-            split=split,
+            split=reading.split,
             need_target=True,
             columns=columns,
-            sep=parse_sep(sep),
-            missing_target=missing_target,
+            sep=parse_sep(reading.sep),
+            missing_target=reading.missing_target,
         )
         with_kinds(est, kinds or [], ds.feature_names or [])
         priors_to_labels(est, ds.y)

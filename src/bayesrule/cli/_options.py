@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ._data import (
     UsageError,
+    use_read_options,
 )
 
 # ------------------------------------------------------------------ commands
@@ -94,6 +100,60 @@ MissingOpt = Annotated[
         help="Rows whose label is missing: 'drop' (with a note) or 'error'.",
     ),
 ]
+
+
+@dataclasses.dataclass
+class Reading:
+    """The options of a command that reads DATA: each declared once, in the order ``--help``
+    lists them (after the command's own). :func:`reads_data` gives a command those it takes."""
+
+    sep: SepOpt = None
+    na_values: NaOpt = None
+    sheet: SheetOpt = None
+    missing_target: MissingOpt = "drop"
+    split: SplitOpt = "test"
+    stream: StreamOpt = None
+    block_rows: BlockRowsOpt = None
+    scheduler: SchedulerOpt = None
+    incomplete: IncompleteOpt = "empty"
+
+
+def reads_data(
+    *, without: tuple[str, ...] = (), **defaults: Any
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A command that takes the :class:`Reading` options (but ``without``) after its own.
+
+    The command declares a last parameter ``reading: Reading`` and receives
+    them there; ``defaults`` changes an option's default (``split="train"``).
+    ``--na-values`` and ``--sheet`` are set for the command's reads
+    (:func:`~bayesrule.cli._data.use_read_options`) before it runs.
+    """
+    hints = typing.get_type_hints(Reading, include_extras=True)
+    taken = [f for f in dataclasses.fields(Reading) if f.name not in without]
+    options = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=hints[f.name],
+            default=defaults.get(f.name, f.default),
+        )
+        for f in taken
+    ]
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        own = inspect.signature(command, eval_str=True)
+
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> None:
+            reading = Reading(**{f.name: kwargs.pop(f.name) for f in taken})
+            use_read_options(reading.na_values, reading.sheet)
+            command(**kwargs, reading=reading)
+
+        params = [p for p in own.parameters.values() if p.name != "reading"]
+        run.__signature__ = own.replace(parameters=[*params, *options])  # type: ignore[attr-defined]
+        return run
+
+    return wrap
 
 
 def check_choice(option: str, value: str, choices: tuple[str, ...]) -> str:

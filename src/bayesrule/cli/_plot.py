@@ -17,25 +17,9 @@ from ._common import (
     load_model,
     model_and_data,
 )
-from ._data import (
-    Content,
-    UsageError,
-    table_writer,
-    use_read_options,
-    write_files,
-)
+from ._data import Content, UsageError, table_writer, write_files
 from ._errors import FlagCommand, clean
-from ._options import (
-    DataArg,
-    MissingOpt,
-    ModelArg,
-    NaOpt,
-    SepOpt,
-    SheetOpt,
-    SplitOpt,
-    TargetOpt,
-    check_choice,
-)
+from ._options import DataArg, ModelArg, Reading, TargetOpt, check_choice, reads_data
 from ._shell import app, say
 
 
@@ -161,6 +145,7 @@ def _grid(X: Any, y: Any, classes: Any, shape: tuple[int, int]) -> NDArray[np.fl
 
 
 @app.command(cls=FlagCommand)
+@reads_data(without=("stream", "block_rows", "scheduler", "incomplete"))
 def plot(
     model: ModelArg,
     data: DataArg,
@@ -180,22 +165,18 @@ def plot(
             "or --x/--y, the others at their means)."
         ),
     ] = "auto",
-    sep: SepOpt = None,
-    na_values: NaOpt = None,
-    sheet: SheetOpt = None,
-    missing_target: MissingOpt = "drop",
-    split: SplitOpt = "test",
+    *,
+    reading: Reading,
 ) -> None:
     """Decision regions and each class's density of the saved model, in a plane."""
-    use_read_options(na_values, sheet)
     from ..plotting import DecisionRegionsDisplay
 
     check_choice("--projection", projection, ("auto", "fisher", "features"))
-    check_choice("--missing-target", missing_target, ("drop", "error"))
+    check_choice("--missing-target", reading.missing_target, ("drop", "error"))
     if (x is None) != (y is None):
         raise UsageError("--x and --y go together: give both features of the plane.")
     est, source, target = model_and_data(model, data, target)
-    ds = labelled_features(est, source, target, split, sep, missing_target)
+    ds = labelled_features(est, source, target, reading.split, reading.sep, reading.missing_target)
     assert ds.y is not None  # need_target=True
     names = ds.feature_names or [f"x{j}" for j in range(ds.n_features)]
     pair = None

@@ -18,32 +18,12 @@ from ._common import (
     no_stream_with_scheduler,
     note_unscored,
 )
-from ._data import (
-    STDIN,
-    UsageError,
-    match_columns,
-    split_names,
-    use_read_options,
-    write_table,
-)
+from ._data import STDIN, UsageError, match_columns, split_names, write_table
 from ._errors import FlagCommand
 from ._feedback import busy
 from ._incomplete import CHOICES as INCOMPLETE
 from ._incomplete import gapped
-from ._options import (
-    BlockRowsOpt,
-    DataArg,
-    IncompleteOpt,
-    ModelArg,
-    NaOpt,
-    SchedulerOpt,
-    SepOpt,
-    SheetOpt,
-    SplitOpt,
-    StreamOpt,
-    check_choice,
-    parse_sep,
-)
+from ._options import DataArg, ModelArg, Reading, check_choice, parse_sep, reads_data
 from ._scale import should_stream
 from ._shell import app, say
 from ._sources import data_source, is_tabular
@@ -51,6 +31,7 @@ from ._streamed import predict_streamed
 
 
 @app.command(cls=FlagCommand)
+@reads_data(without=("missing_target",))
 def predict(
     model: ModelArg,
     data: DataArg,
@@ -76,20 +57,13 @@ def predict(
         str | None,
         typer.Option("--target", "-t", help="A label column to leave out (.npy: its index)."),
     ] = None,
-    sep: SepOpt = None,
-    na_values: NaOpt = None,
-    sheet: SheetOpt = None,
-    split: SplitOpt = "test",
-    stream: StreamOpt = None,
-    block_rows: BlockRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    incomplete: IncompleteOpt = "empty",
+    *,
+    reading: Reading,
 ) -> None:
     """Predict the class of every row: one output row per input row."""
-    use_read_options(na_values, sheet)
     import pandas as pd
 
-    check_choice("--incomplete", incomplete, INCOMPLETE)
+    check_choice("--incomplete", reading.incomplete, INCOMPLETE)
     est = load_model(model)
     source = data_source(data)
     kept = split_names(keep)
@@ -97,15 +71,17 @@ def predict(
         raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {source} has none.")
     # a model with column names takes its own columns; the label is not needed
     label = target if model_features(est) is None else None
-    job = PredictJob(est, source, output, proba, kept, label, sep, incomplete)
-    if scheduler is not None:
-        no_stream_with_scheduler(stream, block_rows)
-        predict_on_cluster(job, scheduler)
+    job = PredictJob(est, source, output, proba, kept, label, reading.sep, reading.incomplete)
+    if reading.scheduler is not None:
+        no_stream_with_scheduler(reading.stream, reading.block_rows)
+        predict_on_cluster(job, reading.scheduler)
         return
-    if should_stream(source, stream, block_rows):
-        predict_streamed(job, block_rows)
+    if should_stream(source, reading.stream, reading.block_rows):
+        predict_streamed(job, reading.block_rows)
         return
-    ds = features_for(est, source, label, split, need_target=False, sep=parse_sep(sep))
+    ds = features_for(
+        est, source, label, reading.split, need_target=False, sep=parse_sep(reading.sep)
+    )
     table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))
     if kept:
         for col in match_columns(kept, [str(c) for c in ds.frame.columns], "--keep"):
@@ -113,14 +89,14 @@ def predict(
     clash = [c for c in ("prediction",) if c in table.columns]
     if clash:
         raise UsageError("--keep prediction: the output has its own 'prediction' column.")
-    scorer = est if incomplete == "error" else gapped(est)
+    scorer = est if reading.incomplete == "error" else gapped(est)
     with busy(f"predicting {ds.n_rows:,} rows"), named_values(ds, est, "predict"):
         table["prediction"] = label_column(scorer.predict(ds.X), est.classes_)
         if proba:
             P = scorer.predict_proba(ds.X)
             for k, c in enumerate(est.classes_):
                 table[f"proba_{c}"] = P[:, k]
-    if incomplete == "empty":
+    if reading.incomplete == "empty":
         note_unscored(est, ds, "their prediction cells are empty")
     write_table(table, output)
     if output != STDIN:

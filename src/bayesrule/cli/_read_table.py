@@ -21,6 +21,7 @@ from ..io.formats import (
     index_columns,
     open_input,
     read_head,
+    sniff_compression,
     sniff_separator,
     table_path,
 )
@@ -103,19 +104,16 @@ def _sniff_content(data: bytes) -> TablePath:
 
     if data[:4] == b"PAR1":
         return TablePath(PARQUET)
-    if data.startswith(b"PK\x03\x04"):
+    compression = sniff_compression(data)
+    if compression == "zip":  # an Excel workbook is a zip archive too
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 if "xl/workbook.xml" in zf.namelist():
                     return TablePath(EXCEL)
         except zipfile.BadZipFile:
             pass
-        return TablePath(CSV, "zip")
-    for magic, compression in ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ", "xz")):
-        if data.startswith(magic):
-            return TablePath(CSV, compression)
-    if data.startswith(b"\x28\xb5\x2f\xfd"):
-        return TablePath(CSV, "zstd")
+    if compression is not None:
+        return TablePath(CSV, compression)
     if data.lstrip()[:1] == b"{":
         return TablePath(JSON_LINES)
     return TablePath(CSV)
@@ -226,9 +224,10 @@ def _read_json_lines(source: Any, compression: str | None, na: list[str], nrows:
     return df.infer_objects()
 
 
-def _is_tsv(path: Path) -> bool:
+def _table_sep(path: Path) -> str:
+    """The separator ``path``'s suffixes name (a tab for ``.tsv`` and ``.tab``), else a comma."""
     found = table_path(path)
-    return found is not None and found.format.sep == "\t"
+    return (found.format.sep if found is not None else None) or ","
 
 
 # the names other modules of the command line use

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from ..io.formats import COMPRESSIONS
+from ..io.formats import compression_of
 from ._data import STDIN, Columns, Dataset, UsageError, na_values_for, read_frame, select
 from ._dataset import _table_kind
-from ._read_table import _decimal_commas, _head_text, _is_tsv, _sniff_separator
+from ._read_table import _decimal_commas, _head_text, _sniff_separator, _table_sep
+from ._select import missing_target_error, missing_target_note
 from ._sources import Data, FileSet
 
 __all__ = [
@@ -38,11 +38,6 @@ HEAD_ROWS = 1000
 _DASK_HINT = "pip install 'bayesrule[dask]'"
 #: seconds to wait for a scheduler
 CONNECT_TIMEOUT = 10.0
-
-
-def _compression(path: Path) -> str | None:
-    suffix = path.suffixes[-1].lower() if path.suffixes else ""
-    return COMPRESSIONS.get(suffix)
 
 
 def should_stream(data: Data, stream: bool | None, block_rows: int | None) -> bool:
@@ -73,7 +68,7 @@ def should_stream(data: Data, stream: bool | None, block_rows: int | None) -> bo
 
 def _not_streamable(data: Data) -> str | None:
     if isinstance(data, FileSet):
-        zipped = [p for p in data.paths if _compression(p) == "zip"]
+        zipped = [p for p in data.paths if compression_of(p) == "zip"]
         if zipped:
             return f"{zipped[0]}: a .zip archive cannot be streamed (use .gz, .bz2, .xz or .zst)"
         return None
@@ -83,7 +78,7 @@ def _not_streamable(data: Data) -> str | None:
         raise UsageError(f"{data}: no such file or directory.")
     if data.is_dir() or _table_kind(data) not in ("CSV", "Parquet"):
         return "only CSV and Parquet files are streamed"
-    if _compression(data) == "zip":
+    if compression_of(data) == "zip":
         return "a .zip archive cannot be streamed (use .gz, .bz2, .xz or .zst)"
     return None
 
@@ -92,7 +87,7 @@ def head_frame(data: Data, sep: str | None, rows: int = HEAD_ROWS) -> Any:
     """The first ``rows`` rows of a CSV or Parquet file as a DataFrame (column names as text).
 
     A CSV file must use the separator the block reader uses (a comma; a tab
-    for ``.tsv``): another one is an error that says to read it at once.
+    for ``.tsv`` and ``.tab``): another one is an error that says to read it at once.
     Of a set of files, the head is that of the first file that has rows.
     """
 
@@ -116,10 +111,10 @@ def head_frame(data: Data, sep: str | None, rows: int = HEAD_ROWS) -> Any:
             raise UsageError(f"{data}: the file has no rows.")
         df = batch.to_pandas()
     else:
-        compression = _compression(data)
-        expected = "\t" if ".tsv" in [s.lower() for s in data.suffixes] else ","
+        compression = compression_of(data)
+        expected = _table_sep(data)  # what the block reader takes: a tab for .tsv and .tab
         head = _head_text(data, compression)
-        found = sep or _sniff_separator(head, default="\t" if _is_tsv(data) else ",")
+        found = sep or _sniff_separator(head, default=expected)
         if found != expected or (found == ";" and _decimal_commas(head)):
             shown = {"\t": "tab", ",": "comma"}.get(found, repr(found))
             raise UsageError(
@@ -177,7 +172,7 @@ def dask_table(data: Data, sep: str | None) -> Any:
         if kind == "Parquet":
             df = _dask_parquet(dd, files)
         else:
-            compressions = {_compression(p) for p in paths}
+            compressions = {compression_of(p) for p in paths}
             if len(compressions) > 1:
                 raise UsageError(
                     f"--scheduler: {data}: the files are compressed in different ways; "
@@ -185,7 +180,7 @@ def dask_table(data: Data, sep: str | None) -> Any:
                 )
             (compression,) = compressions
             head = _head_text(paths[0], compression)
-            sep = sep or _sniff_separator(head, default="\t" if _is_tsv(paths[0]) else ",")
+            sep = sep or _sniff_separator(head, default=_table_sep(paths[0]))
             decimal = "," if sep == ";" and _decimal_commas(head) else "."
             df = dd.read_csv(
                 files,
@@ -234,43 +229,37 @@ def read_parquet_part(path: str, columns: list[str] | None = None) -> Any:
         raise ValueError(f"{path}: {first}") from None
 
 
-def dask_select(
-    df: Any,
-    source: str,
-    target: str | None,
-    need_target: bool,
-    columns: Columns,
-    missing_target: str = "drop",
-) -> tuple[Any, Any, Dataset]:
-    """``(X, y, plan)``: the Dask features and labels, the columns chosen as in memory."""
-    # the first partition that has rows (a head over every partition would read them all;
-    # a set of files may begin with an empty part)
+def dask_head(df: Any, source: str) -> Any:
+    """The first rows of a Dask DataFrame, which the columns are chosen from (:func:`plan_columns`).
+
+    They come from the first partition that has rows: a head over every
+    partition would read them all, and a set of files may begin with an empty part.
+    """
     for i in range(df.npartitions):
         head = df.partitions[i].compute().iloc[:HEAD_ROWS]
         if head.shape[0]:
-            break
-    if head.shape[0] == 0:
-        raise UsageError(f"{source}: the file has no rows.")
-    plan = select(head, source, target, need_target, columns)
-    plan.notes = [n for n in plan.notes if not n.startswith("left out") or "index" in n]
+            return head
+    raise UsageError(f"{source}: the file has no rows.")
+
+
+def dask_select(
+    df: Any, plan: Dataset, numeric: bool, missing_target: str = "drop"
+) -> tuple[Any, Any]:
+    """``(X, y)``: the Dask features and labels of the columns ``plan`` chose (``y`` None
+    without a target); rows without a label are left out (a note) or refused."""
     y = None
+    target = plan.target
     if target is not None:
         missing = int(df[target].isnull().sum().compute())
         if missing:
             if missing_target == "error":
-                raise UsageError(
-                    f"{source}: the target column {target!r} is missing in {missing:,} rows; "
-                    "--missing-target drop leaves them out."
-                )
+                raise missing_target_error(plan.source, target, f"{missing:,} rows")
             df = df[df[target].notnull()]
-            plan.notes.append(
-                f"left out {missing:,} row{'s' if missing != 1 else ''} whose target "
-                f"{target!r} is missing."
-            )
+            plan.notes.append(missing_target_note(missing, target))
         y = df[target]
     cols = plan.feature_names or []
-    X = df[cols].astype(float) if columns.numeric else df[cols]
-    return X, y, plan
+    X = df[cols].astype(float) if numeric else df[cols]
+    return X, y
 
 
 @contextlib.contextmanager

@@ -76,18 +76,12 @@ def select(
             )
         missing = df[target].isna().to_numpy()
         if missing.any():
-            if missing_target == "error":
-                raise UsageError(
-                    f"{source}: the target column {target!r} is missing in {int(missing.sum()):,} "
-                    f"rows (first: row {int(np.flatnonzero(missing)[0]) + 1}); "
-                    "--missing-target drop leaves them out."
-                )
-            df = df.loc[~missing]  # the index keeps the rows' numbers in the file
             k = int(missing.sum())
-            notes.append(
-                f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing "
-                f"({df.shape[0]:,} remain)."
-            )
+            if missing_target == "error":
+                first = int(np.flatnonzero(missing)[0]) + 1
+                raise missing_target_error(source, target, f"{k:,} rows (first: row {first})")
+            df = df.loc[~missing]  # the index keeps the rows' numbers in the file
+            notes.append(missing_target_note(k, target, f" ({df.shape[0]:,} remain)"))
             if df.shape[0] == 0:
                 raise UsageError(f"{source}: every row's target {target!r} is missing.")
         y = _labels(df[target].to_numpy(), f"{source}: the target column {target!r}")
@@ -156,6 +150,19 @@ def select(
         notes=notes,
         target=target,
     )
+
+
+def missing_target_error(source: str, target: str, where: str, them: str = "them") -> UsageError:
+    """``--missing-target error``'s refusal: the rows ``where`` the label is missing."""
+    return UsageError(
+        f"{source}: the target column {target!r} is missing in {where}; "
+        f"--missing-target drop leaves {them} out."
+    )
+
+
+def missing_target_note(k: int, target: str | None, tail: str = "") -> str:
+    """The note that ``k`` rows without a label were left out (``--missing-target drop``)."""
+    return f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing{tail}."
 
 
 def _token_message(column: str, token: str, count: int) -> str:

@@ -32,14 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from ..io.formats import FORMATS, table_path
+from ..io.formats import compressed_whole, compression_of
 from ._data import STDIN, Columns, Dataset, UsageError, read_frame, select
 from ._dataset import _IDX_IMAGES, _table_kind
+from ._read_table import _table_sep
 
 __all__ = ["Data", "FileSet", "data_source", "is_tabular", "read_dataset", "stream_source"]
 
-#: suffixes of Parquet files (a Parquet file compresses its own pages: no .gz)
-PARQUET_SUFFIXES = tuple(s for s, f in FORMATS.items() if f.name == "Parquet")
 _WILDCARDS = "*?["
 
 
@@ -142,7 +141,7 @@ def _listing(path: Path) -> list[Path]:
 
 def _directory(path: Path, *, alone: bool) -> list[Path]:
     files = _listing(path)
-    parquet = [q for q in files if q.suffix.lower() in PARQUET_SUFFIXES]
+    parquet = [q for q in files if _table_kind(q) == "Parquet"]
     if parquet:
         return parquet
     if not files:
@@ -167,7 +166,7 @@ def _matched(pattern: Path) -> list[Path]:
     found: list[Path] = []
     for hit in map(Path, hits):
         if hit.is_dir():
-            found += [q for q in _listing(hit) if q.suffix.lower() in PARQUET_SUFFIXES]
+            found += [q for q in _listing(hit) if _table_kind(q) == "Parquet"]
         elif hit.is_file() and not _writers_mark(hit):
             found.append(hit)
     if not found:
@@ -189,9 +188,9 @@ def _file_set(given: str, name: str, paths: list[Path]) -> FileSet:
         kind = _table_kind(p)
         if kind not in ("CSV", "Parquet"):
             what = "neither a CSV nor a Parquet file" if kind is None else f"a {kind} file"
-            suffixes = [s.lower() for s in p.suffixes]
-            if kind is None and len(suffixes) > 1 and suffixes[-2] in PARQUET_SUFFIXES:
-                raise UsageError(f"{given}: {p}: a compressed Parquet file cannot be read.")
+            inner = compressed_whole(p)
+            if kind is None and inner is not None:
+                raise UsageError(f"{given}: {p}: a compressed {inner.name} file cannot be read.")
             raise UsageError(
                 f"{given}: {p} is {what} (by its suffix); a table in several files takes "
                 ".csv/.tsv/.txt (compressed too) or .parquet/.pq files."
@@ -260,10 +259,7 @@ def read_frames(files: FileSet, sep: str | None = None, na_values: list[str] | N
 def _separator_of(path: Path) -> str:
     from ..io.formats import read_head, sniff_separator
 
-    found = table_path(path)
-    compression = found.compression if found is not None else None
-    default = (found.format.sep if found is not None else None) or ","
-    return sniff_separator(read_head(path, compression), default=default)
+    return sniff_separator(read_head(path, compression_of(path)), default=_table_sep(path))
 
 
 def _like_first(df: Any, first: Any, path: Path, first_path: Path) -> Any:

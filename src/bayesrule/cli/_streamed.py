@@ -33,6 +33,7 @@ from ._metrics import Tally
 from ._options import parse_sep
 from ._params import with_kinds
 from ._scale import head_frame, plan_columns
+from ._select import missing_target_error, missing_target_note
 from ._shell import say
 from ._sources import Data, stream_source
 
@@ -90,9 +91,7 @@ def fit_streamed(
         source: Any = blocks if est.input_spec().multi_pass else blocks()
         fit_stream(est, source, max_values=max_values, progress=interactive())
         k = dropped[0]
-        notes.append(
-            f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing."
-        )
+        notes.append(missing_target_note(k, target))
     plan.X = plan.frame = None  # the rows were never all in memory
     return plan
 
@@ -216,18 +215,15 @@ def evaluate_streamed(
         missing = block[target].isna().to_numpy()
         if missing.any():
             if missing_target == "error":
-                raise UsageError(
-                    f"{data}: the target column {target!r} is missing in data row "
-                    f"{tally.rows + tally.unscored + dropped + int(np.flatnonzero(missing)[0]) + 1}; "
-                    "--missing-target drop leaves such rows out."
-                )
+                row = tally.rows + tally.unscored + dropped + int(np.flatnonzero(missing)[0]) + 1
+                raise missing_target_error(str(data), target, f"data row {row}", "such rows")
             dropped += int(missing.sum())
             block = block.loc[~missing]
         if len(block):
             y = _labels(block[target].to_numpy(), f"{data}: the target column {target!r}")
             tally.add(y, block[names].to_numpy())
     if dropped:
-        notes.append(f"left out {dropped:,} rows whose target {target!r} is missing.")
+        notes.append(missing_target_note(dropped, target))
     if tally.unscored:
         notes.append(
             f"{tally.unscored:,} rows hold missing or infinite cells that {type(est).__name__} "

@@ -103,13 +103,21 @@ def suffix_help(path: str | os.PathLike[str] | None = None) -> str:
         ".csv, .tsv or .txt (also compressed: .gz, .bz2, .xz, .zst, .zip), .parquet or .pq, "
         ".jsonl (also compressed) or .xlsx"
     )
-    if path is not None:
-        suffixes = [s.lower() for s in Path(path).suffixes]
-        if len(suffixes) >= 2 and suffixes[-1] in COMPRESSIONS:
-            inner = FORMATS.get(suffixes[-2])
-            if inner is not None and not inner.compressible:
-                return f"{text}; a {inner.name} file compresses its own contents, not as a whole"
+    inner = compressed_whole(path) if path is not None else None
+    if inner is not None:
+        return f"{text}; a {inner.name} file compresses its own contents, not as a whole"
     return text
+
+
+def compressed_whole(path: str | os.PathLike[str]) -> Format | None:
+    """The format of ``path`` when it is compressed as a whole although that format
+    compresses its own contents (``x.parquet.gz``: Parquet), else None."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if len(suffixes) >= 2 and suffixes[-1] in COMPRESSIONS:
+        inner = FORMATS.get(suffixes[-2])
+        if inner is not None and not inner.compressible:
+            return inner
+    return None
 
 
 def strip_compression(name: str) -> str:

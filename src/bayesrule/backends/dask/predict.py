@@ -24,12 +24,11 @@ def _apply_block(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     settings: dict[str, Any],
-    tail: tuple[int, ...],
-    dtype: Any,
+    empty: np.ndarray[Any, Any],
 ) -> Any:
-    """``est.<method>(X)`` on one block, in the task's thread share."""
+    """``est.<method>(X)`` on one block, in the task's thread share; ``empty`` for no rows."""
     if n_rows(X) == 0:
-        return np.empty((0, *tail), dtype=dtype)
+        return empty.copy()
     with task_settings(settings):
         return getattr(est, method)(X, *args, **kwargs)
 
@@ -68,14 +67,9 @@ def lazy_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> Any
         warnings.simplefilter("ignore")
         probe = np.asarray(getattr(est, method)(dummy, *args, **kwargs))
     tail, dtype = tuple(probe.shape[1:]), probe.dtype
+    empty = np.empty((0, *tail), dtype=dtype)  # the result of a block without rows
     fn = functools.partial(
-        _apply_block,
-        method=method,
-        args=args,
-        kwargs=kwargs,
-        settings=get_config(),
-        tail=tail,
-        dtype=dtype,
+        _apply_block, method=method, args=args, kwargs=kwargs, settings=get_config(), empty=empty
     )
     frozen = dask.delayed(copy.deepcopy(est), pure=True)
     meta = np.empty((0,) * (1 + len(tail)), dtype=dtype)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ...io.formats import clean_names, header_names, index_columns, read_head
 from .blocks import _auto_rows, _Chunk, _rechunk, _Ring, _table_chunk, _warn_lone_tokens
-from .sources import _File, _first_line, _listing, _make_plan, _need_pyarrow, _Plan
+from .sources import _File, _first_line, _listing, _make_plan, _need_pyarrow, _Plan, _Selection
 
 
 class _Counting:
@@ -201,15 +201,10 @@ def _arrow_type(spec: Any) -> Any:
 
 def _csv_chunks(
     files: list[_File],
-    features: Any,
-    target: Any,
-    weight: Any,
-    keep: Any,
+    selection: _Selection,
     block_rows: int | None,
-    frame: bool,
     dtypes: dict[str, Any] | None,
     dtype: Any,
-    exclude: Sequence[str],
     counter: list[int],
     buffer: _Ring | None = None,
 ) -> Iterator[_Chunk]:
@@ -221,18 +216,8 @@ def _csv_chunks(
     for f in files:
         if plan is None:
             names = _csv_header(f)
-            plan = _make_plan(
-                names,
-                f.name,
-                features=features,
-                target=target,
-                weight=weight,
-                keep=keep,
-                frame=frame,
-                exclude=exclude,
-                hidden=index_columns(names),
-            )
-            if not frame:
+            plan = _make_plan(names, f.name, selection, hidden=index_columns(names))
+            if not selection.frame:
                 # numbers, whatever the first rows look like: a column inferred as
                 # integers from the first block would refuse a later 2.5
                 for c in plan.features:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from .blocks import (
     _table_chunk,
     _warn_lone_tokens,
 )
-from .sources import _File, _first_line, _make_plan, _need_pyarrow, _Plan
+from .sources import _File, _first_line, _make_plan, _need_pyarrow, _Plan, _Selection
 
 
 def _parquet_schema(f: _File) -> Any:
@@ -76,14 +76,9 @@ def _parquet_batches(f: _File, plan: _Plan, batch_rows: int) -> Iterator[Any]:
 
 def _parquet_chunks(
     files: list[_File],
-    features: Any,
-    target: Any,
-    weight: Any,
-    keep: Any,
+    selection: _Selection,
     block_rows: int | None,
-    frame: bool,
     dtype: Any,
-    exclude: Sequence[str],
     buffer: _Ring | None = None,
 ) -> Iterator[_Chunk]:
     first: dict[str, str] | None = None
@@ -95,15 +90,7 @@ def _parquet_chunks(
             names = list(schema.names)
             clean_names(names, f.name)  # two equal names: an error naming it
             plan = _make_plan(
-                names,
-                f.name,
-                features=features,
-                target=target,
-                weight=weight,
-                keep=keep,
-                frame=frame,
-                exclude=exclude,
-                hidden=index_columns(names, schema.pandas_metadata),
+                names, f.name, selection, hidden=index_columns(names, schema.pandas_metadata)
             )
         kinds = _check_schema(f, schema, plan, first)
         if first is None:

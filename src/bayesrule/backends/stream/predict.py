@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...io.formats import output_format, replacing, write_frames
+from ...io.formats import output_format, replacing, strip_compression, write_frames
 from .blocks import _n_rows, _prefetched, _schema_of
 from .passes import _located
 from .progress import _Progress
@@ -58,20 +58,27 @@ def _result_columns(est: Any, method: str, values: NDArray[Any]) -> list[tuple[s
     return [(f"{prefix}_{c}", values[:, k]) for k, c in enumerate(classes)]
 
 
+#: the options of a read that :func:`iter_predict` and :func:`predict_stream` pass on
+_READ_OPTIONS = ("block_rows", "dtypes", "sep", "decimal", "na_values")
+
+
 def _predict_tables(
     estimator: Any,
     source: Any,
-    *,
-    method: Any,
-    keep: Any,
-    features: Any,
-    target: Any,
-    block_rows: int | None,
-    dtypes: dict[str, Any] | None,
     progress: bool | None,
-    read: dict[str, Any],
+    *,
+    method: str | Sequence[str] = "predict",
+    keep: Any = None,
+    features: Any = None,
+    target: str | None = None,
+    **read: Any,
 ) -> Iterator[Any]:
+    """Predictions over a source as pyarrow Tables, one per block; ``read`` as for :func:`iter_predict`."""
     from sklearn.utils.validation import check_is_fitted
+
+    unknown = [k for k in read if k not in _READ_OPTIONS]
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}.")
 
     pa = _need_pyarrow()
     check_is_fitted(estimator)
@@ -86,9 +93,7 @@ def _predict_tables(
         features=features,
         target=target,
         keep=keep,
-        block_rows=block_rows,
         frame=bool(spec is not None and spec().frame),
-        dtypes=dtypes,
         exclude=[target] if isinstance(target, str) else [],
         **read,
     )
@@ -164,17 +169,22 @@ def iter_predict(
     pandas.DataFrame
         The kept columns, then the results, for each block in order.
     """
+    read = {
+        "block_rows": block_rows,
+        "dtypes": dtypes,
+        "sep": sep,
+        "decimal": decimal,
+        "na_values": na_values,
+    }
     for table in _predict_tables(
         estimator,
         source,
+        progress,
         method=method,
         keep=keep,
         features=features,
         target=target,
-        block_rows=block_rows,
-        dtypes=dtypes,
-        progress=progress,
-        read={"sep": sep, "decimal": decimal, "na_values": na_values},
+        **read,
     ):
         yield table.to_pandas()
 
@@ -184,16 +194,8 @@ def predict_stream(
     source: Any,
     output: str | os.PathLike[str],
     *,
-    method: str | Sequence[str] = "predict",
-    keep: Any = None,
-    features: Any = None,
-    target: str | None = None,
-    block_rows: int | None = None,
-    dtypes: dict[str, Any] | None = None,
     progress: bool | None = None,
-    sep: str | None = None,
-    decimal: str | None = None,
-    na_values: str | Sequence[str] | None = None,
+    **options: Any,
 ) -> Path:
     """Write predictions over a source to a table file, block by block.
 
@@ -205,7 +207,10 @@ def predict_stream(
     name in the same directory and renamed when complete, so a failure
     part-way leaves no partial file (and an existing file untouched); a
     path that is not a regular file (``/dev/null``, a named pipe) is
-    written directly. The other arguments are those of :func:`iter_predict`.
+    written directly. The other arguments are those of :func:`iter_predict`
+    (``method``, ``keep``, ``features``, ``target``, ``block_rows``,
+    ``dtypes``, ``sep``, ``decimal``, ``na_values``), with the same defaults;
+    ``progress`` shows a bar by default when stderr is a terminal.
 
     Returns
     -------
@@ -217,18 +222,7 @@ def predict_stream(
     kind = output_format(out)  # a ValueError naming the suffixes for another name
     if not out.parent.exists():
         raise ValueError(f"output {str(out)!r}: the directory {str(out.parent)!r} does not exist.")
-    tables = _predict_tables(
-        estimator,
-        source,
-        method=method,
-        keep=keep,
-        features=features,
-        target=target,
-        block_rows=block_rows,
-        dtypes=dtypes,
-        progress=progress,
-        read={"sep": sep, "decimal": decimal, "na_values": na_values},
-    )
+    tables = _predict_tables(estimator, source, progress, **options)
     written = [0]
 
     def counted() -> Iterator[Any]:
@@ -237,7 +231,7 @@ def predict_stream(
             yield table
 
     with replacing(out) as tmp:
-        write_frames(counted(), tmp, kind, name=out.name.removesuffix(".zip"))
+        write_frames(counted(), tmp, kind, name=strip_compression(out.name))
         if written[0] == 0:
             raise ValueError("the source holds no rows: nothing to predict.")
     return out

@@ -13,7 +13,7 @@ from .arrays import _iterable_chunks, _npy_chunks
 from .blocks import PIPELINE, PREFETCH, _Chunk, _Ring
 from .csv_files import _csv_chunks
 from .parquet_files import _parquet_chunks, _parquet_rows
-from .sources import _csv_options, _files, _total_bytes
+from .sources import _csv_options, _files, _Selection, _total_bytes
 
 
 # ---------------------------------------------------------------------------------
@@ -79,31 +79,17 @@ def _open(
     for what, col in (("target", target), ("weight", weight)):
         if col is not None and not isinstance(col, str):
             raise TypeError(f"{what} must name a column of the file; got {col!r}.")
+    selection = _Selection(features, target, weight, keep, frame, exclude)
     if kind == "parquet":
         return _Reader(
-            _parquet_chunks(
-                files, features, target, weight, keep, block_rows, frame, dtype, exclude, buffer
-            ),
+            _parquet_chunks(files, selection, block_rows, dtype, buffer),
             sum(_parquet_rows(f) for f in files),
             "rows",
             None,
         )
     counter = [0]
     return _Reader(
-        _csv_chunks(
-            files,
-            features,
-            target,
-            weight,
-            keep,
-            block_rows,
-            frame,
-            dtypes,
-            dtype,
-            exclude,
-            counter,
-            buffer,
-        ),
+        _csv_chunks(files, selection, block_rows, dtypes, dtype, counter, buffer),
         _total_bytes(files),
         "bytes",
         counter,

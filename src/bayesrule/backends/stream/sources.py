@@ -187,23 +187,36 @@ def _listing(names: Sequence[str]) -> str:
     return "[" + shown + (", ..." if len(names) > 20 else "") + "]"
 
 
+@dataclass(frozen=True)
+class _Selection:
+    """The columns a read asks for, by name or pattern, before any file's header is seen.
+
+    ``exclude`` are columns never read as features (a label column left out
+    of the default features when predicting).
+    """
+
+    features: Any = None
+    target: Any = None
+    weight: Any = None
+    keep: Any = None
+    frame: bool = False
+    exclude: Sequence[str] = ()
+
+
 def _make_plan(
-    names: list[str],
-    where: str,
-    *,
-    features: Any,
-    target: Any,
-    weight: Any,
-    keep: Any,
-    frame: bool,
-    exclude: Sequence[str] = (),
-    hidden: Sequence[str] = (),
+    names: list[str], where: str, selection: _Selection, hidden: Sequence[str] = ()
 ) -> _Plan:
     """The columns to read; by default every column but the target, weight, kept and ``hidden``.
 
     ``hidden`` are the columns a DataFrame's index was written to (left out
     unless asked for by name).
     """
+    features, target, weight, keep = (
+        selection.features,
+        selection.target,
+        selection.weight,
+        selection.keep,
+    )
     for what, col in (("target", target), ("weight", weight)):
         if col is not None and col not in names:
             near = near_name(str(col), names)
@@ -219,7 +232,7 @@ def _make_plan(
                 f"{where}: the column {col!r} to keep is not in the file; its columns are "
                 f"{_listing(names)}."
             )
-    taken = {c for c in (target, weight, *exclude) if c is not None}
+    taken = {c for c in (target, weight, *selection.exclude) if c is not None}
     if features is None:
         chosen = [n for n in names if n not in taken and n not in kept and n not in hidden]
     else:
@@ -242,7 +255,7 @@ def _make_plan(
             chosen.extend(h for h in hits if h not in chosen and h not in taken)
     if not chosen:
         raise ValueError(f"{where}: no feature column is left to read.")
-    return _Plan(chosen, target, weight, kept, frame)
+    return _Plan(chosen, target, weight, kept, selection.frame)
 
 
 def _first_line(exc: BaseException) -> str:
