@@ -54,18 +54,11 @@ class _GaussianDA(GenerativeClassifier):
     spec = InputSpec(statistic=ScatterStats, deferred_finite_check=True)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
-        """Fit the model from ``(X, y)`` in one pass over the data.
+        """Fit as :meth:`GenerativeClassifier.fit`; with a ``covariance_estimator``, in memory.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative frequency weights.
-
-        Returns
-        -------
-        self
+        A ``covariance_estimator`` (scikit-learn's API) needs the rows, not
+        only the statistics: it is fitted on each class's centred rows, and
+        the result is neither streamed, merged nor forgotten.
         """
         if getattr(self, "covariance_estimator", None) is None:
             return super().fit(X, y, sample_weight)
