@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
 
 from .._util.parallel import in_parallel
 from ._base import ClassStatistic
@@ -26,23 +25,19 @@ from ._bounds import (
 )
 from ._common import (
     BLOCK_VALUES,
-    as_classes,
+    Rows,
     check_removal,
     class_matrix,
     class_totals,
-    encode,
     one_hot_classes,
     row_ranges,
 )
+from ._common import (
+    Floats as _F,
+)
 from .schema import per_class
 
-_F = NDArray[np.float64]
-
-__all__ = ["CountStats", "_weights"]
-
-
-def _weights(n: int, sample_weight: ArrayLike | None) -> _F:
-    return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+__all__ = ["CountStats"]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -73,22 +68,10 @@ class CountStats(ClassStatistic):
     sums: _F = field(metadata=per_class("K", "p"))
 
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> CountStats:
+    def _from_rows(cls, rows: Rows, **options: Any) -> CountStats:
         """Statistics of one data set: one one-hot product per block of rows."""
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
-        yi = encode(y, c)
-        if not sp.issparse(X):
-            X = np.asarray(X)
+        X, c, yi, w, _ = rows
         n, p = X.shape
-        w = _weights(n, sample_weight)
         counts, weights = class_totals(yi, w, c.size)
         if sp.issparse(X):
             H = one_hot_classes(yi, w, c.size)

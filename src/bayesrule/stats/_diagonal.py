@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .._util.parallel import blas_budget, in_parallel
 from ._base import ClassStatistic
@@ -20,20 +20,21 @@ from ._bounds import (
     union_bounds,
 )
 from ._common import (
+    Floats as _F,
+)
+from ._common import (
+    Rows,
     arrays_close,
     block_slices,
     class_matrix,
     class_totals,
     downdate_moments,
     noise_floor,
-    prepare,
     row_ranges,
 )
 from .schema import per_class
 
 __all__ = ["DiagonalStats"]
-
-_F = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -71,16 +72,9 @@ class DiagonalStats(ClassStatistic):
     column_major = True
 
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> DiagonalStats:
+    def _from_rows(cls, rows: Rows, **options: Any) -> DiagonalStats:
         """Statistics of one data set; per-class sums are sparse one-hot products."""
-        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
+        X, c, yi, w, unit = rows
         n, p = X.shape
         if unit and n and isinstance(X, np.ndarray) and X.dtype.kind == "f":
             # the rows in ranges, one per thread, each summarised a block at a time

@@ -22,8 +22,9 @@ from ._common import (
     row_ranges,
     syrk_add,
 )
-
-_F = NDArray[np.float64]
+from ._common import (
+    Floats as _F,
+)
 
 
 def shift_higher(

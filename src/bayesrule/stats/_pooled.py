@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .._util.parallel import in_parallel
 from ._base import ClassStatistic
@@ -19,6 +19,7 @@ from ._bounds import (
 )
 from ._common import (
     BLOCK_VALUES,
+    Rows,
     arrays_close,
     class_totals,
     downdate_moments,
@@ -26,15 +27,16 @@ from ._common import (
     one_hot_classes,
     origin_cancellation,
     pilot_means,
-    prepare,
     row_ranges,
     syrk_add,
+)
+from ._common import (
+    Floats as _F,
 )
 from .schema import per_class, shared
 
 __all__ = ["PooledScatterStats"]
 
-_F = NDArray[np.float64]
 
 #: Largest ``sum_i x_ij^2 / S_jj`` (raw over within-class sum of squares of a
 #: column) for which the scatter may be taken about the origin: the
@@ -74,15 +76,8 @@ class PooledScatterStats(ClassStatistic):
     scatter: _F = field(metadata=shared("p", "p"))
 
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> PooledScatterStats:
-        """Statistics of one data set (see :meth:`ScatterStats.from_data`).
+    def _from_rows(cls, rows: Rows, **options: Any) -> PooledScatterStats:
+        """Statistics of one data set (as :class:`ScatterStats`).
 
         One pass of symmetric products over blocks ``[X - C, H]`` (``C`` the
         rows' class centres, ``H`` their one-hot codes) gives the scatter about
@@ -94,7 +89,7 @@ class PooledScatterStats(ClassStatistic):
         pass is repeated about pilot class means, as it always is for data far
         from the origin. Both give the same statistics to rounding.
         """
-        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
+        X, c, yi, w, unit = rows
         k = c.size
         if origin_cancellation(X, yi, w, k) <= ORIGIN_CANCELLATION / 10:
             counts, weights = class_totals(yi, w, k)

@@ -6,18 +6,20 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from ._base import ClassStatistic
 from ._bounds import feature_bounds
 from ._common import (
     NEGATIVE_MOMENT,
+    Rows,
     StatisticsError,
     arrays_close,
     downdate_moments,
     label_repr,
     noise_floor,
-    prepare,
+)
+from ._common import (
+    Floats as _F,
 )
 from ._moments import (
     add_outer,
@@ -30,8 +32,6 @@ from ._moments import (
 from .schema import per_class
 
 __all__ = ["ScatterStats"]
-
-_F = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -94,33 +94,16 @@ class ScatterStats(ClassStatistic):
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> ScatterStats:
+    def _from_rows(cls, rows: Rows, **options: Any) -> ScatterStats:
         """Statistics of one data set in a single blocked pass.
 
         The moments are accumulated about pilot class means (from a strided
         sample of rows) and then re-centred exactly at the class means with
         the residual sums accumulated alongside, so data far from the origin
-        lose nothing.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite numbers; float32 is accepted, accumulation is float64.
-        y : array-like of shape (n_samples,)
-            Labels, each among ``classes`` when given.
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative frequency weights (default: ones).
-        classes : array-like, optional
-            All class labels; defaults to the labels present in ``y``.
+        lose nothing. ``X`` holds finite numbers; float32 is accepted, the
+        accumulation is float64.
         """
-        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
+        X, c, yi, w, unit = rows
         counts, weights, centres = pilot_centres(X, yi, w, c.size, unit)
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = zero_columns(X, yi, w, c.size)

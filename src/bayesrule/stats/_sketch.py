@@ -33,6 +33,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    Floats as _F,
+)
+from ._common import (
     StatisticsError,
     as_classes,
     union_classes,
@@ -41,7 +44,6 @@ from ._common import (
 __all__ = ["KeySketch", "KeyedRows", "RowSample", "row_keys"]
 
 _U = NDArray[np.uint64]
-_F = NDArray[np.float64]
 
 #: rows hashed at a time (bounds the (rows, features) temporaries)
 _HASH_ROWS = 128
