@@ -8,7 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_observed, smoothing
+from ._checks import check_observed
+from ._family import SmoothedFamily
 
 __all__ = ["Categorical", "categorical_tables", "check_min_categories"]
 
@@ -68,7 +69,7 @@ def categorical_tables(
     return n_cat, log_probs, log_unseen
 
 
-class Categorical:
+class Categorical(SmoothedFamily):
     r"""``x_j ~ Categorical(probs_j)`` independently, for one or several classes.
 
     Parameters
@@ -106,29 +107,25 @@ class Categorical:
         table = np.concatenate([self.log_probs, self.log_unseen[:, :, None]], axis=2)
         self._table = table.reshape(K, p * (C + 1)).T
 
+    #: the number of categories is checked before the observed features
+    checks_observed = False
+
     @classmethod
-    def from_stats(
+    def _smoothed(
         cls,
         stats: Any,
+        present: NDArray[np.bool_],
+        a: Any,
         *,
-        alpha: Any = 1.0,
-        force_alpha: bool = True,
+        alpha: Any,
+        feature_names: Any,
         min_categories: Any = None,
-        feature_names: Any = None,
     ) -> Categorical:
-        """The categorical model of each class with positive weight in ``stats``.
+        """``p_kjc = (N_kjc + alpha) / (N_kj + alpha n_j)`` from ``CategoryStats``.
 
-        Parameters
-        ----------
-        stats : bayesrule.stats.CategoryStats
-        alpha : float or array-like of shape (n_features,), default=1.0
-            Additive smoothing: ``p_kjc = (N_kjc + alpha) / (N_kj + alpha n_j)``.
-        min_categories : int or array-like of shape (n_features,), optional
-            Minimum number of categories ``n_j`` of each feature.
-        force_alpha, feature_names
-            As for :meth:`Multinomial.from_stats <bayesrule.models.Multinomial.from_stats>`.
+        ``min_categories`` (int or array-like of shape (n_features,), optional)
+        is the minimum number of categories ``n_j`` of each feature.
         """
-        present, a = smoothing(stats, alpha, force_alpha, feature_names, observed=False)
         mc = check_min_categories(min_categories, stats.n_features)
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
         n_cat, log_probs, log_unseen = categorical_tables(stats, a, mc)

@@ -12,9 +12,9 @@ from ..stats import class_label
 from ._bandwidth import (
     bandwidths,
     check_bandwidth_resolution,
-    kde_options,
 )
-from ._checks import check_observed, feature_name, present_classes
+from ._checks import check_observed, feature_name
+from ._family import KernelFamily
 from ._terms import scale_rows
 
 __all__ = ["CV_FACTORS", "KernelDensity"]
@@ -65,7 +65,7 @@ def _cv_bandwidths(indptr: Any, values: _F, W: _F, h_scott: _F, floor: _F, **kde
     return np.asarray(choice)
 
 
-class KernelDensity:
+class KernelDensity(KernelFamily):
     r"""Independent features, each with a weighted Gaussian kernel density (Parzen).
 
     For class ``k`` and feature ``j``,
@@ -142,37 +142,18 @@ class KernelDensity:
             self._build_grid()
 
     @classmethod
-    def from_stats(
+    def _kernels(
         cls,
         stats: Any,
+        present: NDArray[np.bool_],
+        b: Any,
+        floor: float,
+        kde: Any,
         *,
-        bandwidth: Any = "scott",
-        bandwidth_floor: float = 0.1,
-        method: str = "auto",
-        grid_size: int = 1024,
-        feature_names: Any = None,
+        bandwidth: Any,
+        feature_names: Any,
     ) -> KernelDensity:
-        """The kernel density of each class with positive weight in ``stats``.
-
-        Parameters
-        ----------
-        stats : bayesrule.stats.ValueCountStats
-        bandwidth : {'scott', 'silverman', 'cv'}, float or array-like of shape (n_features,)
-            See :func:`~bayesrule.models._bandwidth.bandwidths`; 'cv' picks, per class and feature,
-            the multiple of Scott's bandwidth in :data:`CV_FACTORS` of
-            largest leave-one-out likelihood.
-        bandwidth_floor : float, default=0.1
-            Rule-of-thumb and 'cv' bandwidths are at least this multiple of
-            the feature's Scott bandwidth over all classes.
-        method : {'auto', 'exact', 'grid'}, default='auto'
-        grid_size : int, default=1024
-        feature_names : sequence of str, optional
-            Used in error messages.
-        """
-        present = present_classes(stats)
-        b, floor, kde = kde_options(
-            bandwidth, bandwidth_floor, method, grid_size, stats.n_features, feature_names
-        )
+        """Each present class's density of its values, with bandwidths by the rule ``b``."""
         h, V, h_scott, lower = bandwidths(stats.moments(), b, floor)
         check_observed(V, present, stats.classes, feature_names)
         if isinstance(b, str) and b == "cv":

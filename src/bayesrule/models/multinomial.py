@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._util.products import rows_dot
-from ._checks import smoothing
+from ._family import SmoothedFamily
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
 
@@ -116,7 +116,7 @@ def _row_totals(X0: Any) -> _F:
     return np.asarray(X0.sum(axis=1), dtype=np.float64).reshape(-1, 1)
 
 
-class Multinomial:
+class Multinomial(SmoothedFamily):
     r"""Counts ``x ~ Multinomial(sum_j x_j, theta)`` for one or several classes.
 
     Parameters
@@ -143,29 +143,13 @@ class Multinomial:
         ).copy()
 
     @classmethod
-    def from_stats(
-        cls,
-        stats: Any,
-        *,
-        alpha: Any = 1.0,
-        force_alpha: bool = True,
-        feature_names: Any = None,
+    def _smoothed(
+        cls, stats: Any, present: NDArray[np.bool_], a: Any, *, alpha: Any, feature_names: Any
     ) -> Multinomial:
-        """The multinomial model of each class with positive weight in ``stats``.
-
-        Parameters
-        ----------
-        stats : bayesrule.stats.CountStats
-        alpha : float or array-like of shape (n_features,), default=1.0
-            Additive smoothing: ``theta_kj = (S_kj + alpha) / sum_j (S_kj + alpha)``.
-        force_alpha : bool, default=True
-            If False, an alpha below 1e-10 is raised to 1e-10 (with a warning).
-        feature_names : sequence of str, optional
-            Used in error messages.
+        """``theta_kj = (S_kj + alpha) / sum_j (S_kj + alpha)`` from ``CountStats``.
 
         ``mean_total`` is each class's mean row total, ``sum_j S_kj / W_k``.
         """
-        present, a = smoothing(stats, alpha, force_alpha, feature_names)
         log_theta = multinomial_log_theta(stats.sums, a)[present]
         return cls(log_theta, stats.sums[present].sum(axis=1) / stats.weights[present])
 
@@ -240,7 +224,7 @@ class Multinomial:
         return f"Multinomial(n_classes={k}, n_features={p})"
 
 
-class ComplementWeights:
+class ComplementWeights(SmoothedFamily):
     r"""The scores of complement naive Bayes (Rennie et al.), with each class's own multinomial.
 
     Class ``k`` is scored by the counts of the *other* classes:
@@ -277,30 +261,24 @@ class ComplementWeights:
         lt = self.log_theta
         self.weights = lt / lt.sum(axis=1, keepdims=True) if self.norm else -lt
 
+    #: the complement counts need no feature observed in every class
+    checks_observed = False
+
     @classmethod
-    def from_stats(
+    def _smoothed(
         cls,
         stats: Any,
+        present: NDArray[np.bool_],
+        a: Any,
         *,
-        alpha: Any = 1.0,
-        force_alpha: bool = True,
+        alpha: Any,
+        feature_names: Any,
         norm: bool = False,
-        feature_names: Any = None,
     ) -> ComplementWeights:
-        """The complement weights of each class with positive weight in ``stats``.
+        """The complement counts smoothed by ``alpha`` (and the own models by the same).
 
-        Parameters
-        ----------
-        stats : bayesrule.stats.CountStats
-        alpha : float or array-like of shape (n_features,), default=1.0
-            Additive smoothing of the complement counts (and of the own models).
-        force_alpha : bool, default=True
-        norm : bool, default=False
-            Rennie et al.'s weight normalisation.
-        feature_names : sequence of str, optional
-            Used in error messages.
+        ``norm`` (default False) is Rennie et al.'s weight normalisation.
         """
-        present, a = smoothing(stats, alpha, force_alpha, feature_names, observed=False)
         own = Multinomial.from_stats(stats, alpha=a, feature_names=feature_names)
         return cls(complement_log_theta(stats.sums, a)[present], own, norm)
 
