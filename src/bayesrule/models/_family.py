@@ -10,7 +10,7 @@ its derivation from the checked values (``_smoothed`` or ``_kernels``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,10 +18,30 @@ from numpy.typing import NDArray
 from ._bandwidth import kde_options
 from ._checks import present_classes, smoothing
 
-__all__ = ["KernelFamily", "SmoothedFamily"]
+__all__ = ["KernelFamily", "KernelOptions", "SmoothedFamily", "Smoothing"]
 
 _S = TypeVar("_S", bound="SmoothedFamily")
 _K = TypeVar("_K", bound="KernelFamily")
+
+
+class Smoothing(NamedTuple):
+    """The checked options of a smoothed family's ``from_stats``."""
+
+    present: NDArray[np.bool_]  #: the classes with weight, those modelled
+    alpha: Any  #: the smoothing, checked (a float or an (n_features,) array)
+    given: Any  #: ``alpha`` as given, for messages
+    names: Any  #: the feature names (or None), for messages
+
+
+class KernelOptions(NamedTuple):
+    """The checked options of a kernel family's ``from_stats``."""
+
+    present: NDArray[np.bool_]  #: the classes with weight, those modelled
+    rule: Any  #: the checked bandwidth: a rule's name, or per-feature numbers
+    floor: float  #: ``bandwidth_floor``
+    kde: dict[str, Any]  #: ``method`` and ``grid_size``, as KernelDensity takes them
+    given: Any  #: ``bandwidth`` as given, for messages
+    names: Any  #: the feature names (or None), for messages
 
 
 class SmoothedFamily:
@@ -67,19 +87,13 @@ class SmoothedFamily:
         """
         observed = cls.checks_observed
         present, a = smoothing(stats, alpha, force_alpha, feature_names, observed=observed)
-        return cls._smoothed(stats, present, a, alpha=alpha, feature_names=feature_names, **hyper)
+        return cls._smoothed(stats, Smoothing(present, a, alpha, feature_names), **hyper)
 
     @classmethod
     def _smoothed(
-        cls: type[_S],
-        stats: Any,
-        present: NDArray[np.bool_],
-        a: Any,
-        *,
-        alpha: Any,
-        feature_names: Any,
+        cls: type[_S], stats: Any, s: Smoothing
     ) -> _S:  # pragma: no cover - every family defines it
-        """The family's derivation from the checked smoothing ``a`` (``alpha`` as given)."""
+        """The family's derivation from its statistics and the checked options."""
         raise NotImplementedError
 
 
@@ -124,21 +138,12 @@ class KernelFamily:
         b, floor, kde = kde_options(
             bandwidth, bandwidth_floor, method, grid_size, stats.n_features, feature_names
         )
-        return cls._kernels(
-            stats, present, b, floor, kde, bandwidth=bandwidth, feature_names=feature_names, **hyper
-        )
+        options = KernelOptions(present, b, floor, kde, bandwidth, feature_names)
+        return cls._kernels(stats, options, **hyper)
 
     @classmethod
     def _kernels(
-        cls: type[_K],
-        stats: Any,
-        present: NDArray[np.bool_],
-        b: Any,
-        floor: float,
-        kde: Any,
-        *,
-        bandwidth: Any,
-        feature_names: Any,
+        cls: type[_K], stats: Any, options: KernelOptions
     ) -> _K:  # pragma: no cover - every family defines it
-        """The family's derivation from the checked rule ``b``, ``floor`` and ``kde`` keywords."""
+        """The family's derivation from its statistics and the checked options."""
         raise NotImplementedError

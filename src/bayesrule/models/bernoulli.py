@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._util.products import rows_dot
 from ..stats import class_label
 from ._checks import feature_name
-from ._family import SmoothedFamily
+from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
 
@@ -52,13 +52,12 @@ class Bernoulli(SmoothedFamily):
         self.log_q = np.log(-np.expm1(self.log_p))
 
     @classmethod
-    def _smoothed(
-        cls, stats: Any, present: NDArray[np.bool_], a: Any, *, alpha: Any, feature_names: Any
-    ) -> Bernoulli:
+    def _smoothed(cls, stats: Any, s: Smoothing) -> Bernoulli:
         """``p_kj = (S_kj + alpha) / (V_kj + 2 alpha)`` from 0/1 data's ``CountStats``.
 
         A probability of 1 or undefined (``alpha=0``) raises a ValueError.
         """
+        present, a, alpha, feature_names = s
         log_p = bernoulli_log_p(stats, a)[present]
         if np.any(~(log_p < 0)):
             k, j = (int(v[0]) for v in np.nonzero(~(log_p < 0)))

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_observed
-from ._family import SmoothedFamily
+from ._family import SmoothedFamily, Smoothing
 
 __all__ = ["Categorical", "categorical_tables", "check_min_categories"]
 
@@ -111,25 +111,16 @@ class Categorical(SmoothedFamily):
     checks_observed = False
 
     @classmethod
-    def _smoothed(
-        cls,
-        stats: Any,
-        present: NDArray[np.bool_],
-        a: Any,
-        *,
-        alpha: Any,
-        feature_names: Any,
-        min_categories: Any = None,
-    ) -> Categorical:
+    def _smoothed(cls, stats: Any, s: Smoothing, *, min_categories: Any = None) -> Categorical:
         """``p_kjc = (N_kjc + alpha) / (N_kj + alpha n_j)`` from ``CategoryStats``.
 
         ``min_categories`` (int or array-like of shape (n_features,), optional)
         is the minimum number of categories ``n_j`` of each feature.
         """
         mc = check_min_categories(min_categories, stats.n_features)
-        check_observed(stats.feature_weights, present, stats.classes, feature_names)
-        n_cat, log_probs, log_unseen = categorical_tables(stats, a, mc)
-        return cls(log_probs[present], log_unseen[present], n_cat)
+        check_observed(stats.feature_weights, s.present, stats.classes, s.names)
+        n_cat, log_probs, log_unseen = categorical_tables(stats, s.alpha, mc)
+        return cls(log_probs[s.present], log_unseen[s.present], n_cat)
 
     def log_prob(self, X: ArrayLike) -> _F:
         """Log probability of each row, shape (n,) or (n, n_classes)."""

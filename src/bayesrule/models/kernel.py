@@ -14,7 +14,7 @@ from ._bandwidth import (
     check_bandwidth_resolution,
 )
 from ._checks import check_observed, feature_name
-from ._family import KernelFamily
+from ._family import KernelFamily, KernelOptions
 from ._terms import scale_rows
 
 __all__ = ["CV_FACTORS", "KernelDensity"]
@@ -142,18 +142,9 @@ class KernelDensity(KernelFamily):
             self._build_grid()
 
     @classmethod
-    def _kernels(
-        cls,
-        stats: Any,
-        present: NDArray[np.bool_],
-        b: Any,
-        floor: float,
-        kde: Any,
-        *,
-        bandwidth: Any,
-        feature_names: Any,
-    ) -> KernelDensity:
-        """Each present class's density of its values, with bandwidths by the rule ``b``."""
+    def _kernels(cls, stats: Any, options: KernelOptions) -> KernelDensity:
+        """Each present class's density of its values, with bandwidths by the checked rule."""
+        present, b, floor, kde, bandwidth, feature_names = options
         h, V, h_scott, lower = bandwidths(stats.moments(), b, floor)
         check_observed(V, present, stats.classes, feature_names)
         if isinstance(b, str) and b == "cv":

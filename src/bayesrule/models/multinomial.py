@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._util.products import rows_dot
-from ._family import SmoothedFamily
+from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
 
@@ -143,15 +143,13 @@ class Multinomial(SmoothedFamily):
         ).copy()
 
     @classmethod
-    def _smoothed(
-        cls, stats: Any, present: NDArray[np.bool_], a: Any, *, alpha: Any, feature_names: Any
-    ) -> Multinomial:
+    def _smoothed(cls, stats: Any, s: Smoothing) -> Multinomial:
         """``theta_kj = (S_kj + alpha) / sum_j (S_kj + alpha)`` from ``CountStats``.
 
         ``mean_total`` is each class's mean row total, ``sum_j S_kj / W_k``.
         """
-        log_theta = multinomial_log_theta(stats.sums, a)[present]
-        return cls(log_theta, stats.sums[present].sum(axis=1) / stats.weights[present])
+        log_theta = multinomial_log_theta(stats.sums, s.alpha)[s.present]
+        return cls(log_theta, stats.sums[s.present].sum(axis=1) / stats.weights[s.present])
 
     def relative_log_prob(self, X: Any) -> _F:
         """``log_prob`` minus the multinomial coefficient (the same for every class)."""
@@ -265,22 +263,13 @@ class ComplementWeights(SmoothedFamily):
     checks_observed = False
 
     @classmethod
-    def _smoothed(
-        cls,
-        stats: Any,
-        present: NDArray[np.bool_],
-        a: Any,
-        *,
-        alpha: Any,
-        feature_names: Any,
-        norm: bool = False,
-    ) -> ComplementWeights:
+    def _smoothed(cls, stats: Any, s: Smoothing, *, norm: bool = False) -> ComplementWeights:
         """The complement counts smoothed by ``alpha`` (and the own models by the same).
 
         ``norm`` (default False) is Rennie et al.'s weight normalisation.
         """
-        own = Multinomial.from_stats(stats, alpha=a, feature_names=feature_names)
-        return cls(complement_log_theta(stats.sums, a)[present], own, norm)
+        own = Multinomial.from_stats(stats, alpha=s.alpha, feature_names=s.names)
+        return cls(complement_log_theta(stats.sums, s.alpha)[s.present], own, norm)
 
     def log_prob(self, X: Any) -> _F:
         """The complement score of each row and class, shape (n, n_classes)."""

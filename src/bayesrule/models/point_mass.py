@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._bandwidth import bandwidths, check_bandwidth_resolution, weighted_moments
 from ._checks import check_nonnegative_float, check_observed, feature_name
-from ._family import KernelFamily
+from ._family import KernelFamily, KernelOptions
 from ._terms import scale_rows
 from .kernel import _HALF_LOG_2PI, KernelDensity, _cv_bandwidths
 
@@ -101,17 +101,7 @@ class PointMassKernelDensity(KernelFamily):
 
     @classmethod
     def _kernels(
-        cls,
-        stats: Any,
-        present: NDArray[np.bool_],
-        b: Any,
-        floor: float,
-        kde_kw: Any,
-        *,
-        bandwidth: Any,
-        feature_names: Any,
-        point_mass: float = 0.2,
-        alpha: float = 0.1,
+        cls, stats: Any, options: KernelOptions, *, point_mass: float = 0.2, alpha: float = 0.1
     ) -> PointMassKernelDensity:
         """The atoms and kernel densities of each present class (see the class docstring).
 
@@ -126,6 +116,7 @@ class PointMassKernelDensity(KernelFamily):
         alpha : float, default=0.1
             Weight of the pooled distribution (a number of rows, unweighted).
         """
+        present, b, floor, kde_kw, bandwidth, feature_names = options
         share = check_nonnegative_float(point_mass, "point_mass")
         alpha = check_nonnegative_float(alpha, "alpha")
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
