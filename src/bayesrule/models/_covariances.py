@@ -23,6 +23,7 @@ from ..covariance import (
     standardised_intensity,
     target_diagonal,
 )
+from ._types import Floats as _F
 
 __all__ = [
     "blended_covariance",
@@ -33,8 +34,6 @@ __all__ = [
     "needs_statistics",
     "range_scale",
 ]
-
-_F = NDArray[np.float64]
 
 
 def needs_statistics(stats: Any, shrinkage: Any) -> None:

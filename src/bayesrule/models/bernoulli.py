@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from .._util.products import rows_dot
 from ..stats import class_label
@@ -14,10 +14,9 @@ from ._checks import feature_name
 from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
+from ._types import Floats as _F
 
 __all__ = ["Bernoulli", "bernoulli_log_p"]
-
-_F = NDArray[np.float64]
 
 
 def bernoulli_log_p(stats: Any, alpha: Any) -> _F:

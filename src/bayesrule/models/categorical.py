@@ -10,10 +10,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_observed
 from ._family import SmoothedFamily, Smoothing
+from ._types import Floats as _F
 
 __all__ = ["Categorical", "categorical_tables", "check_min_categories"]
-
-_F = NDArray[np.float64]
 
 
 def check_min_categories(min_categories: Any, n_features: int) -> Any:

@@ -16,10 +16,10 @@ from ._bandwidth import (
 from ._checks import check_observed, feature_name
 from ._family import KernelFamily, KernelOptions
 from ._terms import scale_rows
+from ._types import Floats as _F
 
-__all__ = ["CV_FACTORS", "KernelDensity"]
+__all__ = ["CV_FACTORS", "KernelDensity", "split_far"]
 
-_F = NDArray[np.float64]
 _HALF_LOG_2PI = 0.5 * float(np.log(2.0 * np.pi))
 #: entries of (classes x rows x values) evaluated at once by the exact method
 _BLOCK = 1 << 22
@@ -63,6 +63,20 @@ def _cv_bandwidths(indptr: Any, values: _F, W: _F, h_scott: _F, floor: _F, **kde
         best = np.where(better, score, best)
         choice = np.where(better, h, choice)
     return np.asarray(choice)
+
+
+def split_far(F: _F, X: _F) -> tuple[_F, NDArray[np.bool_]]:
+    """Per row and class, the log density summed over the entries every class resolves.
+
+    ``F`` holds the log densities of each entry of ``X``, shape (K, n, p).
+    Returns that sum over the entries that are neither missing (NaN, left
+    out) nor far, shape (n, K), and ``far`` (n, p): the observed entries whose
+    density underflows for some class, which the caller expands on a scale.
+    """
+    missing = np.isnan(X)
+    far = np.any(~np.isfinite(F), axis=0) & ~missing
+    exact = np.where(far[None] | missing[None], 0.0, F).sum(axis=2).T
+    return exact, far
 
 
 class KernelDensity(KernelFamily):
@@ -324,10 +338,7 @@ class KernelDensity(KernelFamily):
         Elsewhere the density is exact.
         """
         X = np.asarray(X, dtype=float)
-        F = self.feature_log_prob(X)  # (K, n, p)
-        missing = np.isnan(X)
-        far = np.any(~np.isfinite(F), axis=0) & ~missing  # (n, p)
-        exact = np.where(far[None] | missing[None], 0.0, F).sum(axis=2).T  # (n, K)
+        exact, far = split_far(self.feature_log_prob(X), X)
         if not far.any():
             return [(exact, 0)]
         U, E = scale_rows(np.where(far, X, 0.0))

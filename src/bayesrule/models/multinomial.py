@@ -6,13 +6,14 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
 from .._util.products import rows_dot
 from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
+from ._types import Floats as _F
 
 __all__ = [
     "ComplementWeights",
@@ -22,7 +23,6 @@ __all__ = [
     "multinomial_log_theta",
 ]
 
-_F = NDArray[np.float64]
 #: rows of the observed-entry indicator formed at once for sparse input
 _ROWS = 4096
 

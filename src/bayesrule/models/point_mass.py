@@ -11,11 +11,10 @@ from ._bandwidth import bandwidths, check_bandwidth_resolution, weighted_moments
 from ._checks import check_nonnegative_float, check_observed, feature_name
 from ._family import KernelFamily, KernelOptions
 from ._terms import scale_rows
-from .kernel import _HALF_LOG_2PI, KernelDensity, _cv_bandwidths
+from ._types import Floats as _F
+from .kernel import _HALF_LOG_2PI, KernelDensity, _cv_bandwidths, split_far
 
 __all__ = ["PointMassKernelDensity", "point_masses"]
-
-_F = NDArray[np.float64]
 
 
 def point_masses(stats: Any, share: float) -> NDArray[np.bool_]:
@@ -254,10 +253,7 @@ class PointMassKernelDensity(KernelFamily):
         then the larger constant. Every other entry is exact.
         """
         X = np.asarray(X, dtype=float)
-        F = self.feature_log_prob(X)  # (K, n, p)
-        missing = np.isnan(X)
-        far = np.any(~np.isfinite(F), axis=0) & ~missing  # (n, p)
-        exact = np.where(far[None] | missing[None], 0.0, F).sum(axis=2).T  # (n, K)
+        exact, far = split_far(self.feature_log_prob(X), X)
         if not far.any():
             return [(exact, 0)]
         kde, K = self.kde, len(self)
