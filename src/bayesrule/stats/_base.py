@@ -130,6 +130,17 @@ class ClassStatistic:
     bounds of ``self``: after ``forget`` they are an envelope of the data
     that is left, never narrower than it (only removing every row resets
     them to the empty range).
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels.
+    counts : ndarray of shape (n_classes,), int64
+        Rows seen with positive weight, per class.
+    weights : ndarray of shape (n_classes,)
+        Sum of the sample weights, per class.
+    lower, upper : ndarray of shape (n_features,)
+        The range of each feature (see above).
     """
 
     classes: NDArray[Any] = field(metadata=labels())

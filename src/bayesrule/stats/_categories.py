@@ -80,9 +80,8 @@ class CategoryStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     category_counts : ndarray of shape (n_classes, n_features, n_categories)
     """
 

@@ -461,3 +461,21 @@ def downdate_moments(
     else:
         M2_A = np.where(left, np.maximum(M2_A, 0.0), 0.0)
     return W_A, m_A, M2_A
+
+
+def downdate_scatter(C: Any, B: Any) -> tuple[Floats, Floats, Floats]:
+    """:func:`downdate_moments` in the outer form for statistics with ``scatter``.
+
+    ``C`` and ``B`` hold ``weights``, ``means`` and ``scatter`` (per class, or
+    pooled over the classes) over the same classes; the classes name errors.
+    """
+    return downdate_moments(
+        C.weights,
+        C.means,
+        C.scatter,
+        B.weights,
+        B.means,
+        B.scatter,
+        outer=True,
+        classes=C.classes,
+    )

@@ -16,11 +16,9 @@ import scipy.sparse as sp
 from .._util.parallel import in_parallel
 from ._base import ClassStatistic
 from ._bounds import (
+    FoldedRange,
     block_bounds,
-    chunk_rows,
     empty_bounds,
-    fold_bounds,
-    settled_bounds,
     union_bounds,
 )
 from ._common import (
@@ -57,9 +55,8 @@ class CountStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     feature_weights : ndarray of shape (n_classes, n_features)
     sums : ndarray of shape (n_classes, n_features)
     """
@@ -163,10 +160,7 @@ def _sums_and_bounds(H: Any, Xb: _F, wb: _F) -> tuple[_F, tuple[_F, _F]]:
     if not isinstance(H, np.ndarray):
         return np.asarray(H @ Xb), block_bounds(Xb, wb)
     S = np.zeros((H.shape[0], p))
-    folded = empty_bounds(p)
-    step = chunk_rows(p)
-    for s in range(0, Xb.shape[0], step):
-        chunk = Xb[s : s + step]
-        fold_bounds(folded, chunk)
-        S += H[:, s : s + step] @ chunk
-    return S, settled_bounds(folded, Xb, wb)
+    fold = FoldedRange(p)
+    for s, e, chunk in fold.chunks(Xb, 0, Xb.shape[0]):
+        S += H[:, s:e] @ chunk
+    return S, fold.settled(Xb, wb)

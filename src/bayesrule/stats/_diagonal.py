@@ -12,11 +12,9 @@ from .._util.parallel import blas_budget, in_parallel
 from ._base import ClassStatistic
 from ._bounds import (
     CHUNK_VALUES,
+    FoldedRange,
     block_bounds,
-    chunk_rows,
     empty_bounds,
-    fold_bounds,
-    settled_bounds,
     union_bounds,
 )
 from ._common import (
@@ -56,9 +54,8 @@ class DiagonalStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     feature_weights : ndarray of shape (n_classes, n_features)
     means : ndarray of shape (n_classes, n_features)
     m2 : ndarray of shape (n_classes, n_features)
@@ -206,19 +203,16 @@ def _block_moments(
         n, p = X.shape
         copied = not (isinstance(given, np.ndarray) and np.may_share_memory(X, given))
         D = X if copied else np.empty_like(X)
-        folded = empty_bounds(p)
+        fold = FoldedRange(p)
         if _feature_major(X):
             # columns in memory (as read from Parquet): the same, feature by feature
-            _squared_residuals_by_column(X.T, means.T, yi, D.T, folded)
+            _squared_residuals_by_column(X.T, means.T, yi, D.T, fold.bounds)
         else:
-            step = chunk_rows(p)
-            for s in range(0, n, step):
-                chunk = X[s : s + step]
-                fold_bounds(folded, chunk)
-                out = D[s : s + step]
-                np.subtract(chunk, means[yi[s : s + step]], out=out)
+            for s, e, chunk in fold.chunks(X, 0, n):
+                out = D[s:e]
+                np.subtract(chunk, means[yi[s:e]], out=out)
                 np.multiply(out, out, out=out)
-        bounds = settled_bounds(folded, given, w)
+        bounds = fold.settled(given, w)
     m2 = _class_sums(H, D)
     return counts, weights, V, means, m2, bounds
 

@@ -170,9 +170,8 @@ class ValueCountStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     indptr : ndarray of shape (n_features + 1,)
     values : ndarray of shape (n_values,)
     value_weights : ndarray of shape (n_classes, n_values)
