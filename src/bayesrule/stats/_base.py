@@ -253,8 +253,12 @@ class ClassStatistic:
         return cls._from_rows(rows, **options)
 
     @classmethod
-    def _from_rows(cls, rows: Rows, **options: Any) -> Any:
-        """The statistic's own pass over prepared rows (see :func:`prepare`)."""
+    def _from_rows(cls, rows: Rows) -> Any:
+        """The statistic's own pass over prepared rows (see :func:`prepare`).
+
+        A statistic that takes options declares them as keyword-only
+        parameters here; anything else passed to ``from_data`` is refused.
+        """
         raise NotImplementedError  # pragma: no cover
 
     def update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:

@@ -91,9 +91,7 @@ class CategoryStats(ClassStatistic):
     input_dtype = np.float64
 
     @classmethod
-    def _from_rows(
-        cls, rows: Rows, *, max_categories: int = MAX_CATEGORIES, **options: Any
-    ) -> CategoryStats:
+    def _from_rows(cls, rows: Rows, *, max_categories: int = MAX_CATEGORIES) -> CategoryStats:
         """Statistics of one data set by one ``bincount`` over (class, feature, category).
 
         Every observed entry must be an integer code in ``[0, max_categories)``

@@ -65,7 +65,7 @@ class CountStats(ClassStatistic):
     sums: _F = field(metadata=per_class("K", "p"))
 
     @classmethod
-    def _from_rows(cls, rows: Rows, **options: Any) -> CountStats:
+    def _from_rows(cls, rows: Rows) -> CountStats:
         """Statistics of one data set: one one-hot product per block of rows."""
         X, c, yi, w, _ = rows
         n, p = X.shape

@@ -69,7 +69,7 @@ class DiagonalStats(ClassStatistic):
     column_major = True
 
     @classmethod
-    def _from_rows(cls, rows: Rows, **options: Any) -> DiagonalStats:
+    def _from_rows(cls, rows: Rows) -> DiagonalStats:
         """Statistics of one data set; per-class sums are sparse one-hot products."""
         X, c, yi, w, unit = rows
         n, p = X.shape

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 import numpy as np
 
@@ -103,7 +102,7 @@ class FourthMomentStats(ScatterStats):
         return cls(**values, t=t, q=q)
 
     @classmethod
-    def _from_rows(cls, rows: Rows, **options: Any) -> FourthMomentStats:
+    def _from_rows(cls, rows: Rows) -> FourthMomentStats:
         """Statistics of one data set in a single blocked pass (as :class:`ScatterStats`)."""
         X, c, yi, w, unit = rows
         counts, weights, centres = pilot_means(X, yi, w, c.size)

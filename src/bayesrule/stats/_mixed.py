@@ -212,7 +212,6 @@ class MixedStats(ClassStatistic):
         max_categories: int = MAX_CATEGORIES,
         dtypes: Any = (),
         reasons: Any = (),
-        **options: Any,
     ) -> MixedStats:
         """Statistics of one numeric data set whose column ``j`` is of kind ``kinds[j]``.
 

@@ -74,7 +74,7 @@ class PooledScatterStats(ClassStatistic):
     scatter: _F = field(metadata=shared("p", "p"))
 
     @classmethod
-    def _from_rows(cls, rows: Rows, **options: Any) -> PooledScatterStats:
+    def _from_rows(cls, rows: Rows) -> PooledScatterStats:
         """Statistics of one data set (as :class:`ScatterStats`).
 
         One pass of symmetric products over blocks ``[X - C, H]`` (``C`` the

@@ -91,7 +91,7 @@ class ScatterStats(ClassStatistic):
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def _from_rows(cls, rows: Rows, **options: Any) -> ScatterStats:
+    def _from_rows(cls, rows: Rows) -> ScatterStats:
         """Statistics of one data set in a single blocked pass.
 
         The moments are accumulated about pilot class means (from a strided

@@ -186,7 +186,7 @@ class ValueCountStats(ClassStatistic):
     input_dtype = np.float64
 
     @classmethod
-    def _from_rows(cls, rows: Rows, **options: Any) -> ValueCountStats:
+    def _from_rows(cls, rows: Rows) -> ValueCountStats:
         """Statistics of one data set; blocks of rows are grouped by one sort each."""
         X, c, yi, w, _ = rows
         n, p = X.shape
