@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from ._checks import check_nonnegative_float, feature_name
+from ._types import Floats as _F
 from .diagonal import total_variance
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "weighted_moments",
 ]
 
-_F = NDArray[np.float64]
 _RULES = ("scott", "silverman", "cv")
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..stats import class_label
+from ._types import Floats as _F
 
 __all__ = [
     "check_alpha",
@@ -25,8 +26,6 @@ __all__ = [
     "present_classes",
     "smoothing",
 ]
-
-_F = NDArray[np.float64]
 
 
 def feature_name(names: Any, j: int) -> Any:

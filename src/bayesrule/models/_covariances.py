@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import eigvalsh
 
+from ._types import Floats as _F
 from .covariance import (
     NEEDS_FOURTH,
     constant_features,
@@ -33,8 +34,6 @@ __all__ = [
     "needs_statistics",
     "range_scale",
 ]
-
-_F = NDArray[np.float64]
 
 
 def needs_statistics(stats: Any, shrinkage: Any) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ._types import Floats as _F
+
 __all__ = [
     "PassMoments",
     "class_moments",
@@ -21,8 +23,6 @@ __all__ = [
     "merge_moments",
     "worst_rows",
 ]
-
-_F = NDArray[np.float64]
 
 
 # ------------------------------------------------------------------ statistics of a block

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+
+from ._types import LOG_2PI as _LOG_2PI
+from ._types import Floats as _F
 
 __all__ = ["Projection"]
-
-_F = NDArray[np.float64]
-_LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 # ------------------------------------------------------------------ projection

@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._types import Floats as _F
+
 __all__ = ["Terms", "combine_terms", "matrix_exponent", "row_exponent", "scale_rows", "term_sum"]
 
-_F = NDArray[np.float64]
 _I = NDArray[np.int64]
 #: a list of ``(T, e)``: ``T`` of shape (n, K), ``e`` integers broadcastable to it
 Terms = list[tuple[_F, Any]]

@@ -6,17 +6,17 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from .._util.products import rows_dot
 from ..stats import class_label
-from ._checks import feature_name, smoothing
+from ._checks import feature_name
+from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
+from ._types import Floats as _F
 
 __all__ = ["Bernoulli", "bernoulli_log_p"]
-
-_F = NDArray[np.float64]
 
 
 def bernoulli_log_p(stats: Any, alpha: Any) -> _F:
@@ -31,7 +31,7 @@ def bernoulli_log_p(stats: Any, alpha: Any) -> _F:
         return np.asarray(np.log(stats.sums + alpha) - np.log(stats.feature_weights + 2.0 * alpha))
 
 
-class Bernoulli:
+class Bernoulli(SmoothedFamily):
     r"""``x_j ~ Bernoulli(p_j)`` independently, for one or several classes.
 
     Parameters
@@ -51,32 +51,12 @@ class Bernoulli:
         self.log_q = np.log(-np.expm1(self.log_p))
 
     @classmethod
-    def from_stats(
-        cls,
-        stats: Any,
-        *,
-        alpha: Any = 1.0,
-        force_alpha: bool = True,
-        feature_names: Any = None,
-    ) -> Bernoulli:
-        """The Bernoulli model of each class with positive weight in ``stats``.
+    def _smoothed(cls, stats: Any, s: Smoothing) -> Bernoulli:
+        """``p_kj = (S_kj + alpha) / (V_kj + 2 alpha)`` from 0/1 data's ``CountStats``.
 
-        Parameters
-        ----------
-        stats : bayesrule.stats.CountStats
-            Statistics of 0/1 data.
-        alpha : float or array-like of shape (n_features,), default=1.0
-            Additive smoothing, ``p_kj = (S_kj + alpha) / (V_kj + 2 alpha)``.
-        force_alpha, feature_names
-            As for :meth:`Multinomial.from_stats <bayesrule.models.Multinomial.from_stats>`.
-
-        Raises
-        ------
-        ValueError
-            If alpha is negative or of the wrong shape, a class never observes
-            a feature, or a probability is 1 or undefined (``alpha=0``).
+        A probability of 1 or undefined (``alpha=0``) raises a ValueError.
         """
-        present, a = smoothing(stats, alpha, force_alpha, feature_names)
+        present, a, alpha, feature_names = s
         log_p = bernoulli_log_p(stats, a)[present]
         if np.any(~(log_p < 0)):
             k, j = (int(v[0]) for v in np.nonzero(~(log_p < 0)))

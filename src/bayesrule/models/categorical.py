@@ -8,11 +8,11 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_observed, smoothing
+from ._checks import check_observed
+from ._family import SmoothedFamily, Smoothing
+from ._types import Floats as _F
 
 __all__ = ["Categorical", "categorical_tables", "check_min_categories"]
-
-_F = NDArray[np.float64]
 
 
 def check_min_categories(min_categories: Any, n_features: int) -> Any:
@@ -68,7 +68,7 @@ def categorical_tables(
     return n_cat, log_probs, log_unseen
 
 
-class Categorical:
+class Categorical(SmoothedFamily):
     r"""``x_j ~ Categorical(probs_j)`` independently, for one or several classes.
 
     Parameters
@@ -106,33 +106,20 @@ class Categorical:
         table = np.concatenate([self.log_probs, self.log_unseen[:, :, None]], axis=2)
         self._table = table.reshape(K, p * (C + 1)).T
 
-    @classmethod
-    def from_stats(
-        cls,
-        stats: Any,
-        *,
-        alpha: Any = 1.0,
-        force_alpha: bool = True,
-        min_categories: Any = None,
-        feature_names: Any = None,
-    ) -> Categorical:
-        """The categorical model of each class with positive weight in ``stats``.
+    #: the number of categories is checked before the observed features
+    checks_observed = False
 
-        Parameters
-        ----------
-        stats : bayesrule.stats.CategoryStats
-        alpha : float or array-like of shape (n_features,), default=1.0
-            Additive smoothing: ``p_kjc = (N_kjc + alpha) / (N_kj + alpha n_j)``.
-        min_categories : int or array-like of shape (n_features,), optional
-            Minimum number of categories ``n_j`` of each feature.
-        force_alpha, feature_names
-            As for :meth:`Multinomial.from_stats <bayesrule.models.Multinomial.from_stats>`.
+    @classmethod
+    def _smoothed(cls, stats: Any, s: Smoothing, *, min_categories: Any = None) -> Categorical:
+        """``p_kjc = (N_kjc + alpha) / (N_kj + alpha n_j)`` from ``CategoryStats``.
+
+        ``min_categories`` (int or array-like of shape (n_features,), optional)
+        is the minimum number of categories ``n_j`` of each feature.
         """
-        present, a = smoothing(stats, alpha, force_alpha, feature_names, observed=False)
         mc = check_min_categories(min_categories, stats.n_features)
-        check_observed(stats.feature_weights, present, stats.classes, feature_names)
-        n_cat, log_probs, log_unseen = categorical_tables(stats, a, mc)
-        return cls(log_probs[present], log_unseen[present], n_cat)
+        check_observed(stats.feature_weights, s.present, stats.classes, s.names)
+        n_cat, log_probs, log_unseen = categorical_tables(stats, s.alpha, mc)
+        return cls(log_probs[s.present], log_unseen[s.present], n_cat)
 
     def log_prob(self, X: ArrayLike) -> _F:
         """Log probability of each row, shape (n,) or (n, n_classes)."""

@@ -12,11 +12,10 @@ from ..stats import class_label
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, matrix_exponent, row_exponent
+from ._types import LOG_2PI as _LOG_2PI
+from ._types import Floats as _F
 
 __all__ = ["DiagonalGaussian", "check_class_variances", "total_variance", "variance_epsilon"]
-
-_F = NDArray[np.float64]
-_LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def total_variance(V: _F, means: _F, m2: _F) -> _F:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy.linalg import LinAlgError, cholesky
 from scipy.linalg.lapack import dtrtri
 
@@ -31,6 +31,8 @@ from ._covariances import (
     range_scale,
 )
 from ._terms import Terms, matrix_exponent, row_exponent
+from ._types import LOG_2PI as _LOG_2PI
+from ._types import Floats as _F
 from .covariance import (
     shrink,
 )
@@ -48,8 +50,6 @@ __all__ = [
     "stacked_log_prob",
 ]
 
-_F = NDArray[np.float64]
-_LOG_2PI = float(np.log(2.0 * np.pi))
 
 #: Default relative eigenvalue tolerance: directions whose variance is below
 #: ``RANK_TOL * largest variance`` are treated as having none.

@@ -12,14 +12,14 @@ from ..stats import class_label
 from ._bandwidth import (
     bandwidths,
     check_bandwidth_resolution,
-    kde_options,
 )
-from ._checks import check_observed, feature_name, present_classes
+from ._checks import check_observed, feature_name
+from ._family import KernelFamily, KernelOptions
 from ._terms import scale_rows
+from ._types import Floats as _F
 
-__all__ = ["CV_FACTORS", "KernelDensity"]
+__all__ = ["CV_FACTORS", "KernelDensity", "split_far"]
 
-_F = NDArray[np.float64]
 _HALF_LOG_2PI = 0.5 * float(np.log(2.0 * np.pi))
 #: entries of (classes x rows x values) evaluated at once by the exact method
 _BLOCK = 1 << 22
@@ -65,7 +65,21 @@ def _cv_bandwidths(indptr: Any, values: _F, W: _F, h_scott: _F, floor: _F, **kde
     return np.asarray(choice)
 
 
-class KernelDensity:
+def split_far(F: _F, X: _F) -> tuple[_F, NDArray[np.bool_]]:
+    """Per row and class, the log density summed over the entries every class resolves.
+
+    ``F`` holds the log densities of each entry of ``X``, shape (K, n, p).
+    Returns that sum over the entries that are neither missing (NaN, left
+    out) nor far, shape (n, K), and ``far`` (n, p): the observed entries whose
+    density underflows for some class, which the caller expands on a scale.
+    """
+    missing = np.isnan(X)
+    far = np.any(~np.isfinite(F), axis=0) & ~missing
+    exact = np.where(far[None] | missing[None], 0.0, F).sum(axis=2).T
+    return exact, far
+
+
+class KernelDensity(KernelFamily):
     r"""Independent features, each with a weighted Gaussian kernel density (Parzen).
 
     For class ``k`` and feature ``j``,
@@ -142,37 +156,9 @@ class KernelDensity:
             self._build_grid()
 
     @classmethod
-    def from_stats(
-        cls,
-        stats: Any,
-        *,
-        bandwidth: Any = "scott",
-        bandwidth_floor: float = 0.1,
-        method: str = "auto",
-        grid_size: int = 1024,
-        feature_names: Any = None,
-    ) -> KernelDensity:
-        """The kernel density of each class with positive weight in ``stats``.
-
-        Parameters
-        ----------
-        stats : bayesrule.stats.ValueCountStats
-        bandwidth : {'scott', 'silverman', 'cv'}, float or array-like of shape (n_features,)
-            See :func:`~bayesrule.models._bandwidth.bandwidths`; 'cv' picks, per class and feature,
-            the multiple of Scott's bandwidth in :data:`CV_FACTORS` of
-            largest leave-one-out likelihood.
-        bandwidth_floor : float, default=0.1
-            Rule-of-thumb and 'cv' bandwidths are at least this multiple of
-            the feature's Scott bandwidth over all classes.
-        method : {'auto', 'exact', 'grid'}, default='auto'
-        grid_size : int, default=1024
-        feature_names : sequence of str, optional
-            Used in error messages.
-        """
-        present = present_classes(stats)
-        b, floor, kde = kde_options(
-            bandwidth, bandwidth_floor, method, grid_size, stats.n_features, feature_names
-        )
+    def _kernels(cls, stats: Any, options: KernelOptions) -> KernelDensity:
+        """Each present class's density of its values, with bandwidths by the checked rule."""
+        present, b, floor, kde, bandwidth, feature_names = options
         h, V, h_scott, lower = bandwidths(stats.moments(), b, floor)
         check_observed(V, present, stats.classes, feature_names)
         if isinstance(b, str) and b == "cv":
@@ -352,10 +338,7 @@ class KernelDensity:
         Elsewhere the density is exact.
         """
         X = np.asarray(X, dtype=float)
-        F = self.feature_log_prob(X)  # (K, n, p)
-        missing = np.isnan(X)
-        far = np.any(~np.isfinite(F), axis=0) & ~missing  # (n, p)
-        exact = np.where(far[None] | missing[None], 0.0, F).sum(axis=2).T  # (n, K)
+        exact, far = split_far(self.feature_log_prob(X), X)
         if not far.any():
             return [(exact, 0)]
         U, E = scale_rows(np.where(far, X, 0.0))

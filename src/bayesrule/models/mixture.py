@@ -43,6 +43,8 @@ from ._mixture_moments import (
     worst_rows,
 )
 from ._projection import Projection
+from ._types import LOG_2PI as _LOG_2PI
+from ._types import Floats as _F
 
 __all__ = [
     "SCALE_FLOOR",
@@ -61,8 +63,6 @@ __all__ = [
     "reduced_rank",
 ]
 
-_F = NDArray[np.float64]
-_LOG_2PI = float(np.log(2.0 * np.pi))
 #: the covariance structures of the components
 COVARIANCE_TYPES = ("full", "diag", "spherical", "shared", "ppca")
 #: rows per block of the E-step's products (bounds the (rows, components x d) temporaries)

@@ -6,13 +6,14 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
 from .._util.products import rows_dot
-from ._checks import smoothing
+from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
+from ._types import Floats as _F
 
 __all__ = [
     "ComplementWeights",
@@ -22,7 +23,6 @@ __all__ = [
     "multinomial_log_theta",
 ]
 
-_F = NDArray[np.float64]
 #: rows of the observed-entry indicator formed at once for sparse input
 _ROWS = 4096
 
@@ -116,7 +116,7 @@ def _row_totals(X0: Any) -> _F:
     return np.asarray(X0.sum(axis=1), dtype=np.float64).reshape(-1, 1)
 
 
-class Multinomial:
+class Multinomial(SmoothedFamily):
     r"""Counts ``x ~ Multinomial(sum_j x_j, theta)`` for one or several classes.
 
     Parameters
@@ -143,31 +143,13 @@ class Multinomial:
         ).copy()
 
     @classmethod
-    def from_stats(
-        cls,
-        stats: Any,
-        *,
-        alpha: Any = 1.0,
-        force_alpha: bool = True,
-        feature_names: Any = None,
-    ) -> Multinomial:
-        """The multinomial model of each class with positive weight in ``stats``.
-
-        Parameters
-        ----------
-        stats : bayesrule.stats.CountStats
-        alpha : float or array-like of shape (n_features,), default=1.0
-            Additive smoothing: ``theta_kj = (S_kj + alpha) / sum_j (S_kj + alpha)``.
-        force_alpha : bool, default=True
-            If False, an alpha below 1e-10 is raised to 1e-10 (with a warning).
-        feature_names : sequence of str, optional
-            Used in error messages.
+    def _smoothed(cls, stats: Any, s: Smoothing) -> Multinomial:
+        """``theta_kj = (S_kj + alpha) / sum_j (S_kj + alpha)`` from ``CountStats``.
 
         ``mean_total`` is each class's mean row total, ``sum_j S_kj / W_k``.
         """
-        present, a = smoothing(stats, alpha, force_alpha, feature_names)
-        log_theta = multinomial_log_theta(stats.sums, a)[present]
-        return cls(log_theta, stats.sums[present].sum(axis=1) / stats.weights[present])
+        log_theta = multinomial_log_theta(stats.sums, s.alpha)[s.present]
+        return cls(log_theta, stats.sums[s.present].sum(axis=1) / stats.weights[s.present])
 
     def relative_log_prob(self, X: Any) -> _F:
         """``log_prob`` minus the multinomial coefficient (the same for every class)."""
@@ -240,7 +222,7 @@ class Multinomial:
         return f"Multinomial(n_classes={k}, n_features={p})"
 
 
-class ComplementWeights:
+class ComplementWeights(SmoothedFamily):
     r"""The scores of complement naive Bayes (Rennie et al.), with each class's own multinomial.
 
     Class ``k`` is scored by the counts of the *other* classes:
@@ -277,32 +259,17 @@ class ComplementWeights:
         lt = self.log_theta
         self.weights = lt / lt.sum(axis=1, keepdims=True) if self.norm else -lt
 
-    @classmethod
-    def from_stats(
-        cls,
-        stats: Any,
-        *,
-        alpha: Any = 1.0,
-        force_alpha: bool = True,
-        norm: bool = False,
-        feature_names: Any = None,
-    ) -> ComplementWeights:
-        """The complement weights of each class with positive weight in ``stats``.
+    #: the complement counts need no feature observed in every class
+    checks_observed = False
 
-        Parameters
-        ----------
-        stats : bayesrule.stats.CountStats
-        alpha : float or array-like of shape (n_features,), default=1.0
-            Additive smoothing of the complement counts (and of the own models).
-        force_alpha : bool, default=True
-        norm : bool, default=False
-            Rennie et al.'s weight normalisation.
-        feature_names : sequence of str, optional
-            Used in error messages.
+    @classmethod
+    def _smoothed(cls, stats: Any, s: Smoothing, *, norm: bool = False) -> ComplementWeights:
+        """The complement counts smoothed by ``alpha`` (and the own models by the same).
+
+        ``norm`` (default False) is Rennie et al.'s weight normalisation.
         """
-        present, a = smoothing(stats, alpha, force_alpha, feature_names, observed=False)
-        own = Multinomial.from_stats(stats, alpha=a, feature_names=feature_names)
-        return cls(complement_log_theta(stats.sums, a)[present], own, norm)
+        own = Multinomial.from_stats(stats, alpha=s.alpha, feature_names=s.names)
+        return cls(complement_log_theta(stats.sums, s.alpha)[s.present], own, norm)
 
     def log_prob(self, X: Any) -> _F:
         """The complement score of each row and class, shape (n, n_classes)."""

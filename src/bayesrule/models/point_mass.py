@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._bandwidth import bandwidths, check_bandwidth_resolution, kde_options, weighted_moments
-from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
+from ._bandwidth import bandwidths, check_bandwidth_resolution, weighted_moments
+from ._checks import check_nonnegative_float, check_observed, feature_name
+from ._family import KernelFamily, KernelOptions
 from ._terms import scale_rows
-from .kernel import _HALF_LOG_2PI, KernelDensity, _cv_bandwidths
+from ._types import Floats as _F
+from .kernel import _HALF_LOG_2PI, KernelDensity, _cv_bandwidths, split_far
 
 __all__ = ["PointMassKernelDensity", "point_masses"]
-
-_F = NDArray[np.float64]
 
 
 def point_masses(stats: Any, share: float) -> NDArray[np.bool_]:
@@ -34,7 +34,7 @@ def point_masses(stats: Any, share: float) -> NDArray[np.bool_]:
     return np.asarray(heavy.any(axis=0))
 
 
-class PointMassKernelDensity:
+class PointMassKernelDensity(KernelFamily):
     r"""Independent features, each a mixture of point masses and a Gaussian kernel density.
 
     Feature ``j`` has point masses (atoms) ``a`` shared by every class: the
@@ -99,44 +99,23 @@ class PointMassKernelDensity:
         self.bandwidth = kde.bandwidth[:K]
 
     @classmethod
-    def from_stats(
-        cls,
-        stats: Any,
-        *,
-        bandwidth: Any = "scott",
-        bandwidth_floor: float = 0.1,
-        point_mass: float = 0.2,
-        alpha: float = 0.1,
-        method: str = "auto",
-        grid_size: int = 1024,
-        feature_names: Any = None,
+    def _kernels(
+        cls, stats: Any, options: KernelOptions, *, point_mass: float = 0.2, alpha: float = 0.1
     ) -> PointMassKernelDensity:
-        """The model of each class with positive weight in ``stats`` (a ``ValueCountStats``).
+        """The atoms and kernel densities of each present class (see the class docstring).
+
+        ``from_stats`` takes, besides the options of every kernel family:
 
         Parameters
         ----------
-        stats : bayesrule.stats.ValueCountStats
-        bandwidth : {'scott', 'silverman', 'cv'}, float or array-like of shape (n_features,)
-            Of the kernel densities of the values that are not atoms (see
-            :meth:`KernelDensity.from_stats`).
-        bandwidth_floor : float, default=0.1
-            Rule-of-thumb and 'cv' bandwidths are at least this multiple of
-            the Scott bandwidth of the feature's pooled values that are not atoms.
         point_mass : float, default=0.2
             A value holding at least this share of a class's weight of a
             feature (and a weight above 1) is an atom (:func:`point_masses`);
             above 1, there are none.
         alpha : float, default=0.1
             Weight of the pooled distribution (a number of rows, unweighted).
-        method : {'auto', 'exact', 'grid'}, default='auto'
-        grid_size : int, default=1024
-        feature_names : sequence of str, optional
-            Used in error messages.
         """
-        present = present_classes(stats)
-        b, floor, kde_kw = kde_options(
-            bandwidth, bandwidth_floor, method, grid_size, stats.n_features, feature_names
-        )
+        present, b, floor, kde_kw, bandwidth, feature_names = options
         share = check_nonnegative_float(point_mass, "point_mass")
         alpha = check_nonnegative_float(alpha, "alpha")
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
@@ -274,10 +253,7 @@ class PointMassKernelDensity:
         then the larger constant. Every other entry is exact.
         """
         X = np.asarray(X, dtype=float)
-        F = self.feature_log_prob(X)  # (K, n, p)
-        missing = np.isnan(X)
-        far = np.any(~np.isfinite(F), axis=0) & ~missing  # (n, p)
-        exact = np.where(far[None] | missing[None], 0.0, F).sum(axis=2).T  # (n, K)
+        exact, far = split_far(self.feature_log_prob(X), X)
         if not far.any():
             return [(exact, 0)]
         kde, K = self.kde, len(self)

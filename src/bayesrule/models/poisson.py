@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
 from .._util.products import rows_dot
@@ -14,10 +14,9 @@ from ..stats import class_label
 from ._checks import feature_name, smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
+from ._types import Floats as _F
 
 __all__ = ["Poisson", "poisson_rates"]
-
-_F = NDArray[np.float64]
 
 
 def poisson_rates(stats: Any, alpha: Any) -> _F:

@@ -7,10 +7,12 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ._covariances import needs_statistics
 from ._terms import Terms, matrix_exponent, row_exponent
+from ._types import LOG_2PI as _LOG_2PI
+from ._types import Floats as _F
 from .covariance import (
     ESTIMATED,
     NEEDS_FOURTH,
@@ -23,8 +25,6 @@ from .gaussian import Gaussian
 
 __all__ = ["TiedGaussian", "range_whitening"]
 
-_F = NDArray[np.float64]
-_LOG_2PI = float(np.log(2.0 * np.pi))
 
 #: Largest ``c_j^2 / Sigma_jj`` (squared distance of a feature's centre from
 #: the origin, in within-class variances) for which the discriminant is

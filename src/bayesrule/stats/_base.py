@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import field
-from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._bounds import bounds_close, empty_bounds, union_bounds
 from ._common import (
+    Rows,
     StatisticsError,
     _label,
     arrays_close,
@@ -19,11 +20,13 @@ from ._common import (
     check_removal,
     expand,
     label_repr,
+    prepare,
     union_classes,
 )
 from .schema import bound, empty_arrays, labels, per_class, per_class_fields
 
 _S = TypeVar("_S", bound="Statistic")
+_C = TypeVar("_C", bound="ClassStatistic")
 
 
 @runtime_checkable
@@ -105,7 +108,8 @@ class ClassStatistic:
     ``scatter: NDArray = shared("p", "p")``): the fields declared per class
     are those aligned on merge (zero for a class not seen), the declared
     shapes give ``empty``, and :func:`~bayesrule.stats.field_schema` gives
-    the model-file schema. It implements ``from_data``, ``n_features``,
+    the model-file schema. It implements ``_from_rows`` (its own pass over
+    the rows that :meth:`from_data` has validated), ``n_features``,
     ``_merge_aligned(other)`` and ``_subtract_aligned(other)`` for two values
     over the same classes.
     ``merge`` unites the classes, so statistics of data sets that saw
@@ -126,6 +130,17 @@ class ClassStatistic:
     bounds of ``self``: after ``forget`` they are an envelope of the data
     that is left, never narrower than it (only removing every row resets
     them to the empty range).
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels.
+    counts : ndarray of shape (n_classes,), int64
+        Rows seen with positive weight, per class.
+    weights : ndarray of shape (n_classes,)
+        Sum of the sample weights, per class.
+    lower, upper : ndarray of shape (n_features,)
+        The range of each feature (see above).
     """
 
     classes: NDArray[Any] = field(metadata=labels())
@@ -199,8 +214,51 @@ class ClassStatistic:
         c = as_classes(classes)
         return cls(**empty_arrays(cls, c, n_features))
 
+    #: the dtype ``from_data`` gives ``X`` (None: a dense array as it is, and a
+    #: scipy.sparse matrix passed through)
+    input_dtype: ClassVar[Any] = None
+
     @classmethod
-    def from_data(cls, X: Any, y: Any, sample_weight: Any = None, *, classes: Any = None) -> Any:
+    def from_data(
+        cls: type[_C],
+        X: Any,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        classes: ArrayLike | None = None,
+        **options: Any,
+    ) -> _C:
+        """The statistics of the rows ``(X, y, sample_weight)``, in one pass over them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows (what a statistic accepts: see its class docstring).
+        y : array-like of shape (n_samples,)
+            Labels, each among ``classes`` when given.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative frequency weights (default: ones).
+        classes : array-like, optional
+            All class labels; defaults to the labels present in ``y``.
+        **options
+            What the statistic takes besides (``max_categories`` of
+            :class:`CategoryStats`; the column kinds of :class:`MixedStats`).
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D or a label of ``y`` is not among ``classes``.
+        """
+        rows = prepare(X, y, sample_weight, classes, cls.input_dtype)
+        return cls._from_rows(rows, **options)
+
+    @classmethod
+    def _from_rows(cls, rows: Rows) -> Any:
+        """The statistic's own pass over prepared rows (see :func:`prepare`).
+
+        A statistic that takes options declares them as keyword-only
+        parameters here; anything else passed to ``from_data`` is refused.
+        """
         raise NotImplementedError  # pragma: no cover
 
     def update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -120,6 +121,35 @@ def settled_bounds(
     if exact and np.all(np.isfinite(bounds[0])) and np.all(np.isfinite(bounds[1])):
         return bounds
     return block_bounds(X, w)
+
+
+class FoldedRange:
+    """The feature range of a block taken along a pass that reads it chunk by chunk.
+
+    :meth:`chunks` yields the rows of a block in chunks of about
+    :data:`CHUNK_VALUES` values, each chunk's range folded into ``bounds``
+    (:func:`fold_bounds`) as it is read, so that the pass finds the chunk in
+    cache; :meth:`settled` gives the block's exact range after the pass
+    (:func:`settled_bounds`).
+    """
+
+    def __init__(self, n_features: int) -> None:
+        self.bounds = empty_bounds(n_features)
+
+    def chunks(self, X: Any, start: int, stop: int) -> Iterator[tuple[int, int, Any]]:
+        """``(a, b, X[a:b])`` over the rows ``start:stop``, each chunk's range folded first."""
+        step = chunk_rows(X.shape[1])
+        for a in range(start, stop, step):
+            b = min(a + step, stop)
+            chunk = X[a:b]
+            fold_bounds(self.bounds, chunk)
+            yield a, b, chunk
+
+    def settled(
+        self, X: Any, w: NDArray[np.float64] | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The range of the block ``X`` (weights ``w``) whose every row was folded."""
+        return settled_bounds(self.bounds, X, w)
 
 
 def feature_bounds(

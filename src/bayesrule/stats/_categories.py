@@ -6,24 +6,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ._base import ClassStatistic
 from ._bounds import feature_bounds
 from ._common import (
+    Floats as _F,
+)
+from ._common import (
+    Rows,
     arrays_close,
-    as_classes,
     block_slices,
     check_removal,
     class_totals,
-    encode,
     label_repr,
 )
-from ._counts import _weights
 from .schema import per_class
-
-_F = NDArray[np.float64]
-
 
 __all__ = ["MAX_CATEGORIES", "CategoryStats", "check_categories"]
 
@@ -82,38 +80,26 @@ class CategoryStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     category_counts : ndarray of shape (n_classes, n_features, n_categories)
     """
 
     category_counts: _F = field(metadata=per_class("K", "p", "C", low=0.0))
 
+    #: category codes are read as float64 (NaN = missing)
+    input_dtype = np.float64
+
     @classmethod
-    def from_data(
-        cls,
-        X: ArrayLike,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-        max_categories: int = MAX_CATEGORIES,
-    ) -> CategoryStats:
+    def _from_rows(cls, rows: Rows, *, max_categories: int = MAX_CATEGORIES) -> CategoryStats:
         """Statistics of one data set by one ``bincount`` over (class, feature, category).
 
         Every observed entry must be an integer code in ``[0, max_categories)``
         (checked before anything is allocated); NaN is missing.
         """
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        X, c, yi, w, _ = rows
         check_categories(X, max_categories=max_categories)
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
-        yi = encode(y, c)
         n, p = X.shape
-        w = _weights(n, sample_weight)
         counts, weights = class_totals(yi, w, c.size)
         observed = ~np.isnan(X)
         C = int(np.max(X, where=observed, initial=-1.0)) + 1
@@ -121,10 +107,10 @@ class CategoryStats(ClassStatistic):
         flat = np.zeros(cells)
         for sl in block_slices(n, p):
             ob = observed[sl]
-            rows, cols = np.nonzero(ob)
-            cat = X[sl][rows, cols].astype(np.intp)
-            idx = (yi[sl][rows] * p + cols) * C + cat
-            flat += np.bincount(idx, weights=w[sl][rows], minlength=cells)
+            at, cols = np.nonzero(ob)
+            cat = X[sl][at, cols].astype(np.intp)
+            idx = (yi[sl][at] * p + cols) * C + cat
+            flat += np.bincount(idx, weights=w[sl][at], minlength=cells)
         lo, hi = feature_bounds(X, w)
         return cls(c, counts, weights, flat.reshape(c.size, p, C), lower=lo, upper=hi)
 

@@ -8,12 +8,15 @@ the feature bounds in ``_bounds``, the field declarations in ``schema``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._util import parallel as _parallel
+
+#: float64 arrays, the type of almost every statistic's fields
+Floats = NDArray[np.float64]
 
 #: Rows are processed in blocks of about this many float64 values (16 MiB), so
 #: that the temporary copies a block needs stay small next to the training
@@ -86,17 +89,42 @@ def encode(y: ArrayLike, classes: NDArray[Any]) -> NDArray[np.intp]:
     return idx.astype(np.intp)
 
 
+class Rows(NamedTuple):
+    """One data set ready to summarise: what every ``from_data`` starts from.
+
+    ``X`` is 2-D (a dense array, or a scipy.sparse matrix passed through),
+    ``classes`` the sorted labels, ``codes`` each row's index into them,
+    ``weights`` the sample weights (ones by default), and ``unit`` whether
+    every weight is 1.
+    """
+
+    X: Any
+    classes: NDArray[Any]
+    codes: NDArray[np.intp]
+    weights: NDArray[np.float64]
+    unit: bool
+
+    def columns(self, cols: NDArray[np.intp]) -> Rows:
+        """The same rows with only the columns ``cols`` of ``X``."""
+        return self._replace(X=self.X[:, cols])
+
+
 def prepare(
-    X: Any, y: ArrayLike, sample_weight: ArrayLike | None, classes: ArrayLike | None
-) -> tuple[Any, NDArray[Any], NDArray[np.intp], NDArray[np.float64], bool]:
+    X: Any,
+    y: ArrayLike,
+    sample_weight: ArrayLike | None,
+    classes: ArrayLike | None,
+    dtype: Any = None,
+) -> Rows:
     """The common start of every ``from_data``: ``(X, classes, codes, weights, unit)``.
 
-    ``X`` is checked to be 2-D (dense arrays are not copied; sparse matrices
-    are passed through), the classes default to the labels of ``y``, labels are
-    encoded against them, and ``unit`` says whether every weight is 1.
+    ``X`` is checked to be 2-D (dense arrays are not copied unless ``dtype``
+    asks for another dtype; without ``dtype`` sparse matrices are passed
+    through), the classes default to the labels of ``y``, labels are encoded
+    against them, and ``unit`` says whether every weight is 1.
     """
-    if not hasattr(X, "tocsr"):
-        X = np.asarray(X)
+    if dtype is not None or not hasattr(X, "tocsr"):
+        X = np.asarray(X, dtype=dtype)
     if len(X.shape) != 2:
         raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
     y = np.asarray(y)
@@ -104,7 +132,7 @@ def prepare(
     n = X.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     unit = sample_weight is None or bool(np.all(w == 1.0))
-    return X, c, encode(y, c), w, unit
+    return Rows(X, c, encode(y, c), w, unit)
 
 
 def union_classes(a: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
@@ -433,3 +461,21 @@ def downdate_moments(
     else:
         M2_A = np.where(left, np.maximum(M2_A, 0.0), 0.0)
     return W_A, m_A, M2_A
+
+
+def downdate_scatter(C: Any, B: Any) -> tuple[Floats, Floats, Floats]:
+    """:func:`downdate_moments` in the outer form for statistics with ``scatter``.
+
+    ``C`` and ``B`` hold ``weights``, ``means`` and ``scatter`` (per class, or
+    pooled over the classes) over the same classes; the classes name errors.
+    """
+    return downdate_moments(
+        C.weights,
+        C.means,
+        C.scatter,
+        B.weights,
+        B.means,
+        B.scatter,
+        outer=True,
+        classes=C.classes,
+    )

@@ -12,37 +12,30 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
 
 from .._util.parallel import in_parallel
 from ._base import ClassStatistic
 from ._bounds import (
+    FoldedRange,
     block_bounds,
-    chunk_rows,
     empty_bounds,
-    fold_bounds,
-    settled_bounds,
     union_bounds,
 )
 from ._common import (
     BLOCK_VALUES,
-    as_classes,
+    Rows,
     check_removal,
     class_matrix,
     class_totals,
-    encode,
     one_hot_classes,
     row_ranges,
 )
+from ._common import (
+    Floats as _F,
+)
 from .schema import per_class
 
-_F = NDArray[np.float64]
-
-__all__ = ["CountStats", "_weights"]
-
-
-def _weights(n: int, sample_weight: ArrayLike | None) -> _F:
-    return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+__all__ = ["CountStats"]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -62,9 +55,8 @@ class CountStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     feature_weights : ndarray of shape (n_classes, n_features)
     sums : ndarray of shape (n_classes, n_features)
     """
@@ -73,22 +65,10 @@ class CountStats(ClassStatistic):
     sums: _F = field(metadata=per_class("K", "p"))
 
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> CountStats:
+    def _from_rows(cls, rows: Rows) -> CountStats:
         """Statistics of one data set: one one-hot product per block of rows."""
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
-        yi = encode(y, c)
-        if not sp.issparse(X):
-            X = np.asarray(X)
+        X, c, yi, w, _ = rows
         n, p = X.shape
-        w = _weights(n, sample_weight)
         counts, weights = class_totals(yi, w, c.size)
         if sp.issparse(X):
             H = one_hot_classes(yi, w, c.size)
@@ -180,10 +160,7 @@ def _sums_and_bounds(H: Any, Xb: _F, wb: _F) -> tuple[_F, tuple[_F, _F]]:
     if not isinstance(H, np.ndarray):
         return np.asarray(H @ Xb), block_bounds(Xb, wb)
     S = np.zeros((H.shape[0], p))
-    folded = empty_bounds(p)
-    step = chunk_rows(p)
-    for s in range(0, Xb.shape[0], step):
-        chunk = Xb[s : s + step]
-        fold_bounds(folded, chunk)
-        S += H[:, s : s + step] @ chunk
-    return S, settled_bounds(folded, Xb, wb)
+    fold = FoldedRange(p)
+    for s, e, chunk in fold.chunks(Xb, 0, Xb.shape[0]):
+        S += H[:, s:e] @ chunk
+    return S, fold.settled(Xb, wb)

@@ -6,34 +6,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .._util.parallel import blas_budget, in_parallel
 from ._base import ClassStatistic
 from ._bounds import (
     CHUNK_VALUES,
+    FoldedRange,
     block_bounds,
-    chunk_rows,
     empty_bounds,
-    fold_bounds,
-    settled_bounds,
     union_bounds,
 )
 from ._common import (
+    Floats as _F,
+)
+from ._common import (
+    Rows,
     arrays_close,
     block_slices,
     class_matrix,
     class_totals,
     downdate_moments,
     noise_floor,
-    prepare,
     row_ranges,
 )
 from .schema import per_class
 
 __all__ = ["DiagonalStats"]
-
-_F = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -55,9 +54,8 @@ class DiagonalStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     feature_weights : ndarray of shape (n_classes, n_features)
     means : ndarray of shape (n_classes, n_features)
     m2 : ndarray of shape (n_classes, n_features)
@@ -71,16 +69,9 @@ class DiagonalStats(ClassStatistic):
     column_major = True
 
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> DiagonalStats:
+    def _from_rows(cls, rows: Rows) -> DiagonalStats:
         """Statistics of one data set; per-class sums are sparse one-hot products."""
-        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
+        X, c, yi, w, unit = rows
         n, p = X.shape
         if unit and n and isinstance(X, np.ndarray) and X.dtype.kind == "f":
             # the rows in ranges, one per thread, each summarised a block at a time
@@ -212,19 +203,16 @@ def _block_moments(
         n, p = X.shape
         copied = not (isinstance(given, np.ndarray) and np.may_share_memory(X, given))
         D = X if copied else np.empty_like(X)
-        folded = empty_bounds(p)
+        fold = FoldedRange(p)
         if _feature_major(X):
             # columns in memory (as read from Parquet): the same, feature by feature
-            _squared_residuals_by_column(X.T, means.T, yi, D.T, folded)
+            _squared_residuals_by_column(X.T, means.T, yi, D.T, fold.bounds)
         else:
-            step = chunk_rows(p)
-            for s in range(0, n, step):
-                chunk = X[s : s + step]
-                fold_bounds(folded, chunk)
-                out = D[s : s + step]
-                np.subtract(chunk, means[yi[s : s + step]], out=out)
+            for s, e, chunk in fold.chunks(X, 0, n):
+                out = D[s:e]
+                np.subtract(chunk, means[yi[s:e]], out=out)
                 np.multiply(out, out, out=out)
-        bounds = settled_bounds(folded, given, w)
+        bounds = fold.settled(given, w)
     m2 = _class_sums(H, D)
     return counts, weights, V, means, m2, bounds
 

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from ._bounds import feature_bounds
 from ._common import (
+    Floats as _F,
+)
+from ._common import (
+    Rows,
     arrays_close,
     pilot_means,
-    prepare,
 )
 from ._moments import add_outer, matvec, moments_about, shift_higher, zero_columns
 from ._scatter import ScatterStats
 from .schema import per_class
 
 __all__ = ["FourthMomentStats"]
-
-_F = NDArray[np.float64]
 
 
 def _shift_fourth(W: _F, S: _F, T: _F, Q: _F, d: _F, s1: _F | None = None) -> tuple[_F, _F]:
@@ -103,16 +102,9 @@ class FourthMomentStats(ScatterStats):
         return cls(**values, t=t, q=q)
 
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> FourthMomentStats:
-        """Statistics of one data set in a single blocked pass (see :meth:`ScatterStats.from_data`)."""
-        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
+    def _from_rows(cls, rows: Rows) -> FourthMomentStats:
+        """Statistics of one data set in a single blocked pass (as :class:`ScatterStats`)."""
+        X, c, yi, w, unit = rows
         counts, weights, centres = pilot_means(X, yi, w, c.size)
         dead = zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)

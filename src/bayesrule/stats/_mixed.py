@@ -12,14 +12,14 @@ from numpy.typing import ArrayLike, NDArray
 from ._base import ClassStatistic
 from ._categories import MAX_CATEGORIES, CategoryStats
 from ._common import (
+    Rows,
     StatisticsError,
     arrays_close,
     as_classes,
     check_features,
     class_totals,
-    encode,
 )
-from ._counts import CountStats, _weights
+from ._counts import CountStats
 from ._diagonal import DiagonalStats
 from ._values import ValueCountStats
 from ._vocabulary import (
@@ -33,9 +33,6 @@ from ._vocabulary import (
     vocabulary_form,
 )
 from .schema import special
-
-_F = NDArray[np.float64]
-
 
 __all__ = ["KIND_STATS", "MixedStats", "as_vocabulary"]
 
@@ -202,30 +199,30 @@ class MixedStats(ClassStatistic):
         zeros = np.zeros(c.size)
         return cls(c, zeros.astype(np.int64), zeros, kinds, (None,) * len(kinds), parts)
 
+    #: the columns are read as float64 (NaN = missing, codes for categorical ones)
+    input_dtype = np.float64
+
     @classmethod
-    def from_data(
+    def _from_rows(
         cls,
-        X: ArrayLike,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
+        rows: Rows,
         *,
         kinds: Any = None,
         vocabularies: Any = None,
-        classes: ArrayLike | None = None,
         max_categories: int = MAX_CATEGORIES,
         dtypes: Any = (),
         reasons: Any = (),
     ) -> MixedStats:
         """Statistics of one numeric data set whose column ``j`` is of kind ``kinds[j]``.
 
+        ``from_data`` takes, besides the rows:
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Numbers; NaN is missing. A categorical column holds integer codes:
-            indices into its vocabulary when it has one.
-        y, sample_weight, classes : as for the other statistics
         kinds : tuple of str, default=None
-            One kind per column; by default every column is 'gaussian'.
+            One kind per column; by default every column is 'gaussian'. A
+            categorical column holds integer codes: indices into its
+            vocabulary when it has one.
         vocabularies : sequence of (array-like of str or None), default=None
             For each column, the strings its codes stand for (sorted and
             unique) or numbers (float64, sorted and unique), or None.
@@ -237,22 +234,15 @@ class MixedStats(ClassStatistic):
         dtypes, reasons : sequence of str, default=()
             Descriptions of the columns (see the class docstring).
         """
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        X, c, yi, w, _ = rows
         kinds = cls._check_kinds(X.shape[1] if kinds is None else kinds)
         check_features(len(kinds), X.shape[1], "kinds")
         vocabs = check_vocabularies(X, kinds, vocabularies)
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
-        w = _weights(X.shape[0], sample_weight)
-        counts, weights = class_totals(encode(y, c), w, c.size)
+        counts, weights = class_totals(yi, w, c.size)
         cols = {kind: np.flatnonzero(np.asarray(kinds, dtype=object) == kind) for kind in kinds}
         bound = {"categorical": {"max_categories": max_categories}}
         parts = {
-            kind: KIND_STATS[kind].from_data(
-                X[:, cols[kind]], y, w, classes=c, **bound.get(kind, {})
-            )
+            kind: KIND_STATS[kind]._from_rows(rows.columns(cols[kind]), **bound.get(kind, {}))
             for kind in KIND_STATS
             if kind in cols
         }

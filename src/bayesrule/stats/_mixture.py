@@ -11,14 +11,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._bounds import bounds_close
 from ._common import (
+    Floats as _F,
+)
+from ._common import (
     StatisticsError,
     arrays_close,
 )
 from .schema import bound, labels, per_class, shared
 
 __all__ = ["MixtureStats"]
-
-_F = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False, repr=False)

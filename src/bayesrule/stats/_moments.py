@@ -22,8 +22,9 @@ from ._common import (
     row_ranges,
     syrk_add,
 )
-
-_F = NDArray[np.float64]
+from ._common import (
+    Floats as _F,
+)
 
 
 def shift_higher(
@@ -331,3 +332,19 @@ def feature_major(X: Any) -> bool:
     """Whether ``X`` is a NumPy array laid out column by column (F order, not also C)."""
     flags = getattr(X, "flags", None)
     return bool(flags is not None and flags.f_contiguous and not flags.c_contiguous)
+
+
+def pooled_covariance(scatter: _F, weights: _F, ddof: float) -> _F:
+    """The pooled within-class ``scatter`` over ``W - ddof * K`` (K: classes with weight).
+
+    ``ddof=1`` gives the unbiased ``1 / (n - K)`` estimate and ``ddof=0`` the
+    maximum-likelihood ``1 / n`` one; a ValueError when that weight is not positive.
+    """
+    k = int(np.count_nonzero(weights > 0))
+    denom = weights.sum() - ddof * k
+    if denom <= 0:
+        raise ValueError(
+            f"the pooled covariance needs more weight than classes: total weight "
+            f"{weights.sum():g} with {k} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
+        )
+    return scatter / denom

@@ -6,35 +6,36 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .._util.parallel import in_parallel
 from ._base import ClassStatistic
 from ._bounds import (
-    chunk_rows,
+    FoldedRange,
     empty_bounds,
-    fold_bounds,
-    settled_bounds,
     union_bounds,
 )
 from ._common import (
     BLOCK_VALUES,
+    Rows,
     arrays_close,
     class_totals,
-    downdate_moments,
+    downdate_scatter,
     noise_floor,
     one_hot_classes,
     origin_cancellation,
     pilot_means,
-    prepare,
     row_ranges,
     syrk_add,
 )
+from ._common import (
+    Floats as _F,
+)
+from ._moments import pooled_covariance
 from .schema import per_class, shared
 
 __all__ = ["PooledScatterStats"]
 
-_F = NDArray[np.float64]
 
 #: Largest ``sum_i x_ij^2 / S_jj`` (raw over within-class sum of squares of a
 #: column) for which the scatter may be taken about the origin: the
@@ -63,9 +64,8 @@ class PooledScatterStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     means : ndarray of shape (n_classes, n_features)
     scatter : ndarray of shape (n_features, n_features)
     """
@@ -74,15 +74,8 @@ class PooledScatterStats(ClassStatistic):
     scatter: _F = field(metadata=shared("p", "p"))
 
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> PooledScatterStats:
-        """Statistics of one data set (see :meth:`ScatterStats.from_data`).
+    def _from_rows(cls, rows: Rows) -> PooledScatterStats:
+        """Statistics of one data set (as :class:`ScatterStats`).
 
         One pass of symmetric products over blocks ``[X - C, H]`` (``C`` the
         rows' class centres, ``H`` their one-hot codes) gives the scatter about
@@ -94,7 +87,7 @@ class PooledScatterStats(ClassStatistic):
         pass is repeated about pilot class means, as it always is for data far
         from the origin. Both give the same statistics to rounding.
         """
-        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
+        X, c, yi, w, unit = rows
         k = c.size
         if origin_cancellation(X, yi, w, k) <= ORIGIN_CANCELLATION / 10:
             counts, weights = class_totals(yi, w, k)
@@ -123,16 +116,7 @@ class PooledScatterStats(ClassStatistic):
 
     def _subtract_aligned(self, other: PooledScatterStats) -> PooledScatterStats:
         # the merge run backwards: S_A = S_C - S_B - sum_k (W_Ak W_Bk / W_Ck) d_k d_k'
-        W_A, m_A, scatter = downdate_moments(
-            self.weights,
-            self.means,
-            self.scatter,
-            other.weights,
-            other.means,
-            other.scatter,
-            outer=True,
-            classes=self.classes,
-        )
+        W_A, m_A, scatter = downdate_scatter(self, other)
         return PooledScatterStats(
             classes=self.classes,
             counts=self.counts,
@@ -147,14 +131,7 @@ class PooledScatterStats(ClassStatistic):
 
     def pooled_covariance(self, ddof: float = 1.0) -> _F:
         """Pooled within-class covariance ``S_w / (W - ddof * K)`` (K: classes with weight)."""
-        k = int(np.count_nonzero(self.weights > 0))
-        denom = self.weights.sum() - ddof * k
-        if denom <= 0:
-            raise ValueError(
-                f"the pooled covariance needs more weight than classes: total weight "
-                f"{self.weights.sum():g} with {k} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
-            )
-        return self.scatter / denom
+        return pooled_covariance(self.scatter, self.weights, ddof)
 
     def _close(self, other: PooledScatterStats, rtol: float, atol: float) -> bool:
         return (
@@ -195,23 +172,19 @@ def _pooled_products(
         s1 = np.zeros((k, p))
         bounds = empty_bounds(p)
         step = max(64, BLOCK_VALUES // max(q, 1))
-        cs = chunk_rows(p)
         buf = np.empty((min(step, hi - lo), q))
         for s in range(lo, hi, step):
             e = min(s + step, hi)
             D, yb = buf[: e - s], yi[s:e]
             # the block is copied (or centred) chunk by chunk, each chunk's
             # feature range taken as it is read
-            folded = empty_bounds(p)
-            for a in range(s, e, cs):
-                b = min(a + cs, e)
-                chunk = X[a:b]
-                fold_bounds(folded, chunk)
+            fold = FoldedRange(p)
+            for a, b, chunk in fold.chunks(X, s, e):
                 if centres is None:
                     D[a - s : b - s, :p] = chunk
                 else:
                     np.subtract(chunk, centres[yi[a:b]], out=D[a - s : b - s, :p])
-            block = settled_bounds(folded, X[s:e], None if unit else w[s:e])
+            block = fold.settled(X[s:e], None if unit else w[s:e])
             bounds = union_bounds(bounds, block)
             if fuse:
                 D[:, p:] = 0.0

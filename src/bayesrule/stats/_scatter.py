@@ -6,32 +6,33 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from ._base import ClassStatistic
 from ._bounds import feature_bounds
 from ._common import (
     NEGATIVE_MOMENT,
+    Rows,
     StatisticsError,
     arrays_close,
-    downdate_moments,
+    downdate_scatter,
     label_repr,
     noise_floor,
-    prepare,
+)
+from ._common import (
+    Floats as _F,
 )
 from ._moments import (
     add_outer,
     matvec,
     moments_about,
     pilot_centres,
+    pooled_covariance,
     shift_higher,
     zero_columns,
 )
 from .schema import per_class
 
 __all__ = ["ScatterStats"]
-
-_F = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -64,12 +65,8 @@ class ScatterStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-        Sorted class labels.
-    counts : ndarray of shape (n_classes,), int64
-        Rows seen with positive weight.
-    weights : ndarray of shape (n_classes,)
-        Sum of sample weights.
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     means : ndarray of shape (n_classes, n_features)
     scatter : ndarray of shape (n_classes, n_features, n_features)
     m3 : ndarray of shape (n_classes, n_features)
@@ -94,33 +91,16 @@ class ScatterStats(ClassStatistic):
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def from_data(
-        cls,
-        X: Any,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> ScatterStats:
+    def _from_rows(cls, rows: Rows) -> ScatterStats:
         """Statistics of one data set in a single blocked pass.
 
         The moments are accumulated about pilot class means (from a strided
         sample of rows) and then re-centred exactly at the class means with
         the residual sums accumulated alongside, so data far from the origin
-        lose nothing.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite numbers; float32 is accepted, accumulation is float64.
-        y : array-like of shape (n_samples,)
-            Labels, each among ``classes`` when given.
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative frequency weights (default: ones).
-        classes : array-like, optional
-            All class labels; defaults to the labels present in ``y``.
+        lose nothing. ``X`` holds finite numbers; float32 is accepted, the
+        accumulation is float64.
         """
-        X, c, yi, w, unit = prepare(X, y, sample_weight, classes)
+        X, c, yi, w, unit = rows
         counts, weights, centres = pilot_centres(X, yi, w, c.size, unit)
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = zero_columns(X, yi, w, c.size)
@@ -176,22 +156,8 @@ class ScatterStats(ClassStatistic):
         mean = a.means + delta * (b.weights / safe)[:, None]
         # each part re-centred at the merged mean; the two rank-one terms of the
         # scatter combine into (W_a W_b / W) delta delta'
-        M3a, M4a = shift_higher(
-            a.weights,
-            _trace(a.scatter),
-            matvec(a.scatter, mean - a.means),
-            a.m3,
-            a.m4,
-            mean - a.means,
-        )
-        M3b, M4b = shift_higher(
-            b.weights,
-            _trace(b.scatter),
-            matvec(b.scatter, mean - b.means),
-            b.m3,
-            b.m4,
-            mean - b.means,
-        )
+        M3a, M4a = a._higher_about(mean)
+        M3b, M4b = b._higher_about(mean)
         scatter = np.add(a.scatter, b.scatter)
         add_outer(scatter, a.weights * b.weights / safe, delta, delta, out=scatter)
         return ScatterStats(
@@ -204,22 +170,20 @@ class ScatterStats(ClassStatistic):
             m4=M4a + M4b,
         )
 
+    def _higher_about(self, centre: _F) -> tuple[_F, _F]:
+        """``m3`` and ``m4`` of these rows about ``centre`` (one per class) instead of their means."""
+        d = centre - self.means
+        return shift_higher(
+            self.weights, _trace(self.scatter), matvec(self.scatter, d), self.m3, self.m4, d
+        )
+
     def _subtract_aligned(self, other: ScatterStats) -> ScatterStats:
         # C = self = A ∪ B, B = other. The scatter and mean by the backward
         # Chan update; M3 and M4 by running the merge backwards: B re-centred
         # at m_C is taken from C, which leaves A about m_C with residual sum
         # W_A (m_A - m_C); that is then re-centred at m_A.
         C, B = self, other
-        W_A, m_A, scatter = downdate_moments(
-            C.weights,
-            C.means,
-            C.scatter,
-            B.weights,
-            B.means,
-            B.scatter,
-            outer=True,
-            classes=C.classes,
-        )
+        W_A, m_A, scatter = downdate_scatter(C, B)
         left = W_A > 0
         e = np.where(left[:, None], C.means - B.means, 0.0)  # B's shift to m_C
         d = np.where(left[:, None], m_A - C.means, 0.0)  # A's shift from m_C to m_A
@@ -287,14 +251,7 @@ class ScatterStats(ClassStatistic):
         ``ddof=1`` gives the unbiased ``1 / (n - K)`` estimate and ``ddof=0`` the
         maximum-likelihood ``1 / n`` one. Only classes with positive weight count.
         """
-        k = int(np.count_nonzero(self.weights > 0))
-        denom = self.weights.sum() - ddof * k
-        if denom <= 0:
-            raise ValueError(
-                f"the pooled covariance needs more weight than classes: total weight "
-                f"{self.weights.sum():g} with {k} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
-            )
-        return self.pooled_scatter() / denom
+        return pooled_covariance(self.pooled_scatter(), self.weights, ddof)
 
     def _close(self, other: ScatterStats, rtol: float, atol: float) -> bool:
         return (

@@ -33,6 +33,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import (
+    Floats as _F,
+)
+from ._common import (
     StatisticsError,
     as_classes,
     union_classes,
@@ -41,7 +44,6 @@ from ._common import (
 __all__ = ["KeySketch", "KeyedRows", "RowSample", "row_keys"]
 
 _U = NDArray[np.uint64]
-_F = NDArray[np.float64]
 
 #: rows hashed at a time (bounds the (rows, features) temporaries)
 _HASH_ROWS = 128
@@ -97,6 +99,30 @@ def row_keys(X: ArrayLike) -> _U:
     return _fmix(out ^ np.uint64(p))
 
 
+def _checked_size(size: Any) -> int:
+    """``size`` as a positive int, else a ValueError naming it."""
+    if int(size) < 1:
+        raise ValueError(f"size must be a positive int; got {size!r}.")
+    return int(size)
+
+
+def _entries(owner: ArrayLike, keys: ArrayLike) -> tuple[NDArray[np.int64], _U]:
+    """Class indices as int64 and row keys as uint64."""
+    return np.asarray(owner, dtype=np.int64), np.asarray(keys, dtype=np.uint64)
+
+
+def _group_starts(o: NDArray[np.int64], k: _U) -> NDArray[np.bool_]:
+    """Which entries, sorted by class then key, start a (class, key) group."""
+    first = np.ones(o.size, dtype=bool)
+    first[1:] = (o[1:] != o[:-1]) | (k[1:] != k[:-1])
+    return first
+
+
+def _first_per_class(o: NDArray[np.int64], size: int) -> NDArray[np.bool_]:
+    """Which entries, sorted by class, are among the first ``size`` of their class."""
+    return np.arange(o.size) - np.searchsorted(o, o, side="left") < size
+
+
 def _bottom(owner: NDArray[np.int64], keys: _U, weights: _F, size: int) -> tuple[Any, Any, Any]:
     """Entries grouped by (class, key) with summed weights, the ``size`` smallest keys per class."""
     if keys.size == 0:
@@ -105,12 +131,9 @@ def _bottom(owner: NDArray[np.int64], keys: _U, weights: _F, size: int) -> tuple
     # the same whatever order the blocks came in (for two parts exactly)
     order = np.lexsort((weights, keys, owner))
     o, k, w = owner[order], keys[order], weights[order]
-    first = np.ones(o.size, dtype=bool)
-    first[1:] = (o[1:] != o[:-1]) | (k[1:] != k[:-1])
-    starts = np.flatnonzero(first)
+    starts = np.flatnonzero(_group_starts(o, k))
     o, k, w = o[starts], k[starts], np.add.reduceat(w, starts)
-    class_start = np.searchsorted(o, o, side="left")
-    keep = np.arange(o.size) - class_start < size
+    keep = _first_per_class(o, size)
     return o[keep].astype(np.int64), k[keep], w[keep]
 
 
@@ -144,14 +167,12 @@ class KeySketch:
         cls, keys: ArrayLike, y: ArrayLike, sample_weight: ArrayLike, classes: ArrayLike, size: int
     ) -> KeySketch:
         """The sketch of rows with keys ``keys``, class indices ``y`` into ``classes``, weights."""
-        if int(size) < 1:
-            raise ValueError(f"size must be a positive int; got {size!r}.")
-        k = np.asarray(keys, dtype=np.uint64)
-        yi = np.asarray(y, dtype=np.int64)
+        size = _checked_size(size)
+        yi, k = _entries(y, keys)
         w = np.asarray(sample_weight, dtype=np.float64)
         pos = w > 0
-        owner, kept, weights = _bottom(yi[pos], k[pos], w[pos], int(size))
-        return cls(int(size), as_classes(classes), owner, kept, weights)
+        owner, kept, weights = _bottom(yi[pos], k[pos], w[pos], size)
+        return cls(size, as_classes(classes), owner, kept, weights)
 
     def merge(self, other: KeySketch) -> KeySketch:
         if not isinstance(other, KeySketch):
@@ -226,15 +247,13 @@ class KeyedRows:
 
     @classmethod
     def of(cls, owner: ArrayLike, keys: ArrayLike, rows: ArrayLike) -> KeyedRows:
-        o = np.asarray(owner, dtype=np.int64)
-        k = np.asarray(keys, dtype=np.uint64)
+        o, k = _entries(owner, keys)
         R = np.asarray(rows, dtype=np.float64)
         if o.size == 0:
             return cls(o, k, R)
         order = np.lexsort((k, o))
         o, k, R = o[order], k[order], R[order]
-        first = np.ones(o.size, dtype=bool)
-        first[1:] = (o[1:] != o[:-1]) | (k[1:] != k[:-1])
+        first = _group_starts(o, k)
         return cls(o[first], k[first], np.ascontiguousarray(R[first]))
 
     def merge(self, other: KeyedRows) -> KeyedRows:
@@ -310,10 +329,8 @@ class RowSample:
         size: int,
     ) -> RowSample:
         """The sample of rows with class indices ``owner``; rows of zero weight are left out."""
-        if int(size) < 1:
-            raise ValueError(f"size must be a positive int; got {size!r}.")
-        o = np.asarray(owner, dtype=np.int64)
-        k = np.asarray(keys, dtype=np.uint64)
+        size = _checked_size(size)
+        o, k = _entries(owner, keys)
         w = np.asarray(weights, dtype=np.float64)
         R = np.asarray(rows, dtype=np.float64)
         if R.ndim != 2 or R.shape[0] != o.size or k.size != o.size or w.size != o.size:
@@ -324,26 +341,22 @@ class RowSample:
         pos = w > 0
         o, k, w, R = o[pos], k[pos], w[pos], R[pos]
         if o.size == 0:
-            return cls(int(size), int(n_classes), o, k, w, R.reshape(0, R.shape[1]))
+            return cls(size, int(n_classes), o, k, w, R.reshape(0, R.shape[1]))
         # only the rows of each class's ``size`` smallest keys can stay
         order = np.lexsort((k, o))
         so, sk = o[order], k[order]
-        new_key = np.ones(so.size, dtype=bool)
-        new_key[1:] = (so[1:] != so[:-1]) | (sk[1:] != sk[:-1])
-        group = np.cumsum(new_key) - 1
+        group = np.cumsum(_group_starts(so, sk)) - 1
         first_group = group[np.searchsorted(so, so, side="left")]
-        cand = order[group - first_group < int(size)]
+        cand = order[group - first_group < size]
         o, k, w, R = o[cand], k[cand], w[cand], R[cand]
         # by class, key, weight, then the row's values: the same choice in any order
         cols = tuple(R[:, j] for j in range(R.shape[1] - 1, -1, -1))
         order = np.lexsort((*cols, w, k, o))
         o, k, w, R = o[order], k[order], w[order], R[order]
-        first = np.ones(o.size, dtype=bool)
-        first[1:] = (o[1:] != o[:-1]) | (k[1:] != k[:-1])
-        starts = np.flatnonzero(first)
+        starts = np.flatnonzero(_group_starts(o, k))
         o, k, w, R = o[starts], k[starts], np.add.reduceat(w, starts), R[starts]
-        keep = np.arange(o.size) - np.searchsorted(o, o, side="left") < int(size)
-        return cls(int(size), int(n_classes), o[keep], k[keep], w[keep], R[keep])
+        keep = _first_per_class(o, size)
+        return cls(size, int(n_classes), o[keep], k[keep], w[keep], R[keep])
 
     def merge(self, other: RowSample) -> RowSample:
         if not isinstance(other, RowSample):

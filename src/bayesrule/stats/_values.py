@@ -14,19 +14,17 @@ from ._bounds import feature_bounds
 from ._common import (
     BLOCK_VALUES,
     ROUNDING,
+    Rows,
     StatisticsError,
     arrays_close,
-    as_classes,
     block_slices,
     class_totals,
-    encode,
     label_repr,
 )
-from ._counts import _weights
+from ._common import (
+    Floats as _F,
+)
 from .schema import per_class, shared
-
-_F = NDArray[np.float64]
-
 
 __all__ = ["ValueCountStats"]
 
@@ -172,9 +170,8 @@ class ValueCountStats(ClassStatistic):
 
     Attributes
     ----------
-    classes : ndarray of shape (n_classes,)
-    counts : ndarray of shape (n_classes,), int64
-    weights : ndarray of shape (n_classes,)
+    classes, counts, weights
+        As in every statistic (see :class:`Statistic`).
     indptr : ndarray of shape (n_features + 1,)
     values : ndarray of shape (n_values,)
     value_weights : ndarray of shape (n_classes, n_values)
@@ -185,22 +182,14 @@ class ValueCountStats(ClassStatistic):
     values: _F = field(metadata=shared("V"))
     value_weights: _F = field(metadata=per_class("K", "V", low=0.0))
 
+    #: values are read as float64 (NaN = missing)
+    input_dtype = np.float64
+
     @classmethod
-    def from_data(
-        cls,
-        X: ArrayLike,
-        y: ArrayLike,
-        sample_weight: ArrayLike | None = None,
-        *,
-        classes: ArrayLike | None = None,
-    ) -> ValueCountStats:
+    def _from_rows(cls, rows: Rows) -> ValueCountStats:
         """Statistics of one data set; blocks of rows are grouped by one sort each."""
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y)
-        c = as_classes(y if classes is None else classes)
-        yi = encode(y, c)
+        X, c, yi, w, _ = rows
         n, p = X.shape
-        w = _weights(n, sample_weight)
         counts, weights = class_totals(yi, w, c.size)
         lo, hi = feature_bounds(X, w)
         fast = _sorted_counts(X, yi, w, c.size)

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._common import Floats as _F
 from ._common import StatisticsError, check_features, label_repr
 
 __all__ = ["Vocabulary", "as_vocabulary"]
 
-_F = NDArray[np.float64]
 #: The vocabulary of a categorical column: its sorted unique values, strings
 #: (a text column) or float64 numbers (a numeric column of categories such as
 #: years); None for a column whose values are used as they are (numbers, or
