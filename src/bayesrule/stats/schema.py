@@ -191,15 +191,29 @@ def empty_arrays(cls: type[Any], classes: NDArray[Any], n_features: int) -> dict
     p = int(n_features)
     sizes = {"K": int(classes.size), "p": p, "p+1": p + 1}
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            continue
-        spec = field_schema(cls)[f.name]
-        if not isinstance(spec, ArraySpec) or spec.dims is None:
-            raise TypeError(f"{cls.__name__}.{f.name} has no declared shape to be empty.")
-        if spec.dtype == "labels":
-            out[f.name] = classes
+    for name, dtype, dims in _required_fields(cls):
+        if dtype == "labels":
+            out[name] = classes
         else:
-            shape = tuple(_size(d, sizes) for d in spec.dims)
-            out[f.name] = np.zeros(shape, dtype=_DTYPES[spec.dtype])
+            out[name] = np.zeros(tuple(_size(d, sizes) for d in dims), dtype=_DTYPES[dtype])
     return out
+
+
+_REQUIRED: dict[type[Any], tuple[tuple[str, str, tuple[str, ...]], ...]] = {}
+
+
+def _required_fields(cls: type[Any]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """``(name, dtype, dims)`` of each field of ``cls`` without a default (read once per class)."""
+    found = _REQUIRED.get(cls)
+    if found is None:
+        schema = field_schema(cls)
+        rows = []
+        for f in dataclasses.fields(cls):
+            if f.default is not dataclasses.MISSING:
+                continue
+            spec = schema[f.name]
+            if not isinstance(spec, ArraySpec) or spec.dims is None:
+                raise TypeError(f"{cls.__name__}.{f.name} has no declared shape to be empty.")
+            rows.append((f.name, spec.dtype, tuple(spec.dims)))
+        found = _REQUIRED[cls] = tuple(rows)
+    return found
