@@ -20,27 +20,8 @@ import bayesrule as br
 from bayesrule.estimators import _kernel_binning
 from bayesrule.estimators.seam import summarise
 from bayesrule.stats import ValueCountStats
-
-
-def _grid(X: np.ndarray, max_values: int) -> np.ndarray:
-    """The oracle: for a feature of more than ``max_values`` values, the smallest fitting power of two."""
-    steps = np.zeros(X.shape[1])
-    for j in range(X.shape[1]):
-        if np.unique(X[:, j]).size <= max_values:
-            continue
-        lo, hi = X[:, j].min(), X[:, j].max()
-        h = 2.0 ** np.floor(np.log2((hi - lo) / max_values))
-        while np.floor(hi / h) - np.floor(lo / h) + 1 > max_values:
-            h *= 2
-        steps[j] = h
-    return steps
-
-
-def _binned(X: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    out = X.copy()
-    on = steps > 0
-    out[:, on] = (np.floor(X[:, on] / steps[on]) + 0.5) * steps[on]
-    return out
+from test_streaming import _binned
+from test_streaming import _steps as _grid  # the oracle grid, written once
 
 
 def _data(seed: int, n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
