@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TEST_WORKERS ?= 2
 
 .PHONY: demo test lint bench clean
 
@@ -18,8 +19,10 @@ export BAYESRULE_DATA
 demo: $(STAMP)
 	$(VENV)/bin/bayesrule demo --output report
 
+# two worker processes (CI has 2 cores); tests that share one Spark JVM or
+# one Dask cluster carry an xdist_group mark and run on the same worker
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

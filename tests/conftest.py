@@ -78,11 +78,41 @@ def mnist():
     return load_mnist()
 
 
+#: fixtures that start something costly once (a JVM, a Dask cluster): under
+#: ``pytest -n`` (``make test``) the tests that use them run on one worker
+_SHARED_ONCE = {"spark": "spark"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the marks
 def pytest_collection_modifyitems(config, items):
-    """Every test that uses the ``mnist`` fixture is marked ``mnist``."""
+    """Every test that uses the ``mnist`` fixture is marked ``mnist``.
+
+    Under ``--dist loadgroup`` a test that uses a session-wide engine (Spark)
+    joins that engine's group, and the tests of a module with module-scoped
+    fixtures stay together, so each is set up once.
+    """
     for item in items:
-        if "mnist" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "mnist" in names:
             item.add_marker(pytest.mark.mnist)
+        group = next((g for f, g in _SHARED_ONCE.items() if f in names), None)
+        module = getattr(item, "module", None)
+        if group is None and module is not None and _has_module_fixture(module):
+            group = module.__name__
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _has_module_fixture(module) -> bool:
+    """Whether a test module defines a fixture of module scope."""
+    cached = getattr(module, "_bayesrule_module_fixture", None)
+    if cached is None:
+        cached = any(
+            getattr(getattr(obj, "_fixture_function_marker", None), "scope", None) == "module"
+            for obj in vars(module).values()
+        )
+        module._bayesrule_module_fixture = cached
+    return cached
 
 
 @pytest.fixture
