@@ -218,9 +218,12 @@ def test_mixed_nb_with_string_integer_and_boolean_columns(frames, fitted):
     np.testing.assert_array_equal(got.categories_["colour"], ["blue", "green", "red", "teal"])
     X = pdf[features]
     np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), rtol=1e-10)
-    # a declared kind is kept, and the counting job skipped for it
-    declared = bspark.fit(bayesrule.MixedNB(columns={"grade": "gaussian"}), df, "label", features)
-    assert declared.kinds_[4] == "gaussian"
+    # declared kinds are kept (no integer column left to count: one job)
+    kinds = {"grade": "gaussian", "visits": "kernel"}
+    declared = bspark.fit(bayesrule.MixedNB(columns=kinds), df, "label", features)
+    assert declared.kinds_[4:6] == ["gaussian", "kernel"]
+    ref = bayesrule.MixedNB(columns=kinds).fit(X, pdf["label"])
+    np.testing.assert_allclose(declared.predict_proba(X), ref.predict_proba(X), rtol=1e-10)
 
 
 def test_partial_continues_a_fit(frames, fitted):
