@@ -163,6 +163,13 @@ def test_fit_and_predictions_equal_in_memory(short, frames, fitted):
     np.testing.assert_allclose(out[proba].to_numpy(), ref.predict_proba(X), rtol=rtol, atol=rtol)
 
 
+def test_another_partitioning_gives_the_same_model(frames, fitted):
+    """Rows hashed on a continuous column into 5 partitions: the model of the 6-partition fit."""
+    pdf, df, features = frames["normal"]
+    other = bspark.fit(_make("qda"), df.repartition(5, "x1"), "label", features)
+    _assert_same_model(fitted[0]["qda"], other)
+
+
 def test_string_and_integer_labels_keep_their_type(frames, fitted):
     from pyspark.sql.types import LongType, StringType
 
