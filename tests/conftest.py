@@ -13,6 +13,7 @@ for every module; ``--hypothesis-profile=dev`` gives more, random examples.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -130,6 +131,8 @@ def spark():
     """
     import sys
 
+    if os.environ.get("CI") and importlib.util.find_spec("pyspark") is None:
+        pytest.fail("CI is set but pyspark is not installed (pip install -e '.[dev]')", pytrace=False)
     pytest.importorskip("pyspark")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
