@@ -265,3 +265,20 @@ def test_interrupt_while_summarising_stops_the_reader(model):
     assert pulled[-1] == -1  # the source was closed
     # the reader stopped a few blocks ahead, not at the end of the source
     assert max(pulled) < 2 + stream_fit.PREFETCH + stream_fit.PIPELINE + 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gaussian_nb_streams_missing_values_as_fit(tmp_path, dtype):
+    # NaN cells and Arrow nulls are both missing values, read ahead and side by side
+    X, y = _data(900, 4, 3, 7, dtype, "str")
+    rng = np.random.default_rng(7)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    nulls = rng.random(X.shape[0]) < 0.05
+    cols = {f"x{j}": pa.array(X[:, j]) for j in range(4)}
+    cols["x0"] = pa.array(X[:, 0], mask=nulls)  # nulls in place of values
+    cols["label"] = pa.array(y)
+    pq.write_table(pa.table(cols), tmp_path / "d.parquet", row_group_size=130)
+    with br.config_context(n_threads=2):
+        streamed = br.fit_stream(br.GaussianNB(), tmp_path / "d.parquet", target="label")
+    X[nulls, 0] = np.nan
+    assert streamed.stats_.allclose(br.GaussianNB().fit(X, y).stats_, rtol=RTOL)
