@@ -315,7 +315,7 @@ def _unit_slices(X: NDArray[Any], n: int, p: int) -> Any:
 
 #: bytes of float64 values a group of columns takes in :func:`_unit_moments_by_columns`:
 #: the group's gathered values and residuals stay in a core's cache between passes
-GROUP_BYTES = 1 << 19
+GROUP_BYTES = 1 << 20
 
 
 def _unit_moments_by_columns(
@@ -346,20 +346,21 @@ def _unit_moments_by_columns(
     g = max(1, min(p, GROUP_BYTES // (8 * max(n, 1))))
     gathered = work.get("gathered", g * n, X.dtype).reshape(g, n)
     residuals = work.get("residuals", g * n, np.float64).reshape(g, n)
-    for a in range(0, p, g):
-        b = min(p, a + g)
-        G, R = gathered[: b - a], residuals[: b - a]
-        np.take(XT[a:b], order, axis=1, out=G, mode="clip")
-        lo[a:b] = G.min(axis=1)
-        hi[a:b] = G.max(axis=1)
-        if not (np.all(np.isfinite(lo[a:b])) and np.all(np.isfinite(hi[a:b]))):
-            return None  # a NaN or infinity: the general path
-        R[...] = G
-        mean = np.add.reduceat(R, starts, axis=1) / held
-        np.subtract(R, np.repeat(mean, held, axis=1), out=R)
-        np.multiply(R, R, out=R)
-        means[present, a:b] = mean.T
-        m2[present, a:b] = np.add.reduceat(R, starts, axis=1).T
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite: None below
+        for a in range(0, p, g):
+            b = min(p, a + g)
+            G, R = gathered[: b - a], residuals[: b - a]
+            XT[a:b].take(order, axis=1, out=G, mode="clip")
+            np.minimum.reduce(G, axis=1, out=lo[a:b])
+            np.maximum.reduce(G, axis=1, out=hi[a:b])
+            R[...] = G
+            mean = np.add.reduceat(R, starts, axis=1) / held
+            np.subtract(R, mean.repeat(held, axis=1), out=R)
+            np.multiply(R, R, out=R)
+            means[present, a:b] = mean.T
+            m2[present, a:b] = np.add.reduceat(R, starts, axis=1).T
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        return None  # a NaN or infinity: the general path
     V = np.repeat(weights[:, None], p, axis=1)
     return counts, weights, V, means, m2, (lo, hi)
 
