@@ -250,15 +250,15 @@ def _unit_moments(
     class's rows are then summed, centred and squared a class at a time, in
     float64 (a float32 value's square is exact in float64): the exact
     two-pass moments, with no (classes x rows) product and no gather of the
-    means. X laid out by columns (F order, from Parquet) is taken as its
-    transpose, each feature's values contiguous. A block holding NaN or
+    means. X laid out by columns (F order, as read from Parquet) has a pass
+    of its own, :func:`_unit_moments_by_columns`. A block holding NaN or
     infinity gives None; the caller takes the general path, which splits
     missing values out. The gathered rows and the residuals live in
     ``work``'s buffers.
     """
     n, p = X.shape
     work = work if work is not None else _Workspace()
-    if p > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0]:
+    if _by_columns(X):
         return _unit_moments_by_columns(X, yi, k, work)
     order = np.argsort(yi, kind="stable")
     edges = np.searchsorted(yi[order], np.arange(k + 1))
@@ -266,32 +266,24 @@ def _unit_moments(
     weights = counts.astype(np.float64)
     means = np.zeros((k, p))
     m2 = np.zeros((k, p))
-    # laid out by columns (each feature's values contiguous, as in an F-ordered
-    # block or a slice of its rows): work on the transpose
-    columns = p > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0]
-    # the values in class order, laid out with the rows along the last axis or the first
-    # (mode='clip': the indices are valid, and take then writes to `out` directly)
-    if columns:
-        Xs = work.get("rows", n * p, X.dtype).reshape(p, n)
-        np.take(X.T, order, axis=1, out=Xs, mode="clip")
-    else:
-        Xs = work.get("rows", n * p, X.dtype).reshape(n, p)
-        np.take(X, order, axis=0, out=Xs, mode="clip")
-    axis = 1 if columns else 0
-    lo = Xs.min(axis=axis).astype(np.float64)
-    hi = Xs.max(axis=axis).astype(np.float64)
+    # the rows in class order (mode='clip': the indices are valid, and take
+    # then writes to `out` directly)
+    Xs = work.get("rows", n * p, X.dtype).reshape(n, p)
+    np.take(X, order, axis=0, out=Xs, mode="clip")
+    lo = Xs.min(axis=0).astype(np.float64)
+    hi = Xs.max(axis=0).astype(np.float64)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         return None
     residuals = work.get("residuals", int(counts.max()) * p, np.float64)  # the largest class
     for j in np.flatnonzero(counts).tolist():
         a, b = int(edges[j]), int(edges[j + 1])
-        seg = Xs[:, a:b] if columns else Xs[a:b]
-        mean = seg.sum(axis=axis, dtype=np.float64) / weights[j]
+        seg = Xs[a:b]
+        mean = seg.sum(axis=0, dtype=np.float64) / weights[j]
         R = residuals[: seg.size].reshape(seg.shape)
-        np.subtract(seg, mean[:, None] if columns else mean, out=R)
+        np.subtract(seg, mean, out=R)
         np.multiply(R, R, out=R)
         means[j] = mean
-        m2[j] = R.sum(axis=axis)
+        m2[j] = R.sum(axis=0)
     V = np.repeat(weights[:, None], p, axis=1)
     return counts, weights, V, means, m2, (lo, hi)
 
@@ -308,9 +300,14 @@ def _unit_slices(X: NDArray[Any], n: int, p: int) -> Any:
     (:func:`_unit_moments_by_columns`), so its buffers stay small whatever
     the slice, and fewer slices mean fewer merges and class orderings.
     """
-    if p > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0]:
+    if _by_columns(X):
         return (slice(s, min(s + COLUMN_BLOCK_ROWS, n)) for s in range(0, n, COLUMN_BLOCK_ROWS))
     return block_slices(n, p)
+
+
+def _by_columns(X: NDArray[Any]) -> bool:
+    """Whether ``X`` (or a slice of its rows) has each feature's values contiguous, p > 1."""
+    return bool(X.shape[1] > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0])
 
 
 #: bytes of float64 values a group of columns takes in :func:`_unit_moments_by_columns`:
