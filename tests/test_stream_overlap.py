@@ -174,12 +174,14 @@ def test_scatter_statistics_by_columns_equal_by_rows():
 
 
 def test_discriminant_analyses_are_summarised_side_by_side():
-    # the scatter spreads one block over the threads in memory; streamed,
-    # blocks go side by side instead (not DataFrame blocks, taken in turn)
-    assert stream_fit._side_by_side(br.LinearDiscriminantAnalysis().input_spec())
-    assert stream_fit._side_by_side(br.QuadraticDiscriminantAnalysis().input_spec())
-    assert stream_fit._side_by_side(br.GaussianNB().input_spec())
-    assert not stream_fit._side_by_side(br.MixedNB().input_spec())
+    # the scatter spreads one block over the threads in memory; streamed with
+    # two threads, blocks go side by side instead (not DataFrame blocks, taken
+    # in turn); with many threads one block at a time still takes them all
+    for make in (br.LinearDiscriminantAnalysis, br.QuadraticDiscriminantAnalysis):
+        assert stream_fit._side_by_side(make().input_spec(), 2)
+        assert not stream_fit._side_by_side(make().input_spec(), 8)
+    assert stream_fit._side_by_side(br.GaussianNB().input_spec(), 2)
+    assert not stream_fit._side_by_side(br.MixedNB().input_spec(), 2)
 
 
 def _blocks(n_blocks: int, fail_at: int | None, exc: BaseException, pulled: list[int]):

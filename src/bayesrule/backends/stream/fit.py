@@ -155,9 +155,8 @@ def fit_stream(
                 "(whose streaming fit bins values), or pass max_values=None to keep them all."
             )
 
-    workers = 1
-    if _side_by_side(spec):
-        workers = min(PIPELINE, _parallel.thread_count(_parallel.PARALLEL_MIN_WORK))
+    budget = _parallel.thread_count(_parallel.PARALLEL_MIN_WORK)
+    workers = min(PIPELINE, budget) if _side_by_side(spec, budget) else 1
     reducer = StreamReduce(
         read,
         label=f"fitting {name}",
@@ -194,24 +193,29 @@ def fit_stream(
     return estimator
 
 
-def _side_by_side(spec: Any) -> bool:
+def _side_by_side(spec: Any, threads: int) -> bool:
     """Whether the blocks of a streamed fit are summarised side by side, each on one thread.
 
-    As the estimator's ``input_spec`` says; and also for a statistic that
-    would spread each block over the threads itself (``block_parallel``,
-    the discriminant analyses' scatter): a stream has another block ready
-    while one is summarised, and two blocks on one thread each keep both
-    cores busy while the read-ahead thread takes its share, where one
-    block split over two threads waits at its end for the slower half
-    (the one that shared its core with the reading). Not for DataFrame
-    blocks (MixedNB: one after another, as its spec says) nor for fits
-    that read the source several times (EM).
+    As the estimator's ``input_spec`` says; and, with few threads (at most
+    ``PIPELINE``), also for a statistic that would spread each block over
+    the threads itself (``block_parallel``, the discriminant analyses'
+    scatter): a stream has another block ready while one is summarised,
+    and two blocks on a thread each keep both cores busy while the
+    read-ahead thread takes its share, where one block split over two
+    threads waits at its end for the slower half (the one that shared its
+    core with the reading). With more threads, one block at a time spread
+    over all of them uses them better. Not for DataFrame blocks (MixedNB:
+    one after another, as its spec says) nor for fits that read the
+    source several times (EM).
     """
     if spec.side_by_side:
         return True
     statistic = spec.statistic
     return bool(
-        getattr(statistic, "block_parallel", False) and not spec.frame and not spec.multi_pass
+        getattr(statistic, "block_parallel", False)
+        and threads <= PIPELINE
+        and not spec.frame
+        and not spec.multi_pass
     )
 
 
