@@ -79,7 +79,7 @@ class DiagonalStats(ClassStatistic):
             def unit_part(rows: tuple[int, int]) -> tuple[DiagonalStats, tuple[_F, _F]] | None:
                 part, part_bounds = cls.empty(c, p), empty_bounds(p)
                 work = _Workspace()
-                for sl in block_slices(rows[1] - rows[0], p):
+                for sl in _unit_slices(X, rows[1] - rows[0], p):
                     sl = slice(rows[0] + sl.start, rows[0] + sl.stop)
                     got = _unit_moments(X[sl], yi[sl], c.size, work)
                     if got is None:
@@ -250,46 +250,114 @@ def _unit_moments(
     class's rows are then summed, centred and squared a class at a time, in
     float64 (a float32 value's square is exact in float64): the exact
     two-pass moments, with no (classes x rows) product and no gather of the
-    means. X laid out by columns (F order, from Parquet) is taken as its
-    transpose, each feature's values contiguous. A block holding NaN or
+    means. X laid out by columns (F order, as read from Parquet) has a pass
+    of its own, :func:`_unit_moments_by_columns`. A block holding NaN or
     infinity gives None; the caller takes the general path, which splits
     missing values out. The gathered rows and the residuals live in
     ``work``'s buffers.
     """
     n, p = X.shape
     work = work if work is not None else _Workspace()
+    if _by_columns(X):
+        return _unit_moments_by_columns(X, yi, k, work)
     order = np.argsort(yi, kind="stable")
     edges = np.searchsorted(yi[order], np.arange(k + 1))
     counts = np.diff(edges).astype(np.int64)
     weights = counts.astype(np.float64)
     means = np.zeros((k, p))
     m2 = np.zeros((k, p))
-    # laid out by columns (each feature's values contiguous, as in an F-ordered
-    # block or a slice of its rows): work on the transpose
-    columns = p > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0]
-    # the values in class order, laid out with the rows along the last axis or the first
-    # (mode='clip': the indices are valid, and take then writes to `out` directly)
-    if columns:
-        Xs = work.get("rows", n * p, X.dtype).reshape(p, n)
-        np.take(X.T, order, axis=1, out=Xs, mode="clip")
-    else:
-        Xs = work.get("rows", n * p, X.dtype).reshape(n, p)
-        np.take(X, order, axis=0, out=Xs, mode="clip")
-    axis = 1 if columns else 0
-    lo = Xs.min(axis=axis).astype(np.float64)
-    hi = Xs.max(axis=axis).astype(np.float64)
+    # the rows in class order (mode='clip': the indices are valid, and take
+    # then writes to `out` directly)
+    Xs = work.get("rows", n * p, X.dtype).reshape(n, p)
+    np.take(X, order, axis=0, out=Xs, mode="clip")
+    lo = Xs.min(axis=0).astype(np.float64)
+    hi = Xs.max(axis=0).astype(np.float64)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         return None
     residuals = work.get("residuals", int(counts.max()) * p, np.float64)  # the largest class
     for j in np.flatnonzero(counts).tolist():
         a, b = int(edges[j]), int(edges[j + 1])
-        seg = Xs[:, a:b] if columns else Xs[a:b]
-        mean = seg.sum(axis=axis, dtype=np.float64) / weights[j]
+        seg = Xs[a:b]
+        mean = seg.sum(axis=0, dtype=np.float64) / weights[j]
         R = residuals[: seg.size].reshape(seg.shape)
-        np.subtract(seg, mean[:, None] if columns else mean, out=R)
+        np.subtract(seg, mean, out=R)
         np.multiply(R, R, out=R)
         means[j] = mean
-        m2[j] = R.sum(axis=axis)
+        m2[j] = R.sum(axis=0)
+    V = np.repeat(weights[:, None], p, axis=1)
+    return counts, weights, V, means, m2, (lo, hi)
+
+
+#: rows a block laid out by columns is summarised in at once by :func:`_unit_moments`
+COLUMN_BLOCK_ROWS = 1 << 16
+
+
+def _unit_slices(X: NDArray[Any], n: int, p: int) -> Any:
+    """The row slices :func:`_unit_moments` takes in turn.
+
+    Rows laid out by columns are taken in slices of up to
+    ``COLUMN_BLOCK_ROWS`` rows: their pass works a few columns at a time
+    (:func:`_unit_moments_by_columns`), so its buffers stay small whatever
+    the slice, and fewer slices mean fewer merges and class orderings.
+    """
+    if _by_columns(X):
+        return (slice(s, min(s + COLUMN_BLOCK_ROWS, n)) for s in range(0, n, COLUMN_BLOCK_ROWS))
+    return block_slices(n, p)
+
+
+def _by_columns(X: NDArray[Any]) -> bool:
+    """Whether ``X`` (or a slice of its rows) has each feature's values contiguous, p > 1."""
+    return bool(X.shape[1] > 1 and X.strides[0] == X.itemsize and X.strides[1] > X.strides[0])
+
+
+#: bytes of float64 values a group of columns takes in :func:`_unit_moments_by_columns`:
+#: the group's gathered values and residuals stay in a core's cache between passes
+GROUP_BYTES = 1 << 20
+
+
+def _unit_moments_by_columns(
+    X: NDArray[Any], yi: NDArray[np.intp], k: int, work: _Workspace
+) -> tuple[NDArray[np.int64], _F, _F, _F, _F, tuple[_F, _F]] | None:
+    """:func:`_unit_moments` of a block laid out by columns (F order, as read from Parquet).
+
+    The same exact two-pass moments, computed a few columns at a time so
+    that each group's values, gathered in class order, and its residuals
+    stay in cache through the passes that follow (range, class sums,
+    centring, squares, class sums again); every class is summed in one
+    segmented reduction (``np.add.reduceat``) rather than a call per class.
+    None when the block holds NaN or infinity.
+    """
+    n, p = X.shape
+    order = np.argsort(yi, kind="stable")
+    edges = np.searchsorted(yi[order], np.arange(k + 1))
+    counts = np.diff(edges).astype(np.int64)
+    weights = counts.astype(np.float64)
+    present = np.flatnonzero(counts)
+    starts = edges[present]
+    held = counts[present]
+    means = np.zeros((k, p))
+    m2 = np.zeros((k, p))
+    lo = np.empty(p)
+    hi = np.empty(p)
+    XT = X.T  # (p, n), each feature's values contiguous
+    g = max(1, min(p, GROUP_BYTES // (8 * max(n, 1))))
+    gathered = work.get("gathered", g * n, X.dtype).reshape(g, n)
+    residuals = work.get("residuals", g * n, np.float64).reshape(g, n)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite: None below
+        for a in range(0, p, g):
+            b = min(p, a + g)
+            G, R = gathered[: b - a], residuals[: b - a]
+            XT[a:b].take(order, axis=1, out=G, mode="clip")
+            np.minimum.reduce(G, axis=1, out=lo[a:b])
+            np.maximum.reduce(G, axis=1, out=hi[a:b])
+            R[...] = G
+            mean = np.add.reduceat(R, starts, axis=1) / held
+            np.subtract(R, mean.repeat(held, axis=1), out=R)
+            np.multiply(R, R, out=R)
+            means[present, a:b] = mean.T
+            m2[present, a:b] = np.add.reduceat(R, starts, axis=1).T
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        return None  # a NaN or infinity: the general path
     V = np.repeat(weights[:, None], p, axis=1)
     return counts, weights, V, means, m2, (lo, hi)
 

@@ -71,18 +71,31 @@ def _npy_chunks(
 
 
 def _iterable_chunks(blocks: Iterable[Any]) -> Iterator[_Chunk]:
-    row0 = 0
-    for i, block in enumerate(blocks):
-        if hasattr(block, "shape") and len(block.shape) == 2:
-            block = (block, None)  # features alone (prediction)
-        if not isinstance(block, (tuple, list)) or len(block) not in (2, 3):
-            raise ValueError(
-                f"block {i} of the source: expected a tuple (X, y) or (X, y, sample_weight); "
-                f"got {type(block).__name__}."
-            )
-        X, y = block[0], block[1]
-        w = block[2] if len(block) == 3 else None
-        n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
-        nbytes = int(getattr(X, "nbytes", 0) or 0)
-        yield _Chunk(X, y, w, None, f"block {i} (rows {row0 + 1}-{row0 + n})", row0, nbytes)
-        row0 += n
+    """The caller's blocks as chunks; an iterator of theirs is closed when the stream stops.
+
+    A generator of blocks stopped early (an error, an interrupt, a reader
+    closed before its end) is closed at once, so that its own clean-up
+    (``finally``, ``with``) runs then rather than whenever it is collected
+    (a traceback may keep it alive). A re-iterable (a list) is left alone.
+    """
+    items = iter(blocks)
+    try:
+        row0 = 0
+        for i, block in enumerate(items):
+            if hasattr(block, "shape") and len(block.shape) == 2:
+                block = (block, None)  # features alone (prediction)
+            if not isinstance(block, (tuple, list)) or len(block) not in (2, 3):
+                raise ValueError(
+                    f"block {i} of the source: expected a tuple (X, y) or (X, y, sample_weight); "
+                    f"got {type(block).__name__}."
+                )
+            X, y = block[0], block[1]
+            w = block[2] if len(block) == 3 else None
+            n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
+            nbytes = int(getattr(X, "nbytes", 0) or 0)
+            yield _Chunk(X, y, w, None, f"block {i} (rows {row0 + 1}-{row0 + n})", row0, nbytes)
+            row0 += n
+    finally:
+        close = getattr(items, "close", None)
+        if items is blocks and close is not None:
+            close()

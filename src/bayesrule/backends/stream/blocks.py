@@ -167,11 +167,24 @@ def _prefetched(chunks: Iterator[_Chunk], depth: int = PREFETCH) -> Iterator[_Ch
     """The chunks, read ``depth`` ahead on a thread while the caller works on the current one.
 
     pyarrow and NumPy's copies release the GIL, so reading the next block
-    overlaps the statistics of this one. An error of the reader is raised
-    here, in order; closing this generator stops the reader.
+    overlaps the statistics of this one. The queue holds at most ``depth``
+    blocks, so memory stays bounded by the blocks in flight. An error of the
+    reader (any exception, KeyboardInterrupt included) is raised here, in
+    order, after the blocks read before it; closing this generator (or an
+    error of the caller) stops the reader and waits for its thread to end.
+    ``depth=0`` reads in the calling thread, one block at a time.
     """
     import queue
     import threading
+
+    if depth <= 0:
+        try:
+            yield from chunks
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+        return
 
     q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -281,8 +294,16 @@ def _rechunk(batches: Iterable[Any], rows: int) -> Iterator[Any]:
         yield pa.Table.from_batches(held)
 
 
-def _auto_rows(block_rows: int | None, p: int) -> int:
-    return int(block_rows) if block_rows else _default_rows(p, 1024)
+def _auto_rows(block_rows: int | None, p: int, itemsize: int = 8) -> int:
+    """The rows of a block: ``block_rows``, or as many as make the default block's bytes.
+
+    float32 blocks get twice the rows of float64 ones: the same memory, and
+    half as many blocks, so half the per-block work (the merge of the
+    summaries, the class order of the rows) over a source.
+    """
+    if block_rows:
+        return int(block_rows)
+    return _default_rows(p, 1024) * max(1, 8 // max(int(itemsize), 1))
 
 
 def _warn_lone_tokens(table: Any, plan: _Plan, f: _File) -> None:

@@ -100,7 +100,7 @@ def _parquet_chunks(
 
                 f32 = all(schema.field(c).type == pa.float32() for c in plan.features)
                 out_dtype = np.float32 if f32 else np.float64
-        rows = _auto_rows(block_rows, len(plan.features))
+        rows = _auto_rows(block_rows, len(plan.features), np.dtype(out_dtype).itemsize)
         row0 = 0
         for table in _rechunk(_parquet_batches(f, plan, rows), rows):
             if row0 == 0 and f is files[0]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from ..._util import parallel as _parallel
-from .blocks import _Chunk, _n_rows, _prefetched, _schema_of
+from .blocks import PREFETCH, _Chunk, _n_rows, _prefetched, _schema_of
 from .progress import _Progress
 from .reader import _Reader
 from .sources import _files, _listing
@@ -119,6 +119,9 @@ class StreamReduce:
         ``schema`` its ``(n_features, names, dtype)``.
     watch : callable, optional
         ``watch(total, chunk)`` after each block is combined in.
+    prefetch : int
+        Blocks read ahead on a thread of their own while the current ones
+        are summarised (0: read in the calling thread, in turn).
 
     Attributes
     ----------
@@ -141,6 +144,7 @@ class StreamReduce:
         start: Any = None,
         first_check: Callable[[tuple[int, Any, Any], _Chunk], None] | None = None,
         watch: Callable[[Any, _Chunk], None] | None = None,
+        prefetch: int = PREFETCH,
     ) -> None:
         self.open_reader = open_reader
         self.label = label
@@ -151,6 +155,7 @@ class StreamReduce:
         self.start = start
         self.first_check = first_check
         self.watch = watch
+        self.prefetch = prefetch
         self.schema: tuple[int, Any, Any] | None = None
         self.passes = 0
         self._held: tuple[_Progress, _Chunk, Generator[_Chunk, None, None]] | None = None
@@ -163,7 +168,7 @@ class StreamReduce:
         label = f"{self.label}, pass {self.passes}" if self.numbered else self.label
         bar = _Progress(reader, self.progress, label)
         bar.__enter__()
-        return bar, self._checked(_prefetched(reader.chunks))
+        return bar, self._checked(_prefetched(reader.chunks, self.prefetch))
 
     def _checked(self, chunks: Iterator[_Chunk]) -> Generator[_Chunk, None, None]:
         """The blocks, each with labels and the first block's features."""
