@@ -35,8 +35,11 @@ TRANSCRIBED = ("lda", "qda", "rda", "dlda", "pnb", "mixed")
 
 
 def has_reference(short: str, params: dict | None = None) -> bool:
+    """Whether ``reference_proba`` computes model ``short`` at ``params``: scikit-learn's
+    namesake at parameters it has (not ComplementNB's ``add_prior``), a transcription
+    at the defaults."""
     if short in SKLEARN_NB:
-        return True
+        return set(params or {}) <= set(SKLEARN_NB[short]().get_params())
     return short in TRANSCRIBED and not params
 
 
@@ -114,14 +117,14 @@ def reference_proba(
     ``priors``, in the order of the sorted classes, replaces the class frequencies.
     """
     params = dict(params or {})
+    if not has_reference(short, params):
+        return None
     X = np.asarray(X, dtype=float)
     Xq = np.asarray(Xq, dtype=float)
     if short in SKLEARN_NB:
         if priors is not None:
             params["priors" if short == "gnb" else "class_prior"] = np.asarray(priors, float)
         return SKLEARN_NB[short](**params).fit(X, np.asarray(y)).predict_proba(Xq)
-    if not has_reference(short, params):
-        return None
     classes, codes = _classes(y)
     k = len(classes)
     if short in ("lda", "qda", "rda"):
