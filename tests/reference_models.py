@@ -30,8 +30,15 @@ SKLEARN_NB = {
     "cnb": sknb.ComplementNB,
     "catnb": sknb.CategoricalNB,
 }
-#: transcriptions, at the default parameters only
-TRANSCRIBED = ("lda", "qda", "rda", "dlda", "pnb", "mixed")
+#: transcriptions, and the parameters each transcribes (the others at their defaults)
+TRANSCRIBED = {
+    "lda": (),
+    "qda": ("reg_param",),
+    "rda": ("alpha", "gamma"),
+    "dlda": (),
+    "pnb": (),
+    "mixed": (),
+}
 
 
 def has_reference(short: str, params: dict | None = None) -> bool:
@@ -40,7 +47,7 @@ def has_reference(short: str, params: dict | None = None) -> bool:
     at the defaults."""
     if short in SKLEARN_NB:
         return set(params or {}) <= set(SKLEARN_NB[short]().get_params())
-    return short in TRANSCRIBED and not params
+    return short in TRANSCRIBED and set(params or {}) <= set(TRANSCRIBED[short])
 
 
 def _classes(y: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -59,8 +66,10 @@ def _moments(X: np.ndarray, codes: np.ndarray, k: int):
     return counts, means, resid
 
 
-def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int, Xq):
-    """LDA, QDA and RDA's default (alpha=0.5) with the unbiased covariances."""
+def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int, Xq, params):
+    """LDA, QDA (``reg_param``: ``(1 - r) S_k + r I``) and Friedman's RDA
+    (``alpha S_k + (1 - alpha) S_pooled``, then ``(1 - gamma) S + gamma tr(S)/p I``),
+    with the unbiased class and pooled covariances."""
     n, p = X.shape
     counts, means, resid = _moments(X, codes, k)
     pooled = resid.T @ resid / (n - k)
@@ -68,9 +77,12 @@ def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int
     if short == "lda":
         covs = [pooled] * k
     elif short == "qda":
-        covs = own
-    else:  # rda: alpha=0.5, gamma=0, ridge=0, reg_param=0
-        covs = [0.5 * own[c] + 0.5 * pooled for c in range(k)]
+        r = params.get("reg_param", 0.0)
+        covs = [(1 - r) * S + r * np.eye(p) for S in own]
+    else:
+        a, g = params.get("alpha", 0.5), params.get("gamma", 0.0)
+        blend = [a * own[c] + (1 - a) * pooled for c in range(k)]
+        covs = [(1 - g) * S + g * np.trace(S) / p * np.eye(p) for S in blend]
     joint = np.stack([_mvn_logpdf(Xq, means[c], covs[c]) for c in range(k)], axis=1)
     return joint + np.log(counts / n)
 
@@ -128,7 +140,7 @@ def reference_proba(
     classes, codes = _classes(y)
     k = len(classes)
     if short in ("lda", "qda", "rda"):
-        joint = _gaussian_transcription(short, X, codes, k, Xq)
+        joint = _gaussian_transcription(short, X, codes, k, Xq, params)
     elif short in ("dlda", "mixed"):  # MixedNB on numeric columns: every column Gaussian
         joint = _diagonal_transcription(X, codes, k, Xq, pooled=short == "dlda")
     else:
