@@ -103,6 +103,7 @@ def _same(a, b):
 # -- the statistics ---------------------------------------------------------------
 
 
+@pytest.mark.oracle  # the range is _expected's NumPy transcription of the rule
 @pytest.mark.parametrize("cls", STATS, ids=STAT_IDS)
 @pytest.mark.parametrize("seed", range(4))
 def test_from_data_records_the_range_of_observed_positive_weight_rows(cls, seed):
