@@ -14,6 +14,7 @@ from functools import reduce
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 from sklearn.base import clone
 
 import bayesrule
@@ -257,7 +258,7 @@ def test_from_stats_takes_feature_names():
         )
 
 
-@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("short,cls", ALL)
 def test_class_log_density_and_class_model(short, cls):
     X, y = _data(short)
     est = _estimator(short, cls).fit(X, y)
@@ -266,6 +267,11 @@ def test_class_log_density_and_class_model(short, cls):
     # scikit-learn's ComplementNB (and ours by default) leaves the priors out
     log_priors = 0.0 if short == "cnb" else np.log(est.priors_)
     np.testing.assert_allclose(dens + log_priors, joint, rtol=1e-10, atol=1e-8)
+    # Bayes' rule over the class densities is the reference's posterior
+    expected = reference_proba(short, PARAMS.get(short, {}), X, y, X)
+    if expected is not None:
+        posterior = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        np.testing.assert_allclose(posterior, expected, rtol=0, atol=1e-9)
     for label in est.classes_:
         model = est.class_model(label)
         draws = model.sample(5, np.random.default_rng(0))
