@@ -41,6 +41,11 @@ TRANSCRIBED = {
 }
 
 
+#: models whose features are independent given the class: a missing cell (NaN) drops
+#: its term, and each feature is fitted on the rows where it is observed
+FEATUREWISE = ("gnb", "bnb", "catnb", "pnb", "dlda", "mixed")
+
+
 def has_reference(short: str, params: dict | None = None) -> bool:
     """Whether ``reference_proba`` computes model ``short`` at ``params``: scikit-learn's
     namesake at parameters it has (not ComplementNB's ``add_prior``), a transcription
@@ -133,6 +138,8 @@ def reference_proba(
         return None
     X = np.asarray(X, dtype=float)
     Xq = np.asarray(Xq, dtype=float)
+    if np.isnan(X).any():
+        return _featurewise(short, params, X, y, Xq, priors)
     if short in SKLEARN_NB:
         if priors is not None:
             params["priors" if short == "gnb" else "class_prior"] = np.asarray(priors, float)
@@ -148,4 +155,25 @@ def reference_proba(
     if priors is not None:  # the transcriptions add the log class frequencies
         counts = np.bincount(codes, minlength=k) / len(codes)
         joint = joint - np.log(counts) + np.log(np.asarray(priors, float))
+    return _posterior(joint)
+
+
+def _featurewise(short: str, params: dict, X: np.ndarray, y: Any, Xq: np.ndarray, priors: Any):
+    """Naive Bayes with missing cells, one feature at a time (docs/naive_bayes.md):
+    ``log prior_k + sum_j log p_j(x_j | k)``, each ``p_j`` the reference fitted on
+    feature ``j``'s observed rows alone (its posterior less its own log prior)."""
+    if short not in FEATUREWISE:
+        raise ValueError(f"no reference for {short} with missing values")
+    classes, codes = _classes(y)
+    k = len(classes)
+    counts = np.bincount(codes, minlength=k)
+    prior = counts / counts.sum() if priors is None else np.asarray(priors, float)
+    joint = np.tile(np.log(prior), (len(Xq), 1))
+    for j in range(X.shape[1]):
+        seen = ~np.isnan(X[:, j])
+        own = np.bincount(codes[seen], minlength=k)
+        if np.any(own == 0):
+            raise ValueError(f"feature {j} is missing in every row of a class")
+        post = reference_proba(short, params, X[seen][:, [j]], codes[seen], Xq[:, [j]])
+        joint += np.log(post) - np.log(own / own.sum())
     return _posterior(joint)
