@@ -19,7 +19,12 @@ that applies:
 
 The classification reads source text, so it is a guide, not a proof; the
 ``oracle`` marker is the authoritative part, and the report shows how many
-oracle items carry it. Prints a table by class and by file.
+oracle items carry it. Where a parametrised test marks its parametrisations
+one by one (``pytest.param(..., marks=pytest.mark.oracle)``), the marks say
+which of them reach the comparison: its unmarked items are not oracles by the
+text of the function they share (a probe whose success branch calls a
+reference that its refused items never reach). Prints a table by class and
+by file.
 """
 
 from __future__ import annotations
@@ -93,19 +98,36 @@ def _is_sklearn_model(value) -> bool:
     return any(type(v).__module__.startswith("sklearn.") and hasattr(v, "fit") for v in values)
 
 
-def classify(item) -> tuple[str, bool]:
-    """(class, carries the oracle marker)."""
+def _param_marked(item) -> bool:
+    """Whether the item's own parametrisation carries the oracle marker."""
+    marks = getattr(getattr(item, "callspec", None), "marks", ())
+    return any(m.name == "oracle" for m in marks)
+
+
+def _function_key(item) -> tuple[str, str]:
+    return str(item.path), getattr(item, "originalname", item.name)
+
+
+def classify(item, marked_by_param: frozenset = frozenset()) -> tuple[str, bool]:
+    """(class, carries the oracle marker).
+
+    ``marked_by_param``: the tests (``_function_key``) that mark some of their
+    parametrisations as oracles; their unmarked items are classified without
+    the oracle patterns.
+    """
     marked = item.get_closest_marker("oracle") is not None
     if marked:
         return "oracle", True
+    by_param = _function_key(item) in marked_by_param
     fn = getattr(item, "function", None)
     source = _source(fn) if fn is not None else ""
     text = source + "\n" + (_called_helpers(fn, source) if fn is not None else "")
     params = getattr(getattr(item, "callspec", None), "params", {})
     if any(_is_sklearn_check(v) for v in params.values()):
         return "law", False  # scikit-learn's API checks: conventions, not numbers
-    if ORACLE.search(text) or any(
-        _is_sklearn_model(v) and name in source for name, v in params.items()
+    if not by_param and (
+        ORACLE.search(text)
+        or any(_is_sklearn_model(v) and name in source for name, v in params.items())
     ):
         return "oracle", False
     if REFUSAL.search(text):
@@ -133,8 +155,9 @@ def main(argv: list[str]) -> int:
     total: Counter[str] = Counter()
     marked = 0
     by_file: dict[str, Counter[str]] = defaultdict(Counter)
+    by_param = frozenset(_function_key(i) for i in collector.items if _param_marked(i))
     for item in collector.items:
-        kind, has_marker = classify(item)
+        kind, has_marker = classify(item, by_param)
         total[kind] += 1
         marked += has_marker
         by_file[Path(str(item.path)).name][kind] += 1

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import bayesrule
 from bayesrule import ClassWarning
 from bayesrule.estimators.registry import available
+from reference_models import has_reference, reference_proba
 
 MODELS = available()
 #: the smallest parameters that fit the small tables below in every model
@@ -95,7 +96,14 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-@pytest.mark.parametrize("short", list(MODELS))
+def _with_reference(short: str):
+    """The model's name, an oracle item where an independent computation exists."""
+    if has_reference(short, FAST.get(short, {})):
+        return pytest.param(short, marks=pytest.mark.oracle)
+    return short
+
+
+@pytest.mark.parametrize("short", [_with_reference(s) for s in MODELS])
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_form_of_labels_fits_predicts_and_streams(short, kind):
     cls = MODELS[short]
@@ -111,6 +119,12 @@ def test_every_form_of_labels_fits_predicts_and_streams(short, kind):
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
     # the model learns something: better than the largest class
     assert np.mean(pred == np.asarray(y)) > 1.0 / n_classes + 0.1
+    # whatever the form of the labels, the probabilities are those of scikit-learn's
+    # namesake or a NumPy transcription fitted on the labels' codes in class order
+    codes = np.unique(np.asarray(y), return_inverse=True)[1]
+    reference = reference_proba(short, FAST.get(short, {}), X, codes, X)
+    if reference is not None:
+        np.testing.assert_allclose(proba, reference, rtol=0, atol=1e-9)
     if hasattr(est, "partial_fit"):
         stream = cls(**FAST.get(short, {}))
         half = X.shape[0] // 2

@@ -14,14 +14,18 @@ from functools import reduce
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 from sklearn.base import clone
 
 import bayesrule
 from bayesrule.estimators.registry import available
 from bayesrule.stats import StatisticsError
+from reference_models import has_reference, reference_proba
 
 ESTIMATORS = sorted(available().items())
 IDS = [s for s, _ in ESTIMATORS]
+#: the same, as parameters (oracle items where reference_models computes the model)
+ALL = [pytest.param(s, c, id=s) for s, c in ESTIMATORS]
 
 #: settings that make each estimator well defined on the small test data
 PARAMS: dict[str, dict] = {
@@ -61,11 +65,36 @@ def _estimator(short: str, cls: type):
     return cls(**PARAMS.get(short, {}))
 
 
+def _with_reference(params: list) -> list:
+    """The parametrisations, as oracle items where an independent computation exists."""
+    return [
+        pytest.param(*p.values, id=p.id, marks=pytest.mark.oracle)
+        if has_reference(p.values[0], PARAMS.get(p.values[0], {}))
+        else p
+        for p in params
+    ]
+
+
+def _agrees_with_the_reference(short, model, X, y, Xq, sample_weight=None, data=None) -> None:
+    """The model's probabilities are those of scikit-learn's namesake or a NumPy
+    transcription (reference_models) fitted on the same rows; integer weights are the
+    rows repeated. ``data``: ``Xq`` in the form the model was fitted with (a table)."""
+    if sample_weight is not None:
+        repeat = np.asarray(sample_weight).astype(int)
+        assert np.array_equal(repeat, sample_weight)
+        X, y = np.repeat(X, repeat, axis=0), np.repeat(y, repeat)
+    reference = reference_proba(short, PARAMS.get(short, {}), X, y, Xq)
+    if reference is not None:
+        got = model.predict_proba(Xq if data is None else data)
+        np.testing.assert_allclose(got, reference, rtol=0, atol=1e-9)
+
+
 #: the estimators that do not stream, by design: a cross-validation score or an
 #: EM fit needs the rows, so they have no partial_fit, forget or merge of blocks
 NOT_STREAMING = {"rdacv", "mda"}
 STREAMING = [(s, c) for s, c in ESTIMATORS if s not in NOT_STREAMING]
 STREAMING_IDS = [s for s, _ in STREAMING]
+ALL = _with_reference(ALL)
 
 
 def _supports_streaming(short: str) -> bool:
@@ -88,7 +117,7 @@ def test_the_streaming_estimators_are_those_named():
         assert est.class_count_.tolist() == [2, 4], short  # two blocks, less two rows of 0
 
 
-@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("short,cls", ALL)
 def test_reduce_of_block_statistics_equals_fit(short, cls):
     """from_stats(reduce(merge, [statistics(block)...])) == fit(concatenation)."""
     X, y = _data(short)
@@ -114,9 +143,10 @@ def test_reduce_of_block_statistics_equals_fit(short, cls):
     rebuilt = cls.from_stats(total, **est.get_params())
     np.testing.assert_allclose(rebuilt.predict_proba(X), whole.predict_proba(X), rtol=0, atol=1e-10)
     np.testing.assert_array_equal(rebuilt.predict(X), whole.predict(X))
+    _agrees_with_the_reference(short, rebuilt, X, y, X)
 
 
-@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("short,cls", ALL)
 def test_statistics_do_not_change_the_estimator(short, cls):
     X, y = _data(short)
     est = _estimator(short, cls)
@@ -129,9 +159,10 @@ def test_statistics_do_not_change_the_estimator(short, cls):
     est.statistics(X[150:], y[150:])
     assert pickle.dumps(est) == fitted
     np.testing.assert_array_equal(est.predict_proba(X), proba)
+    _agrees_with_the_reference(short, est, X[:150], y[:150], X)
 
 
-@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("short,cls", ALL)
 def test_forget_equals_fit_without_the_rows(short, cls):
     X, y = _data(short)
     est = _estimator(short, cls)
@@ -145,6 +176,7 @@ def test_forget_equals_fit_without_the_rows(short, cls):
     full.forget(X[~keep], y[~keep], sample_weight=w[~keep])
     without = clone(est).fit(X[keep], y[keep], sample_weight=w[keep])
     np.testing.assert_allclose(full.predict_proba(X), without.predict_proba(X), rtol=0, atol=1e-10)
+    _agrees_with_the_reference(short, full, X[keep], y[keep], X, sample_weight=w[keep])
     # forgetting keeps the feature ranges (an envelope; see ClassStatistic)
     bounds = (full.stats_.lower, full.stats_.upper)
     assert full.stats_.allclose(without.stats_.with_bounds(*bounds), rtol=1e-9)
@@ -226,7 +258,7 @@ def test_from_stats_takes_feature_names():
         )
 
 
-@pytest.mark.parametrize("short,cls", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("short,cls", ALL)
 def test_class_log_density_and_class_model(short, cls):
     X, y = _data(short)
     est = _estimator(short, cls).fit(X, y)
@@ -235,6 +267,11 @@ def test_class_log_density_and_class_model(short, cls):
     # scikit-learn's ComplementNB (and ours by default) leaves the priors out
     log_priors = 0.0 if short == "cnb" else np.log(est.priors_)
     np.testing.assert_allclose(dens + log_priors, joint, rtol=1e-10, atol=1e-8)
+    # Bayes' rule over the class densities is the reference's posterior
+    expected = reference_proba(short, PARAMS.get(short, {}), X, y, X)
+    if expected is not None:
+        posterior = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        np.testing.assert_allclose(posterior, expected, rtol=0, atol=1e-9)
     for label in est.classes_:
         model = est.class_model(label)
         draws = model.sample(5, np.random.default_rng(0))
@@ -282,7 +319,16 @@ def _allows_nan(short: str, cls: type) -> bool:
 #: every estimator with arrays and frames, and with missing values where it takes
 #: them (those that refuse NaN are tested for the refusal in test_input_refusals.py)
 ROUND_TRIPS = [
-    pytest.param(short, cls, kind, id=f"{short}-{kind}")
+    pytest.param(
+        short,
+        cls,
+        kind,
+        id=f"{short}-{kind}",
+        # the complete data are compared with the reference as well
+        marks=[pytest.mark.oracle]
+        if kind != "missing" and has_reference(short, PARAMS.get(short, {}))
+        else [],
+    )
     for short, cls in ESTIMATORS
     for kind in ("array", "frame", "missing")
     if kind != "missing" or _allows_nan(short, cls)
@@ -313,6 +359,8 @@ def test_model_file_round_trip_keeps_every_output_and_attribute(tmp_path, short,
             _assert_equal_values(
                 getattr(model, method)(data), getattr(loaded, method)(data), method
             )
+    if input_kind != "missing":
+        _agrees_with_the_reference(short, loaded, X, y, X, data=data)
     a, _ = model.sample(7, random_state=3)
     b, _ = loaded.sample(7, random_state=3)
     _assert_equal_values(np.asarray(a, dtype=float), np.asarray(b, dtype=float), "sample")

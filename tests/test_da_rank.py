@@ -21,6 +21,7 @@ from bayesrule import (
     QuadraticDiscriminantAnalysis,
     RegularizedDiscriminantAnalysis,
 )
+from reference_models import has_reference, reference_proba
 
 
 def mass_rank(X, y, tol=1e-4):
@@ -151,13 +152,35 @@ MODELS = [
 ]
 
 
+_SHORT = {
+    LinearDiscriminantAnalysis: "lda",
+    QuadraticDiscriminantAnalysis: "qda",
+    RegularizedDiscriminantAnalysis: "rda",
+}
+
+
+def _changed(est) -> dict:
+    default = est.__class__().get_params()
+    return {k: v for k, v in est.get_params().items() if v != default[k]}
+
+
+def _reference(est, X, y, Xq):
+    """The probabilities of a NumPy transcription of the model (reference_models), or None."""
+    return reference_proba(_SHORT[type(est)], _changed(est), X, y, Xq)
+
+
 def _cases():
     for est in MODELS:
         names = ["iris", "wine", "breast_cancer"]
         if isinstance(est, LinearDiscriminantAnalysis):  # the others refuse collinear classes
             names += ["collinear-sd0.01", "collinear-sd0"]
         for name in names:
-            yield pytest.param(est, name, id=f"{est!r}-{name}")
+            # full-rank data: the transcription's covariances are invertible
+            oracle = not name.startswith("collinear") and has_reference(
+                _SHORT[type(est)], _changed(est)
+            )
+            marks = [pytest.mark.oracle] if oracle else []
+            yield pytest.param(est, name, id=f"{est!r}-{name}", marks=marks)
 
 
 @pytest.mark.parametrize(("est", "name"), list(_cases()))
@@ -170,6 +193,12 @@ def test_predictions_do_not_depend_on_each_features_unit(est, name, seed):
     np.testing.assert_allclose(
         a.predict_proba(X), b.predict_proba(_rescaled(X, seed)), rtol=0, atol=1e-6
     )
+    if not name.startswith("collinear"):
+        # in the data's own units, where the transcription's covariances are well
+        # conditioned: the model is that of a NumPy transcription
+        reference = _reference(est, X, y, X)
+        if reference is not None:
+            np.testing.assert_allclose(a.predict_proba(X), reference, rtol=0, atol=1e-7)
 
 
 @pytest.mark.parametrize("est", [RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1, ridge=0.2)])

@@ -103,6 +103,7 @@ def _same(a, b):
 # -- the statistics ---------------------------------------------------------------
 
 
+@pytest.mark.oracle  # the range is _expected's NumPy transcription of the rule
 @pytest.mark.parametrize("cls", STATS, ids=STAT_IDS)
 @pytest.mark.parametrize("seed", range(4))
 def test_from_data_records_the_range_of_observed_positive_weight_rows(cls, seed):
@@ -343,6 +344,12 @@ def test_constant_and_unknown_features_are_not_judged():
     lo, hi = est.feature_range_
     constant = np.flatnonzero(lo == hi)
     assert constant.size  # digits have pixels that are always 0
+    # the effect first: the same value in a feature that varies is judged
+    far_varying = X[:50].copy()
+    varying = np.flatnonzero(lo < hi)[0]
+    far_varying[:, varying] = 100.0
+    with pytest.warns(OutOfRangeWarning, match=f"feature {varying}"):
+        est.predict(far_varying)
     far = X[:50].copy()
     far[:, constant] = 100.0
     with warnings.catch_warnings():

@@ -10,6 +10,36 @@ from sklearn import naive_bayes as sk
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesrule as br
+from bayesrule.estimators.registry import available
+from reference_models import has_reference, reference_proba
+
+_SHORT = {cls: short for short, cls in available().items()}
+
+
+def _changed(est) -> dict:
+    default = est.__class__().get_params()
+    return {k: v for k, v in est.get_params().items() if v != default[k]}
+
+
+def _as_oracles(estimators: list) -> list:
+    """The estimators, oracle items where reference_models computes them."""
+    return [
+        pytest.param(e, marks=pytest.mark.oracle)
+        if has_reference(_SHORT[type(e)], _changed(e))
+        else e
+        for e in estimators
+    ]
+
+
+def _agrees_with_the_reference(est, X, y, model, Xq, repeat=None) -> None:
+    """``model`` gives the probabilities of scikit-learn's namesake or a NumPy
+    transcription fitted on ``X, y`` (each row ``repeat`` times: integer weights)."""
+    if repeat is not None:
+        X, y = np.repeat(X, repeat, axis=0), np.repeat(y, repeat)
+    reference = reference_proba(_SHORT[type(est)], _changed(est), X, y, Xq)
+    if reference is not None:
+        np.testing.assert_allclose(model.predict_proba(Xq), reference, rtol=0, atol=1e-9)
+
 
 ALL = [
     br.GaussianNB(),
@@ -171,7 +201,7 @@ def test_gaussian_nb_partial_fit_equals_fit_exactly(gaussian_data):
 
 
 # --------------------------------------------------- fit == partial_fit == merge
-@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("est", _as_oracles(ALL), ids=lambda e: type(e).__name__)
 def test_fit_partial_fit_merge_agree(est, gaussian_data, count_data):
     X, y = _data_for(est, gaussian_data, count_data)
     X = X[:120] if isinstance(est, br.KernelNB) else X
@@ -191,9 +221,11 @@ def test_fit_partial_fit_merge_agree(est, gaussian_data, count_data):
     J = whole.predict_joint_log_proba(X)
     np.testing.assert_allclose(parts.predict_joint_log_proba(X), J, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(merged.predict_joint_log_proba(X), J, rtol=1e-10, atol=1e-10)
+    # (on the rows of positive weight: scikit-learn refuses a category it has not seen)
+    _agrees_with_the_reference(est, X, y, whole, X[w > 0], repeat=w.astype(int))
 
 
-@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("est", _as_oracles(ALL), ids=lambda e: type(e).__name__)
 def test_integer_weights_equal_repeated_rows(est, gaussian_data, count_data):
     X, y = _data_for(est, gaussian_data, count_data)
     X, y = X[::3], y[::3]
@@ -201,6 +233,7 @@ def test_integer_weights_equal_repeated_rows(est, gaussian_data, count_data):
     a = est.__class__(**est.get_params()).fit(X, y, sample_weight=w.astype(float))
     b = est.__class__(**est.get_params()).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=1e-9, atol=1e-10)
+    _agrees_with_the_reference(est, X, y, a, X[w > 0], repeat=w)
 
 
 # -------------------------------------------------------------- missing values
@@ -217,6 +250,7 @@ MISSING = [
 ]
 
 
+@pytest.mark.oracle  # the model fitted on the cleaned input (without the feature)
 @pytest.mark.parametrize("est", MISSING, ids=lambda e: repr(e))
 def test_missing_feature_equals_model_without_it(est, gaussian_data, count_data):
     X, y = _data_for(est, gaussian_data, count_data)

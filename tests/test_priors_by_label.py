@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from bayesrule.estimators.registry import available
 from bayesrule.io import load, save
+from reference_models import has_reference, reference_proba
 
 MODELS = available()
 
@@ -54,7 +55,21 @@ def test_the_table_covers_every_estimator_with_priors():
     assert set(WITH_PRIORS) == set(MODELS)
 
 
-@pytest.mark.parametrize("short", list(WITH_PRIORS))
+def _with_reference(short: str):
+    """The model's name, an oracle item where an independent computation exists."""
+    if has_reference(short, EXTRA.get(short, {})):
+        return pytest.param(short, marks=pytest.mark.oracle)
+    return short
+
+
+def _agrees_with_the_reference(short: str, model, y, priors) -> None:
+    """scikit-learn's namesake or a NumPy transcription with the same priors, in class order."""
+    reference = reference_proba(short, EXTRA.get(short, {}), X, y, X, priors=priors)
+    if reference is not None:
+        np.testing.assert_allclose(model.predict_proba(X), reference, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("short", [_with_reference(s) for s in WITH_PRIORS])
 @pytest.mark.parametrize("labels", ["str", "int"])
 def test_a_mapping_is_the_array_in_class_order(short, labels):
     y = Y_STR if labels == "str" else Y_INT
@@ -67,9 +82,10 @@ def test_a_mapping_is_the_array_in_class_order(short, labels):
     by_position = _fit(_est(short, values), X, y)
     np.testing.assert_allclose(by_label.priors_, values)
     np.testing.assert_array_equal(by_label.predict_proba(X), by_position.predict_proba(X))
+    _agrees_with_the_reference(short, by_label, y, values)
 
 
-@pytest.mark.parametrize("short", list(WITH_PRIORS))
+@pytest.mark.parametrize("short", [_with_reference(s) for s in WITH_PRIORS])
 def test_a_series_indexed_by_label_is_a_mapping_and_a_plain_series_an_array(short):
     values = np.array([0.2, 0.5, 0.3])
     labelled = pd.Series(values[::-1], index=["Gentoo", "Chinstrap", "Adelie"])
@@ -78,6 +94,8 @@ def test_a_series_indexed_by_label_is_a_mapping_and_a_plain_series_an_array(shor
     b = _fit(_est(short, plain), X, Y_STR)
     np.testing.assert_allclose(a.priors_, values)
     np.testing.assert_allclose(b.priors_, values)
+    _agrees_with_the_reference(short, a, Y_STR, values)
+    _agrees_with_the_reference(short, b, Y_STR, values)
 
 
 def test_value_counts_gives_the_class_proportions():
@@ -124,7 +142,9 @@ def test_a_class_named_twice_is_refused():
         _fit(cls(priors=pd.Series([0.2, 0.3, 0.3, 0.2], index=[1, 11, 11, 21])), X, Y_INT)
 
 
-@pytest.mark.parametrize("short", [s for s, c in WITH_PRIORS.items() if hasattr(c, "partial_fit")])
+@pytest.mark.parametrize(
+    "short", [_with_reference(s) for s, c in WITH_PRIORS.items() if hasattr(c, "partial_fit")]
+)
 def test_partial_fit_uses_the_mapping_on_the_declared_classes(short):
     mapping = {"Gentoo": 0.1, "Adelie": 0.6, "Chinstrap": 0.3}
     est = _est(short, mapping)
@@ -135,6 +155,7 @@ def test_partial_fit_uses_the_mapping_on_the_declared_classes(short):
     whole = _fit(_est(short, mapping), X, Y_STR)
     np.testing.assert_allclose(est.priors_, [0.6, 0.3, 0.1])
     np.testing.assert_allclose(est.predict_proba(X), whole.predict_proba(X), rtol=1e-7, atol=1e-12)
+    _agrees_with_the_reference(short, est, Y_STR, [0.6, 0.3, 0.1])
 
 
 @pytest.mark.parametrize("short", [s for s, c in WITH_PRIORS.items() if hasattr(c, "partial_fit")])
@@ -161,7 +182,7 @@ def test_merge_maps_the_united_classes_and_refuses_a_class_the_mapping_lacks(sho
         c.merge(d)
 
 
-@pytest.mark.parametrize("short", list(WITH_PRIORS))
+@pytest.mark.parametrize("short", [_with_reference(s) for s in WITH_PRIORS])
 @pytest.mark.parametrize("labels", ["str", "int"])
 def test_a_model_file_keeps_the_mapping(short, labels, tmp_path):
     y = Y_STR if labels == "str" else Y_INT
@@ -173,6 +194,7 @@ def test_a_model_file_keeps_the_mapping(short, labels, tmp_path):
     assert getattr(loaded, _prior_name(MODELS[short])) == mapping
     np.testing.assert_array_equal(loaded.priors_, est.priors_)
     np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+    _agrees_with_the_reference(short, loaded, y, [0.4, 0.25, 0.35])
 
 
 @settings(max_examples=25, deadline=None)
