@@ -20,6 +20,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 
+import bayesrule
 from bayesrule._util.dispatch import handler_for, register_handler, unregister_handler
 from bayesrule.estimators import InputSpec, Schema, schema_of
 from bayesrule.estimators.registry import available
@@ -277,3 +278,26 @@ def test_class_flags_of_an_older_subclass_are_read_into_its_spec():
     with pytest.raises(ValueError, match="at least 2 classes"):
         OneClassOnly().fit(X, np.full(y.size, "a"))
     assert gnb().fit(X, np.full(y.size, "a")).classes_.tolist() == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("target", "source"),
+    [
+        (bayesrule.BernoulliNB, bayesrule.MixedNB),
+        (bayesrule.GaussianNB, bayesrule.PoissonNB),
+        (bayesrule.LinearDiscriminantAnalysis, bayesrule.GaussianNB),
+        (bayesrule.MultinomialNB, bayesrule.QuadraticDiscriminantAnalysis),
+    ],
+)
+def test_fit_statistics_refuses_another_models_statistics(target, source):
+    """Statistics of another kind are refused by name, and the estimator stays unfitted."""
+    X = np.random.default_rng(0).poisson(2.0, size=(40, 3)).astype(float)
+    y = np.arange(40) % 2
+    stats = source().statistics(X, y)
+    est = target()
+    with pytest.raises(
+        TypeError,
+        match=rf"{target.__name__}.fit_statistics expects \w+.*got {type(stats).__name__}",
+    ):
+        est.fit_statistics(stats)
+    assert not hasattr(est, "classes_")

@@ -285,6 +285,12 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         statistics' feature count, no names, float64. If the derivation
         fails, the estimator is left exactly as it was.
         """
+        expected = self.spec.statistic
+        if expected is not None and not isinstance(stats, expected):
+            raise TypeError(
+                f"{type(self).__name__}.fit_statistics expects {expected.__name__} "
+                f"(as {type(self).__name__}.statistics returns), got {type(stats).__name__}"
+            )
         if schema is not None:
             schema = checked_schema(schema, stats)
         with self._atomic():
