@@ -522,7 +522,8 @@ def evaluate_on_spark(
         )
         scored = bayesrule_spark.predict(scorer, cut, "predict_log_proba", features=names)
         logs = tuple(f"log_proba_{c}" for c in est.classes_)
-        part = _tally_partition(scorer, label, logs, source)
+        # the tasks need the classes only: the model itself reaches them once, in predict
+        part = _tally_partition(SimpleNamespace(classes_=est.classes_), label, logs, source)
         with busy(f"evaluating on Spark ({master})"):
             rows = (
                 scored.select(label, *[f"`{n}`" for n in logs])
