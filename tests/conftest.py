@@ -88,3 +88,32 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole run (start-up takes seconds): 2 cores, tasks retried.
+
+    ``local[2,3]``: two cores, and a failed task is tried up to 3 times (the
+    fault-tolerance test fails a task once). The executors run this
+    interpreter (``PYSPARK_PYTHON``). Skips when pyspark is not installed.
+    """
+    import sys
+
+    pytest.importorskip("pyspark")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2,3]")
+        .appName("bayesrule-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

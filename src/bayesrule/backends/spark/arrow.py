@@ -137,7 +137,7 @@ def summarise_partition(
     """The ``mapInArrow`` function of a pass: each partition's statistics, one row per partition."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        from ... import config_context
+        from ..._util.config import config_context
 
         total, rows, nulls = None, 0, 0
         try:
@@ -233,7 +233,7 @@ def predict_partition(
 
         import pyarrow as pa
 
-        from ... import config_context
+        from ..._util.config import config_context
 
         est = load()
         for batch in batches:
@@ -243,14 +243,16 @@ def predict_partition(
                 warnings.simplefilter("ignore")  # nobody reads an executor's warnings
                 X = features_of(batch, cols) if n else None
                 for method, width in zip(methods, widths, strict=True):
-                    out = np.asarray(getattr(est, method)(X)) if n else None
+                    if n:
+                        out = np.asarray(getattr(est, method)(X))
+                    else:  # a batch without rows: its columns without rows
+                        out = np.empty((0, width) if width else (0,))
                     if method == "predict":
                         arrays.append(pa.array(out if n else [], type=label_type))
                     elif width == 0:
-                        flat = out.astype(np.float64).reshape(-1) if n else []
-                        arrays.append(pa.array(flat, pa.float64()))
+                        arrays.append(pa.array(out.astype(np.float64).reshape(-1), pa.float64()))
                     else:
-                        block = out.astype(np.float64) if n else np.empty((0, width))
+                        block = out.astype(np.float64)
                         arrays.extend(pa.array(block[:, k], pa.float64()) for k in range(width))
             yield pa.RecordBatch.from_arrays(arrays, names=list(names))
 

@@ -1,0 +1,402 @@
+"""The Spark backend (bayesrule.spark): every model fitted on a Spark DataFrame equals one fit.
+
+One local session for the whole suite (the ``spark`` fixture, ``local[2,3]``)
+and a few small cached DataFrames shared by the module keep the number of
+Spark jobs low. Each DataFrame is hash-partitioned on a key that leaves
+some partitions empty and others holding a single class.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bayesrule
+from bayesrule.estimators.registry import available
+
+pytest.importorskip("pyspark")
+pd = pytest.importorskip("pandas")
+
+import bayesrule.spark as bspark  # noqa: E402
+from bayesrule.backends.spark import env  # noqa: E402
+from bayesrule.backends.spark.arrow import SUMMARY, Outcome, decode  # noqa: E402
+
+#: every model fitted from partitions: the mergeable ones and the EM model
+BLOCKWISE = sorted(s for s, c in available().items() if hasattr(c, "partial_fit") or s == "mda")
+PARAMS: dict[str, dict] = {
+    "qda": {"reg_param": 0.1},
+    "rda": {"alpha": 0.5, "gamma": 0.1},
+    "mda": {"n_components": 2, "covariance_type": "diag", "max_iter": 3},
+}
+FEATURES = ["x0", "x1", "x2"]
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _make(short: str):
+    return available()[short](**PARAMS.get(short, {}))
+
+
+def _kind(short: str) -> str:
+    if short in ("mnb", "cnb", "pnb"):
+        return "counts"
+    if short == "catnb":
+        return "codes"
+    if short == "mixed":
+        return "mixed"
+    return "normal"
+
+
+def _table(kind: str, n: int = 180, seed: int = 0) -> pd.DataFrame:
+    """Rows of one kind of data, labels and a partitioning key (``part``)."""
+    rng = np.random.default_rng(seed)
+    k = rng.integers(0, 3, n)
+    if kind == "counts":
+        X = rng.poisson(1.0 + 2.0 * k[:, None], size=(n, 3))
+    elif kind == "codes":
+        X = (rng.integers(0, 3, size=(n, 3)) + k[:, None]) % 4
+    else:
+        X = rng.normal(size=(n, 3)) + 2.0 * k[:, None] + 10.0
+    df = pd.DataFrame(X, columns=FEATURES)
+    if kind == "mixed":
+        df["colour"] = np.array(["red", "green", "blue", "teal"])[(rng.integers(0, 3, n) + k) % 4]
+        df["grade"] = (rng.integers(0, 3, n) + k) % 4  # few integers: categories
+        df["visits"] = rng.poisson(1 + 3 * k)  # counts
+        df["flag"] = rng.random(n) < 0.2 + 0.3 * k
+    # integer labels for the count data, strings elsewhere
+    df["label"] = k if kind == "counts" else np.array(["a", "b", "c"])[k]
+    df["w"] = rng.integers(0, 4, n).astype(float)
+    # 60 % of the rows keyed by their class (a partition of one class), the rest mixed
+    df["part"] = np.where(rng.random(n) < 0.6, k, 3)
+    return df
+
+
+@pytest.fixture(scope="module")
+def frames(spark):
+    """For each kind of data: (pandas rows, cached Spark DataFrame of them, feature names)."""
+    out = {}
+    for kind in ("normal", "counts", "codes", "mixed"):
+        pdf = _table(kind)
+        df = spark.createDataFrame(pdf).repartition(6, "part").drop("part").cache()
+        features = [c for c in pdf.columns if c not in ("label", "w", "part")]
+        out[kind] = (pdf.drop(columns="part"), df, features)
+    yield out
+    for _, df, _ in out.values():
+        df.unpersist()
+
+
+def _assert_same_model(a, b, rtol: float = 1e-10) -> None:
+    """Every public fitted attribute of ``b`` equals ``a``'s to ``rtol``."""
+    fitted = sorted(k for k in vars(a) if k.endswith("_") and not k.startswith("_"))
+    assert fitted == sorted(k for k in vars(b) if k.endswith("_") and not k.startswith("_"))
+    for key in fitted:
+        va, vb = getattr(a, key), getattr(b, key)
+        if key == "stats_":
+            assert va.allclose(vb, rtol=rtol)
+            continue
+        if isinstance(va, dict):
+            assert va.keys() == vb.keys(), key
+            for k in va:
+                np.testing.assert_array_equal(va[k], vb[k], err_msg=key)
+            continue
+        va, vb = np.asarray(va), np.asarray(vb)
+        if va.dtype.kind in "fc":
+            scale = float(np.max(np.abs(va[np.isfinite(va)]), initial=1.0))
+            np.testing.assert_allclose(vb, va, rtol=rtol, atol=rtol * scale, err_msg=key)
+        else:
+            np.testing.assert_array_equal(vb, va, err_msg=key)
+
+
+def _proba_columns(est, prefix: str = "") -> list[str]:
+    return [f"{prefix}proba_{c}" for c in est.classes_]
+
+
+def test_the_partitioning_has_empty_partitions_and_partitions_missing_classes(frames):
+    from pyspark.sql import functions as F
+
+    _, df, _ = frames["normal"]
+    per = (
+        df.groupBy(F.spark_partition_id().alias("p"))
+        .agg(F.countDistinct("label").alias("k"))
+        .toPandas()
+    )
+    assert len(per) < 6  # some of the 6 partitions hold no row
+    assert (per["k"] < 3).any()  # some hold rows of a single class
+
+
+@pytest.fixture(scope="module")
+def fitted(frames):
+    """Every model fitted on Spark, and each kind's predictions of all its models in one job."""
+    models = {}
+    for short in BLOCKWISE:
+        _, df, features = frames[_kind(short)]
+        est = _make(short)
+        assert bspark.fit(est, df, "label", features=features) is est
+        models[short] = est
+    scored = {}
+    for kind, (_, df, _) in frames.items():
+        out = df
+        for short in BLOCKWISE:
+            if _kind(short) == kind:
+                out = bspark.predict(models[short], out, prefix=f"{short}_")
+        scored[kind] = out.toPandas()
+    return models, scored
+
+
+@pytest.mark.parametrize("short", BLOCKWISE)
+def test_fit_and_predictions_equal_in_memory(short, frames, fitted):
+    """Spark fit = in-memory fit (1e-10; MDA 1e-8), and so are the predictions collected."""
+    pdf, df, features = frames[_kind(short)]
+    est, out = fitted[0][short], fitted[1][_kind(short)]
+    ref = _make(short).fit(pdf[features], pdf["label"])
+    rtol = 1e-8 if short == "mda" else 1e-10
+    _assert_same_model(ref, est, rtol)
+    proba = _proba_columns(ref, f"{short}_")
+    assert all(c in out.columns for c in [f"{short}_prediction", *proba])
+    X = out[features]
+    np.testing.assert_array_equal(
+        out[f"{short}_prediction"].to_numpy(dtype=object), ref.predict(X).astype(object)
+    )
+    np.testing.assert_allclose(out[proba].to_numpy(), ref.predict_proba(X), rtol=rtol, atol=rtol)
+
+
+def test_string_and_integer_labels_keep_their_type(frames, fitted):
+    from pyspark.sql.types import LongType, StringType
+
+    models = fitted[0]
+    for short, want in (("gnb", StringType()), ("mnb", LongType())):
+        _, df, _ = frames[_kind(short)]
+        schema = bspark.predict(models[short], df, "predict").schema  # no job: the plan's schema
+        assert schema["prediction"].dataType == want
+    assert models["mnb"].classes_.tolist() == [0, 1, 2]
+    assert models["gnb"].classes_.tolist() == ["a", "b", "c"]
+
+
+def test_more_methods_and_a_prefix(frames, fitted):
+    pdf, df, features = frames["normal"]
+    est = fitted[0]["lda"]
+    methods = ["transform", "predict_log_proba", "decision_function", "score_samples"]
+    out = bspark.predict(est, df, methods, prefix="lda_").toPandas()
+    X = out[features]
+    d = est.transform(X).shape[1]
+    np.testing.assert_allclose(
+        out[[f"lda_transform_{i}" for i in range(d)]].to_numpy(), est.transform(X), rtol=1e-10
+    )
+    classes = est.classes_
+    np.testing.assert_allclose(
+        out[[f"lda_log_proba_{c}" for c in classes]].to_numpy(), est.predict_log_proba(X)
+    )
+    np.testing.assert_allclose(
+        out[[f"lda_decision_{c}" for c in classes]].to_numpy(), est.decision_function(X)
+    )
+    np.testing.assert_allclose(out["lda_score_samples"].to_numpy(), est.score_samples(X))
+    # the estimator's own methods route a Spark DataFrame to the same map
+    routed = est.predict_proba(df)
+    assert routed.columns[-3:] == _proba_columns(est)
+
+
+def test_a_weight_column_is_sample_weight(frames):
+    pdf, df, features = frames["normal"]
+    got = bspark.fit(bayesrule.GaussianNB(), df, "label", weight="w")
+    ref = bayesrule.GaussianNB().fit(pdf[features], pdf["label"], sample_weight=pdf["w"])
+    _assert_same_model(ref, got)
+    # the estimator's own fit takes a Spark DataFrame with column names for y and the weights
+    again = bayesrule.LinearDiscriminantAnalysis().fit(df, "label", sample_weight="w")
+    ref = bayesrule.LinearDiscriminantAnalysis()
+    _assert_same_model(ref.fit(pdf[features], pdf["label"], sample_weight=pdf["w"]), again)
+
+
+def test_mixed_nb_with_string_integer_and_boolean_columns(frames, fitted):
+    pdf, df, features = frames["mixed"]
+    got = fitted[0]["mixed"]
+    ref = bayesrule.MixedNB().fit(pdf[features], pdf["label"])
+    assert got.kinds_ == ref.kinds_
+    assert got.kinds_[3:] == ["categorical", "categorical", "poisson", "bernoulli"]
+    np.testing.assert_array_equal(got.categories_["colour"], ["blue", "green", "red", "teal"])
+    X = pdf[features]
+    np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), rtol=1e-10)
+    # a declared kind is kept, and the counting job skipped for it
+    declared = bspark.fit(bayesrule.MixedNB(columns={"grade": "gaussian"}), df, "label", features)
+    assert declared.kinds_[4] == "gaussian"
+
+
+def test_partial_continues_a_fit(frames, fitted):
+    from pyspark.sql import functions as F
+
+    pdf, df, features = frames["normal"]
+    first, rest = df.where(F.col("x0") < 12.0), df.where(F.col("x0") >= 12.0)
+    est = bspark.fit(
+        bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.1), first, "label", features
+    )
+    assert bspark.fit(est, rest, "label", features, partial=True) is est
+    ref = bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.1).fit(pdf[features], pdf["label"])
+    _assert_same_model(ref, est)
+    # declared classes: a class with no row yet
+    declared = bspark.fit(
+        bayesrule.GaussianNB(), first, "label", features, classes=["a", "b", "c", "d"], partial=True
+    )
+    assert declared.classes_.tolist() == ["a", "b", "c", "d"]
+    with pytest.raises(TypeError, match="cannot continue a fit"):
+        bspark.fit(fitted[0]["mda"], df, "label", features=features, partial=True)
+
+
+def test_a_task_that_fails_once_still_gives_the_right_model(frames, tmp_path):
+    """local[2,3]: the failed task is run again, and the statistics are the same."""
+    pdf, df, features = frames["normal"]
+    marker = str(tmp_path / "failed-once")
+
+    def fail_once(batches):
+        import os
+
+        for batch in batches:
+            if batch.num_rows and not os.path.exists(marker):
+                open(marker, "w").close()
+                raise RuntimeError("injected fault")
+            yield batch
+
+    flaky = df.mapInArrow(fail_once, df.schema)
+    got = bspark.fit(bayesrule.LinearDiscriminantAnalysis(), flaky, "label", features)
+    assert Path(marker).exists()
+    ref = bayesrule.LinearDiscriminantAnalysis().fit(pdf[features], pdf["label"])
+    _assert_same_model(ref, got)
+
+
+def test_rows_never_travel_to_the_driver(frames, monkeypatch):
+    """Only one pickled summary per partition is collected; no other way out is taken."""
+    from pyspark.sql import DataFrame
+
+    pdf, df, features = frames["mixed"]
+    cls = type(df)
+    collected: list = []
+    original = cls.collect
+
+    def collect(self):
+        assert self.columns == [SUMMARY], f"a DataFrame of {self.columns} was collected"
+        rows = original(self)
+        collected.extend(decode(r[0]) for r in rows)
+        return rows
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("the rows were brought to the driver")
+
+    monkeypatch.setattr(cls, "collect", collect)
+    for name in ("toPandas", "toArrow", "toLocalIterator", "take", "head", "tail"):
+        for owner in {cls, DataFrame}:
+            if hasattr(owner, name):
+                monkeypatch.setattr(owner, name, refuse)
+    got = bspark.fit(bayesrule.MixedNB(), df, "label", features=features)
+    # the integer columns' value counts, then the statistics: one summary per partition each
+    assert len(collected) == 2 * df.rdd.getNumPartitions()
+    assert all(isinstance(o, Outcome) for o in collected)
+    monkeypatch.undo()
+    _assert_same_model(bayesrule.MixedNB().fit(pdf[features], pdf["label"]), got)
+
+
+def test_null_labels_are_left_out_with_a_warning(spark, frames):
+    pdf, _, features = frames["normal"]
+    holed = pdf.copy()
+    holed["label"] = holed["label"].astype(object)
+    holed.loc[holed.index[:7], "label"] = None
+    df = spark.createDataFrame(
+        holed, schema="x0 double, x1 double, x2 double, label string, w double"
+    )
+    with pytest.warns(UserWarning, match=r"left out 7 row\(s\) whose label \(column 'label'\)"):
+        got = bspark.fit(bayesrule.GaussianNB(), df, "label", features)
+    kept = holed.iloc[7:]
+    ref = bayesrule.GaussianNB().fit(kept[features], kept["label"].astype(str))
+    _assert_same_model(ref, got)
+
+
+def test_bad_input_is_refused_on_the_driver_before_any_job(spark, frames, fitted, monkeypatch):
+    pdf, df, features = frames["normal"]
+    fitted = fitted[0]["gnb"]
+    before = fitted.predict_proba(pdf[features])
+
+    def no_job(self, *args, **kwargs):
+        raise AssertionError("a Spark job was started")
+
+    monkeypatch.setattr(type(df), "mapInArrow", no_job)
+    est = bayesrule.GaussianNB()
+    with pytest.raises(ValueError, match="target column 'y' is not in the DataFrame"):
+        bspark.fit(est, df, "y")
+    with pytest.raises(ValueError, match=r"feature column\(s\) 'x9' not in the DataFrame"):
+        bspark.fit(est, df, "label", features=["x0", "x9"])
+    with pytest.raises(ValueError, match="weight column 'weight' is not in the DataFrame"):
+        bspark.fit(est, df, "label", weight="weight")
+    texty = df.withColumn("x1", df["x1"].cast("string"))
+    with pytest.raises(ValueError, match="feature column 'x1' has Spark type string"):
+        bspark.fit(est, texty, "label")
+    with pytest.raises(ValueError, match=r"lacks the feature column\(s\) \['x2'\]"):
+        bspark.predict(fitted, df.drop("x2"))
+    with pytest.raises(ValueError, match=r"differ from the columns GaussianNB was fitted on"):
+        bspark.predict(fitted, df, features=["x1", "x0", "x2"])
+    with pytest.raises(ValueError, match=r"already in the DataFrame"):
+        bspark.predict(fitted, df.withColumnRenamed("w", "prediction"))
+    with pytest.raises(TypeError, match="cannot be fitted on a Spark DataFrame"):
+        bspark.fit(bayesrule.RegularizedDiscriminantAnalysisCV(), df, "label")
+    with pytest.raises(TypeError, match="pyspark.sql.DataFrame"):
+        bspark.fit(est, pdf, "label")
+    assert not hasattr(est, "stats_")
+    np.testing.assert_array_equal(fitted.predict_proba(pdf[features]), before)
+
+
+def test_a_fit_that_fails_on_the_executors_leaves_the_estimator_as_it_was(spark, frames):
+    pdf, df, features = frames["normal"]
+    est = bspark.fit(bayesrule.LinearDiscriminantAnalysis(), df, "label", features=features)
+    stats, proba = est.stats_, est.predict_proba(pdf[features])
+    unknown = df.where(df["label"] == "a").withColumn("label", df["x0"].cast("string"))
+    with pytest.raises(ValueError, match="label"):
+        bspark.fit(est, unknown, "label", features, partial=True)
+    with pytest.raises(ValueError, match="no row to fit on"):
+        bspark.fit(est, df.where(df["x0"] > 1e9), "label", features)
+    with_nan = spark.createDataFrame(
+        pd.DataFrame({"x0": [np.nan, 1.0], "x1": [0.0, 1.0], "x2": [1.0, 2.0], "label": ["a", "b"]})
+    )
+    with pytest.raises(ValueError, match="NaN"):
+        bspark.fit(est, with_nan, "label")
+    assert est.stats_ is stats
+    np.testing.assert_array_equal(est.predict_proba(pdf[features]), proba)
+
+
+def test_java_check(tmp_path, monkeypatch):
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text("#!/bin/sh\necho 'openjdk version \"11.0.22\" 2024-01-16' >&2\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"needs Java 17 or newer; .* is Java 11\."):
+        env.check_java()
+    java.write_text("#!/bin/sh\necho 'java version \"1.8.0_392\"' >&2\n")
+    assert env.java_version() == 8
+    java.write_text("#!/bin/sh\necho 'openjdk version \"21.0.1\" 2023-10-17' >&2\n")
+    assert env.check_java() == 21
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nowhere"))
+    with pytest.raises(RuntimeError, match="none was found"):
+        env.check_java()
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(RuntimeError, match="no java on PATH"):
+        env.check_java()
+
+
+def test_without_pyspark_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(ImportError, match=re.escape("pip install 'bayesrule[spark]'")):
+        env.require_pyspark()
+
+
+def test_the_readme_spark_block_runs(spark):
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Spark", 1)[1].split("\n## ", 1)[0]
+    code = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    namespace: dict = {"spark": spark}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        exec(compile(code, str(README), "exec"), namespace)
+    scored = namespace["scored"]
+    assert "prediction" in scored.columns
