@@ -134,9 +134,77 @@ def mllib_naive_bayes(spark: Any, df: Any, features: list[str], Xte: Any, yte: A
     train = assembler.transform(df).select("features", F.col("label").cast("double").alias("label"))
     nb = NaiveBayes(modelType="gaussian", featuresCol="features", labelCol="label")
     t, model = timed(lambda: nb.fit(train))
+    print(f"  mllib: fit {t:.1f} s; scoring the test set", flush=True)
     test = spark.createDataFrame(pd.DataFrame(Xte, columns=features).assign(label=yte))
     scored = model.transform(assembler.transform(test)).select("label", "prediction").toPandas()
     return t, float(np.mean(scored["prediction"].to_numpy() == scored["label"].to_numpy()))
+
+
+def summary(
+    say: Report, results: dict[str, Any], mllib: Any, rows: int, n: int, args: Any, final: bool
+) -> None:
+    """The table of the figures so far, written to the results file (and printed at the end)."""
+    progress = say
+    say = Report() if final else _Quiet()
+    say()
+    header = (
+        f"{'model':<6}{'rows':>9}{'memory s':>10}{'rows/s':>10}{'dask s':>9}{'rows/s':>10}"
+        f"{'spark s':>9}{'rows/s':>10}{'spark/mem':>11}{'spark/dask':>11}"
+        f"{'acc mem':>9}{'acc dask':>9}{'acc spark':>10}{'same':>6}"
+    )
+    say(header)
+    say("-" * len(header))
+    for name, r in results.items():
+        say(
+            f"{name:<6}{r['rows']:>9,}{r['mem']:>10.2f}{r['rows'] / r['mem']:>10.0f}"
+            f"{r['dask']:>9.2f}{r['rows'] / r['dask']:>10.0f}{r['spark']:>9.2f}"
+            f"{r['rows'] / r['spark']:>10.0f}{r['spark'] / r['mem']:>11.2f}"
+            f"{r['spark'] / r['dask']:>11.2f}"
+            + "".join(f"{a:>9.4f}" for a in r["acc"][:2])
+            + f"{r['acc'][2]:>10.4f}{('yes' if r['same'] else 'NO'):>6}"
+        )
+    if mllib is not None:
+        t_ml, acc_ml = mllib
+        say(
+            f"MLlib NaiveBayes(modelType='gaussian') on the same Spark DataFrame: {t_ml:.2f} s "
+            f"({rows / t_ml:,.0f} rows/s; VectorAssembler inside the fit), accuracy {acc_ml:.4f}"
+        )
+        if "gnb" in results:
+            t_gnb = results["gnb"]["spark"]
+            say(
+                f"bayesrule GaussianNB on Spark vs MLlib's: {t_ml / t_gnb:.2f}x faster "
+                f"({t_gnb:.2f} s vs {t_ml:.2f} s)"
+            )
+    say()
+    say("targets: spark/mem <= 2 for LDA and GaussianNB; bayesrule GaussianNB faster than MLlib's")
+    for name in ("lda", "gnb"):
+        if name in results:
+            ratio = results[name]["spark"] / results[name]["mem"]
+            say(f"  {name}: spark/mem = {ratio:.2f} ({'met' if ratio <= 2 else 'NOT met'})")
+    if mllib is not None and "gnb" in results:
+        met = results["gnb"]["spark"] < mllib[0]
+        say(f"  gnb vs MLlib: {'met' if met else 'NOT met'}")
+    if "mda" in results:
+        say(
+            f"MDA: n_components=4, n_dims=50, max_iter={3 if args.quick else 10}, on the first "
+            f"copy only ({n:,} rows), cached in Spark / persisted in Dask before the fit"
+        )
+    if final:
+        progress.lines.extend(say.lines)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = [" ".join(["$ python", *sys.argv]), *progress.lines]
+    if not final:
+        text.extend(say.lines)
+        text.append("(incomplete: the run is still going or was stopped)")
+    out.write_text("\n".join(text) + "\n")
+
+
+class _Quiet(Report):
+    """A report that keeps its lines without printing them."""
+
+    def __call__(self, line: str = "") -> None:
+        self.lines.append(line)
 
 
 def main() -> None:
@@ -163,11 +231,12 @@ def main() -> None:
     X = np.tile(Xtr, (factor, 1))
     y = np.tile(ytr, factor)
 
-    import bayesrule.spark as bs
     import dask
     import dask.dataframe as dd
     import pyspark
     from distributed import Client, LocalCluster
+
+    import bayesrule.spark as bs
 
     say(
         f"bench_spark: MNIST x {factor} = {rows:,} rows x {p} float32 features, Parquet in "
@@ -213,6 +282,7 @@ def main() -> None:
                 "same": same(ref, on_dask) and same(ref, on_spark),
             }
             say(f"  {name}: done ({t_mem:.1f} / {t_dask:.1f} / {t_spark:.1f} s)")
+            summary(say, results, None, rows, n, args, final=False)
         if "mda" in names:
             one = spark.read.parquet(str(folder / "part-000.parquet")).cache()
             one.count()
@@ -233,57 +303,13 @@ def main() -> None:
             }
             one.unpersist()
             say(f"  mda: done ({t_mem:.1f} / {t_dask:.1f} / {t_spark:.1f} s)")
+            summary(say, results, None, rows, n, args, final=False)
     mllib = None
     if "mllib" in names:
         mllib = mllib_naive_bayes(spark, sdf, features, Xte, yte)
 
-    say()
-    header = (
-        f"{'model':<6}{'rows':>9}{'memory s':>10}{'rows/s':>10}{'dask s':>9}{'rows/s':>10}"
-        f"{'spark s':>9}{'rows/s':>10}{'spark/mem':>11}{'spark/dask':>11}"
-        f"{'acc mem':>9}{'acc dask':>9}{'acc spark':>10}{'same':>6}"
-    )
-    say(header)
-    say("-" * len(header))
-    for name, r in results.items():
-        say(
-            f"{name:<6}{r['rows']:>9,}{r['mem']:>10.2f}{r['rows'] / r['mem']:>10.0f}"
-            f"{r['dask']:>9.2f}{r['rows'] / r['dask']:>10.0f}{r['spark']:>9.2f}"
-            f"{r['rows'] / r['spark']:>10.0f}{r['spark'] / r['mem']:>11.2f}"
-            f"{r['spark'] / r['dask']:>11.2f}"
-            + "".join(f"{a:>9.4f}" for a in r["acc"][:2])
-            + f"{r['acc'][2]:>10.4f}{('yes' if r['same'] else 'NO'):>6}"
-        )
-    if mllib is not None:
-        t_ml, acc_ml = mllib
-        say(
-            f"MLlib NaiveBayes(modelType='gaussian') on the same Spark DataFrame: {t_ml:.2f} s "
-            f"({rows / t_ml:,.0f} rows/s; VectorAssembler inside the fit), accuracy {acc_ml:.4f}"
-        )
-        if "gnb" in results:
-            t_gnb = results["gnb"]["spark"]
-            say(
-                f"bayesrule GaussianNB on Spark vs MLlib's: {t_ml / t_gnb:.2f}x faster "
-                f"({t_gnb:.2f} s vs {t_ml:.2f} s)"
-            )
-    say()
-    say("targets: spark/mem <= 2 for LDA and GaussianNB; bayesrule GaussianNB faster than MLlib's")
-    for name in ("lda", "gnb"):
-        if name in results:
-            ratio = results[name]["spark"] / results[name]["mem"]
-            say(f"  {name}: spark/mem = {ratio:.2f} ({'met' if ratio <= 2 else 'NOT met'})")
-    if mllib is not None and "gnb" in results:
-        met = results["gnb"]["spark"] < mllib[0]
-        say(f"  gnb vs MLlib: {'met' if met else 'NOT met'}")
-    if "mda" in results:
-        say(
-            f"MDA: n_components=4, n_dims=50, max_iter={3 if args.quick else 10}, on the first "
-            f"copy only ({n:,} rows), cached in Spark / persisted in Dask before the fit"
-        )
+    summary(say, results, mllib, rows, n, args, final=True)
     spark.stop()
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join([" ".join(["$ python", *sys.argv]), *say.lines]) + "\n")
 
 
 if __name__ == "__main__":

@@ -256,6 +256,16 @@ def test_a_missing_column_is_one_line(tables, model, tmp_path):
     assert "depth" in line
 
 
+def test_a_malformed_csv_row_is_refused_not_padded(spark, tmp_path):
+    """A row with a field too many is an error naming the row (Spark's FAILFAST), never cut."""
+    path = tmp_path / "bad.csv"
+    path.write_text("a,b,label\n1.0,2.0,x\n3.0,4.0,y\n5.0,6.0,7.0,x\n")
+    out = tmp_path / "m.bayesrule"
+    line = error_line(run("fit", path, "-t", "label", "--spark", "local[2]", "-o", out))
+    assert "Spark:" in line and "malformed" in line.lower()
+    assert not out.exists()
+
+
 @pytest.fixture
 def no_session(monkeypatch):
     """The command sees no active session, as a fresh process does (nothing is started)."""

@@ -58,6 +58,8 @@ __all__ = [
 
 _HINT = "pip install 'bayesrule[spark]'"
 #: the warning of bayesrule.spark.fit about rows without a label
+#: a Spark error class and its message: [MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] ...
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_]+(?:\.[A-Z0-9_]+)*\].*$")
 _NULL_LABELS = re.compile(r"left out (\d+) row\(s\) whose label")
 #: output suffixes and Spark's writer for them
 _WRITERS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".jsonl": "json", ".json": "json"}
@@ -85,16 +87,27 @@ def no_stream_with_spark(reading: Reading) -> None:
 
 
 def _first_line(exc: BaseException) -> str:
-    """The line of a Spark error a reader needs: a Python worker's own exception, else the first."""
+    """The line of a Spark error a reader needs.
+
+    A Python worker's own exception (``ValueError: ...``) if there is one;
+    else the deepest Spark error with an error class (``[MALFORMED_...]
+    ...``), from its class on; else the first line.
+    """
     text = str(exc).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     raised = [
         line
         for line in lines
         if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Warning)\b.*:", line)
-        and not line.startswith(("org.", "java.", "py4j", "Py4J"))
+        and not line.startswith(("org.", "java.", "scala.", "py4j", "Py4J"))
     ]
-    line = raised[-1] if raised else (lines[0] if lines else type(exc).__name__)
+    classed = [m.group(0) for line in lines if (m := _ERROR_CLASS.search(line))]
+    if raised:
+        line = raised[-1]
+    elif classed:
+        line = classed[-1]
+    else:
+        line = lines[0] if lines else type(exc).__name__
     return re.sub(r"\s*SQLSTATE: \w+\.?$", "", line)
 
 
