@@ -163,6 +163,13 @@ def test_fit_and_predictions_equal_in_memory(short, frames, fitted):
     np.testing.assert_allclose(out[proba].to_numpy(), ref.predict_proba(X), rtol=rtol, atol=rtol)
 
 
+def test_another_partitioning_gives_the_same_model(frames, fitted):
+    """Rows hashed on a continuous column into 5 partitions: the model of the 6-partition fit."""
+    pdf, df, features = frames["normal"]
+    other = bspark.fit(_make("qda"), df.repartition(5, "x1"), "label", features)
+    _assert_same_model(fitted[0]["qda"], other)
+
+
 def test_string_and_integer_labels_keep_their_type(frames, fitted):
     from pyspark.sql.types import LongType, StringType
 
@@ -218,9 +225,12 @@ def test_mixed_nb_with_string_integer_and_boolean_columns(frames, fitted):
     np.testing.assert_array_equal(got.categories_["colour"], ["blue", "green", "red", "teal"])
     X = pdf[features]
     np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), rtol=1e-10)
-    # a declared kind is kept, and the counting job skipped for it
-    declared = bspark.fit(bayesrule.MixedNB(columns={"grade": "gaussian"}), df, "label", features)
-    assert declared.kinds_[4] == "gaussian"
+    # declared kinds are kept (no integer column left to count: one job)
+    kinds = {"grade": "gaussian", "visits": "kernel"}
+    declared = bspark.fit(bayesrule.MixedNB(columns=kinds), df, "label", features)
+    assert declared.kinds_[4:6] == ["gaussian", "kernel"]
+    ref = bayesrule.MixedNB(columns=kinds).fit(X, pdf["label"])
+    np.testing.assert_allclose(declared.predict_proba(X), ref.predict_proba(X), rtol=1e-10)
 
 
 def test_partial_continues_a_fit(frames, fitted):

@@ -165,10 +165,6 @@ class SparkRows:
         self.cols = cols
         self.classes = classes
 
-    @property
-    def shape(self) -> tuple[float, int]:
-        return (float("nan"), len(self.cols.features))
-
     def selected(self) -> Any:
         """The DataFrame cut to the columns the fit reads."""
         c = self.cols

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .arrow import Columns, predict_partition
-from .fit import NUMERIC, UNREADABLE, type_names
+from .fit import NUMERIC, UNREADABLE, quoted, type_names
 
 __all__ = ["METHODS", "output_names", "predict"]
 
@@ -169,7 +169,7 @@ def predict(
             )
     dtype = "float32" if all(types[f] == "float" for f in chosen) else "float64"
     cols = Columns(tuple(chosen), "", None, frame, dtype, est.input_spec().order)
-    arrow_schema = to_arrow_schema(df.select(*[f"`{f}`" for f in chosen]).schema)
+    arrow_schema = to_arrow_schema(df.select(*[quoted(f) for f in chosen]).schema)
     probe = _probe(est, cols, arrow_schema)
     widths = []
     with warnings.catch_warnings():
