@@ -15,6 +15,7 @@ from ._common import (
     figure,
     figure_bytes,
     labelled_features,
+    load_model,
     model_and_data,
     named_values,
     new_folder,
@@ -30,6 +31,7 @@ from ._metrics import metrics, plain
 from ._options import DataArg, ModelArg, Reading, TargetOpt, check_choice, reads_data
 from ._scale import should_stream
 from ._shell import app, out, say
+from ._spark import evaluate_on_spark, no_stream_with_spark, spark_target
 from ._streamed import evaluate_streamed
 
 
@@ -49,7 +51,27 @@ def evaluate(
     """Accuracy, log-loss, per-class precision, recall and F1, and the confusion matrix."""
     check_choice("--missing-target", reading.missing_target, ("drop", "error"))
     check_choice("--incomplete", reading.incomplete, INCOMPLETE)
-    est, source, target = model_and_data(model, data, target)
+    ds: Any
+    if reading.spark is not None:
+        no_stream_with_spark(reading)
+        est = load_model(model)
+        ds, report = evaluate_on_spark(est, data, spark_target(model, target), reading)
+    else:
+        est, source, target = model_and_data(model, data, target)
+        ds, report = _evaluate_here(est, source, target, reading)
+    _print_report(est, ds, report)
+    if output is not None:
+        _write_report(output, model, est, ds, report)
+        say(
+            f"report -> {output}/ (metrics.json, per_class.csv, confusion_matrix.csv, "
+            "confusion_counts.csv, confusion_matrix.png)"
+        )
+
+
+def _evaluate_here(
+    est: Any, source: Any, target: str | None, reading: Reading
+) -> tuple[Any, dict[str, Any]]:
+    """The report of ``evaluate`` on a Dask cluster, streamed, or read at once."""
     ds: Any
     if reading.scheduler is not None:
         no_stream_with_scheduler(reading.stream, reading.block_rows)
@@ -83,13 +105,7 @@ def evaluate(
         report = metrics(est, ds.y, log_proba, source)
         if report["unscored"]:
             note_unscored(est, ds, "they are left out of every figure")
-    _print_report(est, ds, report)
-    if output is not None:
-        _write_report(output, model, est, ds, report)
-        say(
-            f"report -> {output}/ (metrics.json, per_class.csv, confusion_matrix.csv, "
-            "confusion_counts.csv, confusion_matrix.png)"
-        )
+    return ds, report
 
 
 def _print_report(est: Any, ds: Any, m: dict[str, Any]) -> None:

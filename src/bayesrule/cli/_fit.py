@@ -27,6 +27,7 @@ from ._params import build_estimator, priors_to_labels, with_kinds
 from ._scale import should_stream
 from ._shell import app, say
 from ._sources import data_source
+from ._spark import fit_on_spark, no_stream_with_spark, spark_name
 from ._streamed import fit_streamed
 
 
@@ -60,7 +61,7 @@ def fit(
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
     check_choice("--missing-target", reading.missing_target, ("drop", "error"))
-    source = data_source(data)
+    source = None if reading.spark is not None else data_source(data)
     est = build_estimator(model, settings or [])
     if kinds and not is_table_model(est):
         with_kinds(est, kinds, [])  # the error, before the data are read
@@ -72,8 +73,12 @@ def fit(
         numeric=not is_table_model(est),
     )
     t0 = time.perf_counter()
-    if reading.scheduler is not None:
+    if reading.spark is not None:
+        no_stream_with_spark(reading)
+        ds = fit_on_spark(est, data, target, columns, reading, kinds)
+    elif reading.scheduler is not None:
         no_stream_with_scheduler(reading.stream, reading.block_rows)
+        assert source is not None
         ds = fit_on_cluster(
             est,
             source,
@@ -84,7 +89,7 @@ def fit(
             kinds,
             reading.scheduler,
         )
-    elif should_stream(source, reading.stream, reading.block_rows):
+    elif source is not None and should_stream(source, reading.stream, reading.block_rows):
         ds = fit_streamed(
             est,
             source,
@@ -96,6 +101,7 @@ def fit(
             reading.missing_target,
         )
     else:
+        assert source is not None
         ds = read(
             source,
             target,
@@ -111,7 +117,7 @@ def fit(
     elapsed = time.perf_counter() - t0
     n_rows = ds.n_rows if ds.X is not None else int(round(float(np.sum(est.class_count_))))
     extra: dict[str, Any] = {
-        "source": source_name(source),
+        "source": source_name(source) if source is not None else spark_name(data),
         "target": ds.target if ds.target is not None else target,
         "n_rows": n_rows,
     }

@@ -84,6 +84,16 @@ SchedulerOpt = Annotated[
         "for a cluster of processes on this machine.",
     ),
 ]
+SparkOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--spark",
+        metavar="MASTER",
+        help="Run on Apache Spark: a master (local[2], spark://host:7077, sc://host:15002, yarn) "
+        "or 'session' (the running session, else the environment's Spark settings). Spark "
+        "reads DATA: Parquet, CSV, JSON lines or ORC files or folders, local or URIs.",
+    ),
+]
 IncompleteOpt = Annotated[
     str,
     typer.Option(
@@ -115,6 +125,7 @@ class Reading:
     stream: StreamOpt = None
     block_rows: BlockRowsOpt = None
     scheduler: SchedulerOpt = None
+    spark: SparkOpt = None
     incomplete: IncompleteOpt = "empty"
 
 

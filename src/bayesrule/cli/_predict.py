@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -27,6 +27,7 @@ from ._options import DataArg, ModelArg, Reading, check_choice, parse_sep, reads
 from ._scale import should_stream
 from ._shell import app, say
 from ._sources import data_source, is_tabular
+from ._spark import no_stream_with_spark, predict_on_spark
 from ._streamed import predict_streamed
 
 
@@ -65,8 +66,16 @@ def predict(
 
     check_choice("--incomplete", reading.incomplete, INCOMPLETE)
     est = load_model(model)
-    source = data_source(data)
     kept = split_names(keep)
+    if reading.spark is not None:
+        no_stream_with_spark(reading)
+        label = target if model_features(est) is None else None
+        job = PredictJob(
+            est, cast(Any, data), output, proba, kept, label, reading.sep, reading.incomplete
+        )
+        predict_on_spark(job, data, reading)
+        return
+    source = data_source(data)
     if kept and not is_tabular(source):
         raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {source} has none.")
     # a model with column names takes its own columns; the label is not needed
