@@ -8,7 +8,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..models.gaussian import range_scale
+from ..models._covariances import shrinkage_scale
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
 from ._updatable import UpdatableMixin
 from .registry import register
@@ -128,7 +128,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         "gamma": [Interval(Real, 0, 1, closed="both")],
         "ridge": [Interval(Real, 0, 1, closed="both")],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
-        "target": [StrOptions({"identity", "range"})],
+        "target": [StrOptions({"pooled", "identity", "range"})],
     }
     _remedy = "set gamma > 0 (e.g. gamma=0.05), ridge > 0, reg_param > 0 or lower alpha"
 
@@ -143,7 +143,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         store_covariance: bool = False,
         tol: float = 1.0e-4,
         bias: bool = False,
-        target: str = "identity",
+        target: str = "pooled",
     ) -> None:
         self.alpha = alpha
         self.gamma = gamma
@@ -176,5 +176,5 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
             shrinkage=float(self.gamma),
             ridge=float(self.ridge),
             reg_param=float(self.reg_param),
-            target_scale=range_scale(stats) if self.target == "range" else None,
+            target_scale=shrinkage_scale(stats, str(self.target)),
         )

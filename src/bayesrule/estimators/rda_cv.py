@@ -39,8 +39,8 @@ from ..models.gaussian import (
     blended_covariance,
     check_own_weight,
     mean_pooled_variance,
-    range_scale,
 )
+from ..models._covariances import shrinkage_scale
 from ..stats import ScatterStats, as_classes, encode
 from ._cv_stats import (
     CrossValidatedStats,
@@ -187,7 +187,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         "gammas": ["array-like"],
         "ridges": ["array-like"],
         "refine": ["boolean"],
-        "target": [StrOptions({"identity", "range"})],
+        "target": [StrOptions({"pooled", "identity", "range"})],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable, None],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
@@ -208,7 +208,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         gammas: ArrayLike = (0.0, 0.05, 0.2, 0.5),
         ridges: ArrayLike = (0.0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85),
         refine: bool = True,
-        target: str = "identity",
+        target: str = "pooled",
         reg_param: float = 0.0,
         cv: Any = 5,
         scoring: str = "accuracy",
@@ -363,7 +363,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         K, p, tol, ddof, reg = self._held_out_constants(train)
         C = gammas.size * ridges.size
         # gamma and ridge shrink in the training range's units, as in the fitted model
-        scale: _F | None = range_scale(train) if self.target == "range" else None
+        scale = shrinkage_scale(train, str(self.target))
         if not (np.any(gammas > 0) or np.any(ridges > 0)):
             scale = None
         means_c = train.means - centre
@@ -425,7 +425,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         try:
             for k in present:
                 check_own_weight(train, int(k), ddof, 1.0)
-            scale = range_scale(train) if self.target == "range" else None
+            scale = shrinkage_scale(train, str(self.target))
             t = mean_pooled_variance(train, ddof, scale)
             pooled = train.pooled_covariance(ddof)
         except ValueError:
@@ -479,7 +479,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     shrinkage=gamma,
                     ridge=ridge,
                     reg_param=float(self.reg_param),
-                    target_scale=range_scale(stats.total) if self.target == "range" else None,
+                    target_scale=shrinkage_scale(stats.total, str(self.target)),
                 )
             except SingularCovarianceError as exc:
                 # regular on every training split, singular on all the data
