@@ -95,7 +95,7 @@ CASES: dict[str, Case] = {
     "rdacv": Case(
         br.RegularizedDiscriminantAnalysisCV,
         None,
-        # plain RDA (the same default target) on a hand grid of alpha, gamma, ridge
+        # plain RDA (with RDA-CV's target) on a hand grid of alpha, gamma, ridge
         [
             {"__rda__": True, **p}
             for p in _grid(
@@ -183,8 +183,8 @@ def load(name: str, mnist_rows: int) -> tuple[Data, bool]:
 
 def build(case: Case, point: dict[str, Any], n_features: int) -> Any:
     point = dict(point)
-    if point.pop("__rda__", False):
-        return br.RegularizedDiscriminantAnalysis(**point)
+    if point.pop("__rda__", False):  # RDA-CV's grid: plain RDA in RDA-CV's target
+        return br.RegularizedDiscriminantAnalysis(target="range", **point)
     declare = point.pop("__declare__", None)
     if declare is not None:
         return case.make(columns={j: declare for j in range(n_features)}, **point)

@@ -1,10 +1,10 @@
 """RDA and RDA-CV defaults do not depend on the features' units (issue #19).
 
 gamma and ridge shrink towards targets that are scaled identities in the
-coordinates ``x_j / s_j``: by default ``s_j`` is the feature's training
-range (``target='range'``), or with ``target='pooled'`` its pooled
-within-class standard deviation (exact under forget), so rescaling each
-feature by its own factor changes no prediction. ``target='identity'``,
+coordinates ``x_j / s_j``: ``s_j`` is the feature's pooled within-class
+standard deviation by default for RDA (``target='pooled'``, exact under
+forget) and its training range for RDA-CV (``target='range'``), so
+rescaling each feature by its own factor changes no prediction. ``target='identity'``,
 Friedman's scaled identity in the features' own units, is kept as an option.
 """
 
@@ -57,7 +57,7 @@ def _assert_same(a, b, Xa, Xb):
 
 @pytest.mark.parametrize("name", list(LOADERS))
 @pytest.mark.parametrize("setting", SETTINGS, ids=str)
-@pytest.mark.parametrize("target", [None, "pooled"])
+@pytest.mark.parametrize("target", [None, "range"])
 def test_rda_predictions_do_not_depend_on_per_feature_units(name, setting, target):
     X, y = _data(name)
     kw = {} if target is None else {"target": target}
@@ -196,9 +196,9 @@ def test_forget_is_refused_with_the_range_target_and_exact_with_the_default():
     with pytest.raises(ValueError, match="target='range'"):
         ranged.forget(X[:5], y[:5])
     with pytest.raises(ValueError, match="target='range'"):
-        RegularizedDiscriminantAnalysis(ridge=0.1).fit(X, y).forget(X[:5], y[:5])
-    # the defaults (no gamma, no ridge) and the pooled target forget exactly
-    for kw in ({}, {"gamma": 0.1, "target": "pooled"}, {"gamma": 0.1, "target": "identity"}):
+        RegularizedDiscriminantAnalysis(target="range", ridge=0.1).fit(X, y).forget(X[:5], y[:5])
+    # the defaults (the pooled target) forget exactly, with or without gamma and ridge
+    for kw in ({}, {"gamma": 0.1, "ridge": 0.2}, {"gamma": 0.1, "target": "identity"}):
         default = RegularizedDiscriminantAnalysis(**kw).fit(X, y).forget(X[:5], y[:5])
         refit = RegularizedDiscriminantAnalysis(**kw).fit(X[5:], y[5:])
         np.testing.assert_allclose(default.predict_proba(X), refit.predict_proba(X), atol=1e-10)
@@ -241,11 +241,11 @@ _SCALES = st.lists(st.floats(-3.0, 3.0), min_size=5, max_size=5).map(
     seed=st.integers(0, 2**16),
     scales=_SCALES,
     setting=st.sampled_from([{}, *SETTINGS]),
-    target=st.sampled_from([{}, {"target": "pooled"}]),
+    target=st.sampled_from([{}, {"target": "range"}]),
 )
 def test_rda_defaults_are_free_of_each_features_unit(seed, scales, setting, target):
-    # the default target (range) and the pooled one, with the default and
-    # other (alpha, gamma, ridge)
+    # the default target (pooled) and the range, with the default and other
+    # (alpha, gamma, ridge)
     setting = {**setting, **target}
     X, y = _generated(seed)
     a = RegularizedDiscriminantAnalysis(**setting).fit(X, y)

@@ -127,7 +127,7 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
     _remedy = (
         "set reg_param > 0 (e.g. reg_param=0.05: scikit-learn's ridge, in the features' "
         "units) or shrinkage='auto', or use RegularizedDiscriminantAnalysis(alpha=1, "
-        "ridge=0.05) (a ridge relative to each feature's range, free of units) or "
+        "ridge=0.05) (a ridge relative to each feature's pooled variance, free of units) or "
         "RegularizedDiscriminantAnalysisCV(), which chooses the regularisation by "
         "cross-validation"
     )

@@ -34,21 +34,25 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     The ``gamma`` and ``ridge`` steps are made on the covariances of
     ``z_j = x_j / s_j`` and mapped back: in the features' units the targets
     are the diagonals ``(tr(D^-1 Sigma D^-1)/p) D^2`` and ``t_z D^2``
-    (``D = diag(s)``). By default (``target='range'``) ``s_j`` is feature
-    ``j``'s range in the training data (``stats_.upper - stats_.lower``; a
-    constant feature's magnitude, or 1 for a feature that is 0 in every
-    row, which has no unit to read). The model then does not depend on any
+    (``D = diag(s)``). By default (``target='pooled'``) ``s_j`` is feature
+    ``j``'s pooled within-class standard deviation, so the scaled identity
+    of ``z`` is ``diag(pooled variances)`` in the features' units and
+    ``ridge`` is scikit-learn's ``reg_param`` on features standardised by
+    their pooled variances. The model then does not depend on any
     feature's unit: rescaling each feature by its own factor changes no
-    prediction (without ``reg_param``, which is in the features' units).
-    Its price: the range is an envelope of every row seen, so ``forget`` is
-    refused when ``gamma`` or ``ridge`` is set (it could not shrink it).
-    ``target='pooled'`` takes ``s_j`` the pooled within-class standard
-    deviation instead: as free of units, a function of the statistics (so
-    ``forget`` stays exact), and ``ridge`` is then scikit-learn's
-    ``reg_param`` on features standardised by their pooled variances; but a
-    feature that is rarely non-zero (an edge pixel) gets a tiny unit there,
-    which costs accuracy on images (RDA-CV on MNIST: 0.9165 against 0.9616
-    with the range). ``target='identity'`` (``s = 1``) is Friedman's scaled
+    prediction (without ``reg_param``, which is in the features' units; a
+    feature that is 0 in every training row has no unit to read and takes
+    the largest). The scale is a function of the statistics, so ``merge``,
+    ``partial_fit`` and ``forget`` stay exact. With ``target='range'``
+    (:class:`RegularizedDiscriminantAnalysisCV`'s default) ``s_j`` is the
+    feature's range in the training data (``stats_.upper - stats_.lower``;
+    a constant feature's magnitude, or 1): as free of units, and better on
+    images, where a rarely lit pixel has a tiny pooled variance but the
+    range of any pixel (RDA-CV on MNIST: 0.9616 with the range, 0.9165
+    pooled); but the range is an envelope of every row seen, so ``forget``
+    is refused with it when ``gamma`` or ``ridge`` is set. To reproduce
+    RDA-CV's choice, pass its ``alpha_``, ``gamma_``, ``ridge_`` and
+    ``target``. ``target='identity'`` (``s = 1``) is Friedman's scaled
     identity in the features' own units, this estimator's default before
     (model files written before ``target`` existed load with the new
     default): free of a unit common to every feature, not of each
@@ -71,8 +75,8 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         Shrinkage of every class towards the same ``t I``, ``t`` the average
         within-class variance (``tr(Sigma_pooled)/p``), in the coordinates of ``target``:
         scikit-learn QDA's ``reg_param`` measured in the data's own scale, so
-        that changing the unit of any feature changes nothing (with
-        ``target='pooled'``, scikit-learn's ``reg_param`` on features
+        that changing the unit of any feature changes nothing (with the
+        default ``target``, scikit-learn's ``reg_param`` on features
         standardised by their pooled variances). Friedman's ``gamma`` shrinks
         each class towards its own scale instead, which is not the same when
         classes differ in spread: on MNIST (whose 1s vary much less than its
@@ -91,13 +95,13 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         :class:`QuadraticDiscriminantAnalysis`; no units).
     bias : bool, default=False
         Maximum-likelihood (True) or unbiased (False) class and pooled covariances.
-    target : {'range', 'pooled', 'identity'}, default='range'
+    target : {'pooled', 'range', 'identity'}, default='pooled'
         The coordinates ``x_j / s_j`` in which ``gamma`` and ``ridge`` shrink
-        towards a scaled identity: ``s_j`` the training range (free of every
-        feature's unit; ``forget`` refused with ``gamma`` or ``ridge``), the
-        pooled within-class standard deviation (free of units too, ``forget``
-        exact) or 1 (the features' own units, Friedman's and the earlier
-        default). See above.
+        towards a scaled identity: ``s_j`` the pooled within-class standard
+        deviation (free of every feature's unit, ``forget`` exact), the
+        training range (free of units too, better on images; ``forget``
+        refused with ``gamma`` or ``ridge``) or 1 (the features' own units,
+        Friedman's and the earlier default). See above.
 
     Attributes
     ----------
@@ -128,12 +132,9 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     >>> rda.shrinkage_
     array([0.1, 0.1, 0.1])
 
-    Removing rows gives the model of the rows that remain (with the pooled
-    target, a function of the statistics; the default range cannot shrink):
+    Removing rows gives the model of the rows that remain:
 
-    >>> rda = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1, target="pooled").fit(X, y)
-    >>> rest = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1, target="pooled")
-    >>> rest = rest.fit(X[:120], y[:120])
+    >>> rest = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1).fit(X[:120], y[:120])
     >>> rda = rda.forget(X[120:], y[120:])
     >>> bool(np.allclose(rda.predict_proba(X), rest.predict_proba(X)))
     True
@@ -160,7 +161,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         store_covariance: bool = False,
         tol: float = 1.0e-4,
         bias: bool = False,
-        target: str = "range",
+        target: str = "pooled",
     ) -> None:
         self.alpha = alpha
         self.gamma = gamma
@@ -182,7 +183,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
             raise ValueError(
                 "forget cannot remove rows from a model with target='range' and gamma or "
                 "ridge > 0: the training range it is scaled by cannot be shrunk; refit "
-                "without the rows, or use target='pooled' (free of units too) or 'identity'."
+                "without the rows, or use target='pooled' (the default) or 'identity'."
             )
         return super().forget(X, y, sample_weight=sample_weight)
 

@@ -72,16 +72,17 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     towards each class's own scale ``(tr/p) I``, and a ``ridge`` common to
     every class towards ``t I``, ``t`` the average within-class variance
     (scikit-learn QDA's ``reg_param`` measured in the data's scale, not in
-    the features' units). By default (``target='range'``, as
-    :class:`RegularizedDiscriminantAnalysis`'s) ``gamma`` and ``ridge``
-    shrink in range units (``x_j / r_j``, ``r_j`` feature ``j``'s range in
-    the training split, or in all the data for the final model), so neither
-    the scores nor the model depend on any feature's unit: rescaling
-    features one by one changes no choice and no prediction (except through
-    a feature constant in a training split, which has no unit to read).
-    ``'pooled'`` shrinks in the pooled-variance-standardised coordinates
-    instead (also unit-free; a feature that is rarely non-zero, such as an
-    edge pixel, then gets a tiny unit: 0.9165 on MNIST against 0.9616), and
+    the features' units). By default (``target='range'``) ``gamma`` and
+    ``ridge`` shrink in range units (``x_j / r_j``, ``r_j`` feature ``j``'s
+    range in the training split, or in all the data for the final model;
+    see :class:`RegularizedDiscriminantAnalysis`), so neither the scores nor
+    the model depend on any feature's unit: rescaling features one by one
+    changes no choice and no prediction (except through a feature constant
+    in a training split, which has no unit to read). ``'pooled'`` (RDA's
+    default, whose ``forget`` it keeps exact; RDA-CV has no ``forget``)
+    shrinks in the pooled-variance-standardised coordinates instead, also
+    unit-free, but a feature that is rarely non-zero, such as an edge pixel,
+    then gets a tiny unit: 0.9165 on MNIST against 0.9616 with the range.
     ``'identity'`` is Friedman's scaled identity in the features' own units
     (the earlier default, kept for its answers: it depends on
     each feature's unit). Every candidate is scored on the splits of ``cv``;
@@ -119,7 +120,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         ``'pooled'`` are free of every feature's unit, ``'identity'`` (the
         features' own units) is the earlier default. To stream the model
         chosen, use ``RegularizedDiscriminantAnalysis`` with ``alpha_``,
-        ``gamma_``, ``ridge_`` and the same ``target``.
+        ``gamma_``, ``ridge_`` and ``target='range'`` (RDA's default target
+        is ``'pooled'``).
     reg_param : float in [0, 1], default=0.0
         Fixed, not searched: every candidate's covariances get the ridge
         ``(1 - reg_param) Sigma + reg_param I`` in the features' units, last,
