@@ -49,25 +49,25 @@ def test_the_alpha_sweep_finds_an_optimum_between_the_grid_points(seed):
     assert abs(refined.alpha_ - dense.alpha_) <= 0.04
 
 
-def _unit_pooled_variance(X, y):
-    """``X`` rescaled so that the average maximum-likelihood within-class variance is 1."""
-    classes, g = np.unique(y, return_inverse=True)
-    means = np.stack([X[g == k].mean(axis=0) for k in range(classes.size)])
-    return X / np.sqrt(np.mean((X - means[g]) ** 2))
-
-
 @pytest.mark.parametrize("ridge", [0.01, 0.2, 0.7])
 def test_ridge_is_sklearn_reg_param_in_the_data_scale(ridge):
-    # with every feature's range the same (the ridge's target t_z D^2 is then
-    # t I) and the average within-class variance 1, (1 - ridge) Sigma + ridge t I
-    # is scikit-learn's (1 - reg_param) Sigma + reg_param I
+    # on features standardised by their pooled variances (target='pooled''s
+    # coordinates; the maximum-likelihood ones with bias=True) the ridge's
+    # target t I is I, and (1 - ridge) Sigma + ridge I is scikit-learn's
+    # (1 - reg_param) Sigma + reg_param I
     X, y = load_wine(return_X_y=True)
-    X = X / np.ptp(X, axis=0)
-    Xs = _unit_pooled_variance(X, y)
-    ours = RegularizedDiscriminantAnalysis(alpha=1.0, ridge=ridge, bias=True).fit(Xs, y)
+    classes, g = np.unique(y, return_inverse=True)
+    means = np.stack([X[g == k].mean(axis=0) for k in range(classes.size)])
+    Xs = X / np.sqrt(np.mean((X - means[g]) ** 2, axis=0))
+    kw = dict(alpha=1.0, ridge=ridge, bias=True, target="pooled")
+    ours = RegularizedDiscriminantAnalysis(**kw).fit(Xs, y)
     ref = skda.QuadraticDiscriminantAnalysis(reg_param=ridge).fit(Xs, y)
     np.testing.assert_array_equal(ours.predict(Xs), ref.predict(Xs))
     np.testing.assert_allclose(ours.predict_proba(Xs), ref.predict_proba(Xs), atol=1e-8)
+    # and in any units, the same model
+    s = 10.0 ** np.random.default_rng(0).uniform(-3, 3, X.shape[1])
+    again = RegularizedDiscriminantAnalysis(**kw).fit(X * s, y)
+    np.testing.assert_allclose(again.predict_proba(X * s), ref.predict_proba(Xs), atol=1e-8)
 
 
 @pytest.mark.parametrize("factor", [1e-3, 1e3])

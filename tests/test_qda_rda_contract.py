@@ -36,7 +36,9 @@ def _grid_search(splits, scoring="accuracy"):
         for j, g in enumerate(GAMMAS):
             scores = []
             for train, test in splits:
-                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g).fit(XW[train], YW[train])
+                rda = RegularizedDiscriminantAnalysis(target="range", alpha=a, gamma=g).fit(
+                    XW[train], YW[train]
+                )
                 scores.append((rda.predict(XW[test]) == YW[test]).mean())
             out[i, j] = np.mean(scores)
     return out

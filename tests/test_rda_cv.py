@@ -34,12 +34,16 @@ def test_scores_equal_a_plain_grid_search(reg_param):
         for g in GAMMAS:
             accs = []
             for train, test in folds:
-                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=reg_param)
+                rda = RegularizedDiscriminantAnalysis(
+                    target="range", alpha=a, gamma=g, reg_param=reg_param
+                )
                 rda.fit(X[train], y[train])
                 accs.append((rda.predict(X[test]) == y[test]).mean())
             assert score_of(m, a, g) == pytest.approx(np.mean(accs), abs=1e-12), (a, g)
     # the final model is the plain RDA of the chosen pair, with the same ridge
-    ref = RegularizedDiscriminantAnalysis(alpha=m.alpha_, gamma=m.gamma_, reg_param=reg_param)
+    ref = RegularizedDiscriminantAnalysis(
+        target="range", alpha=m.alpha_, gamma=m.gamma_, reg_param=reg_param
+    )
     ref.fit(X, y)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=1e-12)
 
@@ -58,7 +62,9 @@ def test_log_likelihood_scores_with_reg_param_equal_a_plain_grid_search():
         for g in (0.0, 0.1):
             ll = []
             for train, test in folds:
-                rda = RegularizedDiscriminantAnalysis(alpha=a, gamma=g, reg_param=0.05)
+                rda = RegularizedDiscriminantAnalysis(
+                    target="range", alpha=a, gamma=g, reg_param=0.05
+                )
                 rda.fit(X[train], y[train])
                 ll.append(rda.predict_log_proba(X[test])[np.arange(len(test)), y[test]].mean())
             assert score_of(m, a, g) == pytest.approx(np.mean(ll), rel=1e-9), (a, g)
@@ -70,7 +76,9 @@ def test_log_likelihood_scores_equal_a_plain_grid_search():
     )
     ll = []
     for train, test in StratifiedKFold(3, shuffle=True, random_state=2).split(X, y):
-        rda = RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1).fit(X[train], y[train])
+        rda = RegularizedDiscriminantAnalysis(target="range", alpha=0.5, gamma=0.1).fit(
+            X[train], y[train]
+        )
         ll.append(rda.predict_log_proba(X[test])[np.arange(len(test)), y[test]].mean())
     assert score_of(m, 0.5, 0.1) == pytest.approx(np.mean(ll), rel=1e-9)
 
@@ -78,7 +86,9 @@ def test_log_likelihood_scores_equal_a_plain_grid_search():
 def test_refit_uses_the_best_pair_on_all_data():
     m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     assert score_of(m, m.alpha_, m.gamma_, m.ridge_) == m.cv_scores_.max()
-    ref = RegularizedDiscriminantAnalysis(alpha=m.alpha_, gamma=m.gamma_, ridge=m.ridge_).fit(X, y)
+    ref = RegularizedDiscriminantAnalysis(
+        target="range", alpha=m.alpha_, gamma=m.gamma_, ridge=m.ridge_
+    ).fit(X, y)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=1e-12)
 
 
@@ -169,7 +179,7 @@ def _plain_scores(X, y, alphas, gammas, folds, scoring="accuracy", reg_param=0.0
             vals = []
             for train, test in folds:
                 rda = RegularizedDiscriminantAnalysis(
-                    alpha=a, gamma=g, reg_param=reg_param, ridge=ridge
+                    target="range", alpha=a, gamma=g, reg_param=reg_param, ridge=ridge
                 )
                 rda.fit(X[train], y[train])
                 if scoring == "accuracy":
@@ -221,4 +231,6 @@ def test_every_candidate_of_the_refined_search_equals_plain_rda(scoring):
         a, g, r = m.cv_points_[idx]
         with pytest.raises(ValueError, match="singular"):
             for train, _ in folds:
-                RegularizedDiscriminantAnalysis(alpha=a, gamma=g, ridge=r).fit(Xd[train], y[train])
+                RegularizedDiscriminantAnalysis(target="range", alpha=a, gamma=g, ridge=r).fit(
+                    Xd[train], y[train]
+                )

@@ -109,8 +109,8 @@ class CrossValidatedStats:
 _NOT_STREAMABLE = (
     "cross-validation scores cannot be merged or subtracted (each held-out score "
     "depends on every row of its training split); fit RegularizedDiscriminantAnalysisCV "
-    "on all the data, or use RegularizedDiscriminantAnalysis with the chosen alpha_ and "
-    "gamma_ and ridge_ to stream"
+    "on all the data, or use RegularizedDiscriminantAnalysis with the chosen alpha_, "
+    "gamma_, ridge_ and target to stream"
 )
 
 

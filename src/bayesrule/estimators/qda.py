@@ -124,7 +124,13 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
         "moments": _MOMENTS,
     }
     _loo_rows = staticmethod(qda_rows)
-    _remedy = "set reg_param > 0 (e.g. reg_param=0.05) or shrinkage"
+    _remedy = (
+        "set reg_param > 0 (e.g. reg_param=0.05: scikit-learn's ridge, in the features' "
+        "units) or shrinkage='auto', or use RegularizedDiscriminantAnalysis(alpha=1, "
+        "ridge=0.05) (a ridge relative to each feature's pooled variance, free of units) or "
+        "RegularizedDiscriminantAnalysisCV(), which chooses the regularisation by "
+        "cross-validation"
+    )
     spec = _ClassGaussianDA.spec.replace(input_dtype_attrs=("means_", "covariance_"))
     _svd_estimator_message = (
         "covariance_estimator is not supported with solver='svd'. Try solver='eigen' instead."

@@ -8,7 +8,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..models.gaussian import range_scale
+from ..models._covariances import shrinkage_scale
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
 from ._updatable import UpdatableMixin
 from .registry import register
@@ -19,7 +19,8 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     r"""Friedman's regularized discriminant analysis, between QDA and LDA.
 
     Each class covariance is blended with the pooled one and then shrunk
-    towards a scaled identity in range units:
+    towards a scaled identity in coordinates relative to the data (see
+    ``target``):
 
     ``Sigma_k(alpha) = alpha Sigma_k + (1 - alpha) Sigma_pooled``,
     ``Sigma_k(alpha, gamma) = (1 - gamma) Sigma_k(alpha) + gamma tr(Sigma_k(alpha))/p I``,
@@ -30,19 +31,33 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     scikit-learn QDA's ridge in the features' units:
     ``(1 - reg_param) Sigma_k + reg_param I``.
 
-    With ``target='range'`` the ``gamma`` and ``ridge`` steps are made on
-    the covariances of ``z_j = x_j / r_j``, ``r_j`` feature ``j``'s range in
-    the training data (``stats_.upper - stats_.lower``, relative to the
-    largest; a constant feature's magnitude, or 1), and mapped back: in the
-    features' units the targets are the diagonal ``(tr(D^-1 Sigma D^-1)/p)
-    D^2`` and ``t_z D^2`` (``D = diag(r)``). The model then does not depend
-    on any feature's unit: rescaling each feature by its own factor changes
-    no prediction (without ``reg_param``, which is in the features' units).
-    Its price: the range is an envelope of every row seen, so ``forget`` is
-    refused (it could not shrink it) and model files written before the
-    ranges were stored load with ``r = 1``. The default, ``target='identity'``,
-    is Friedman's scaled identity in the features' own units: free of a
-    unit common to every feature, not of each feature's own.
+    The ``gamma`` and ``ridge`` steps are made on the covariances of
+    ``z_j = x_j / s_j`` and mapped back: in the features' units the targets
+    are the diagonals ``(tr(D^-1 Sigma D^-1)/p) D^2`` and ``t_z D^2``
+    (``D = diag(s)``). By default (``target='pooled'``) ``s_j`` is feature
+    ``j``'s pooled within-class standard deviation, so the scaled identity
+    of ``z`` is ``diag(pooled variances)`` in the features' units and
+    ``ridge`` is scikit-learn's ``reg_param`` on features standardised by
+    their pooled variances. The model then does not depend on any
+    feature's unit: rescaling each feature by its own factor changes no
+    prediction (without ``reg_param``, which is in the features' units; a
+    feature that is 0 in every training row has no unit to read and takes
+    the largest). The scale is a function of the statistics, so ``merge``,
+    ``partial_fit`` and ``forget`` stay exact. With ``target='range'``
+    (:class:`RegularizedDiscriminantAnalysisCV`'s default) ``s_j`` is the
+    feature's range in the training data (``stats_.upper - stats_.lower``;
+    a constant feature's magnitude, or 1): as free of units, and better on
+    images, where a rarely lit pixel has a tiny pooled variance but the
+    range of any pixel (RDA-CV on MNIST: 0.9616 with the range, 0.9165
+    pooled); but the range is an envelope of every row seen, so ``forget``
+    is refused with it when ``gamma`` or ``ridge`` is set. To reproduce
+    RDA-CV's choice, pass its ``alpha_``, ``gamma_``, ``ridge_`` and
+    ``target``. ``target='identity'`` (``s = 1``) is Friedman's scaled
+    identity in the features' own units, this estimator's default before
+    (model files written before ``target`` existed load with the new
+    default): free of a unit common to every feature, not of each
+    feature's own. With ``gamma=0`` and ``ridge=0`` (the defaults) the
+    target plays no part.
 
     ``alpha=1, gamma=0`` is :class:`QuadraticDiscriminantAnalysis` (with
     the same ``reg_param``) and ``alpha=0, gamma=0, reg_param=0`` is
@@ -54,19 +69,19 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     alpha : float in [0, 1], default=0.5
         Weight of the class's own covariance.
     gamma : float in [0, 1], default=0.0
-        Shrinkage towards ``(tr/p) I`` (a class's own scale), in the units
-        chosen by ``target``.
+        Shrinkage towards ``(tr/p) I`` (a class's own scale), in the
+        coordinates chosen by ``target``.
     ridge : float in [0, 1], default=0.0
         Shrinkage of every class towards the same ``t I``, ``t`` the average
-        within-class variance (``tr(Sigma_pooled)/p``), in the units of ``target``:
+        within-class variance (``tr(Sigma_pooled)/p``), in the coordinates of ``target``:
         scikit-learn QDA's ``reg_param`` measured in the data's own scale, so
-        that changing the unit of any feature changes nothing. With every
-        feature's range equal and the average within-class variance 1, it is
-        scikit-learn's ``reg_param``. Friedman's ``gamma`` shrinks each class towards its
-        own scale instead, which is not the same when classes differ in
-        spread: on MNIST (whose 1s vary much less than its 0s) ``alpha=1,
-        ridge=0.7`` scores 0.9616 (test set) where ``alpha=1, gamma=0.2``
-        (RDA-CV's choice before it searched ``ridge``) scores 0.934.
+        that changing the unit of any feature changes nothing (with the
+        default ``target``, scikit-learn's ``reg_param`` on features
+        standardised by their pooled variances). Friedman's ``gamma`` shrinks
+        each class towards its own scale instead, which is not the same when
+        classes differ in spread: on MNIST (whose 1s vary much less than its
+        0s) ``alpha=1, ridge=0.7`` (``target='identity'``) scores 0.9616
+        (test set) where ``alpha=1, gamma=0.2`` scores 0.934.
     reg_param : float in [0, 1], default=0.0
         After the blend and the shrinkage, ``Sigma_k <- (1 - reg_param)
         Sigma_k + reg_param I`` (a ridge in the features' units, as
@@ -80,10 +95,13 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         :class:`QuadraticDiscriminantAnalysis`; no units).
     bias : bool, default=False
         Maximum-likelihood (True) or unbiased (False) class and pooled covariances.
-    target : {'identity', 'range'}, default='identity'
-        The units in which ``gamma`` and ``ridge`` shrink towards a scaled
-        identity: the features' own (Friedman's), or each feature's training
-        range, which makes the model free of every feature's unit (see above).
+    target : {'pooled', 'range', 'identity'}, default='pooled'
+        The coordinates ``x_j / s_j`` in which ``gamma`` and ``ridge`` shrink
+        towards a scaled identity: ``s_j`` the pooled within-class standard
+        deviation (free of every feature's unit, ``forget`` exact), the
+        training range (free of units too, better on images; ``forget``
+        refused with ``gamma`` or ``ridge``) or 1 (the features' own units,
+        Friedman's and the earlier default). See above.
 
     Attributes
     ----------
@@ -128,7 +146,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         "gamma": [Interval(Real, 0, 1, closed="both")],
         "ridge": [Interval(Real, 0, 1, closed="both")],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
-        "target": [StrOptions({"identity", "range"})],
+        "target": [StrOptions({"pooled", "identity", "range"})],
     }
     _remedy = "set gamma > 0 (e.g. gamma=0.05), ridge > 0, reg_param > 0 or lower alpha"
 
@@ -143,7 +161,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         store_covariance: bool = False,
         tol: float = 1.0e-4,
         bias: bool = False,
-        target: str = "identity",
+        target: str = "pooled",
     ) -> None:
         self.alpha = alpha
         self.gamma = gamma
@@ -165,7 +183,7 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
             raise ValueError(
                 "forget cannot remove rows from a model with target='range' and gamma or "
                 "ridge > 0: the training range it is scaled by cannot be shrunk; refit "
-                "without the rows, or use target='identity'."
+                "without the rows, or use target='pooled' (the default) or 'identity'."
             )
         return super().forget(X, y, sample_weight=sample_weight)
 
@@ -176,5 +194,5 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
             shrinkage=float(self.gamma),
             ridge=float(self.ridge),
             reg_param=float(self.reg_param),
-            target_scale=range_scale(stats) if self.target == "range" else None,
+            target_scale=shrinkage_scale(stats, str(self.target)),
         )

@@ -32,8 +32,14 @@ __all__ = [
     "correlation_singular",
     "mean_pooled_variance",
     "needs_statistics",
+    "pooled_scale",
     "range_scale",
+    "shrinkage_scale",
+    "SHRINKAGE_TARGETS",
 ]
+
+#: RDA's ``target`` values: the coordinates its ``gamma`` and ``ridge`` shrink in
+SHRINKAGE_TARGETS = ("pooled", "range", "identity")
 
 
 def needs_statistics(stats: Any, shrinkage: Any) -> None:
@@ -124,6 +130,59 @@ def range_scale(stats: Any) -> _F:
     # range 1e-300 would otherwise underflow in cov / (r r')
     top = np.nanmax(unit) if np.any(np.isfinite(unit)) else 1.0
     return np.where(np.isfinite(unit), unit / top, 1.0)
+
+
+def pooled_scale(stats: Any) -> _F:
+    """Each feature's pooled within-class standard deviation: the default unit of RDA's targets.
+
+    ``sqrt(sum_k S_k[j, j])`` from the class scatters (a ddof or a factor
+    common to every feature changes no target, each being relative to the
+    data's own variance, so the units are returned relative to the largest).
+    In the coordinates ``z_j = x_j / s_j`` the pooled covariance has equal
+    variances, so a scaled identity there is ``diag(pooled variances)`` in
+    the features' units: a target that follows each feature's unit. A
+    feature without pooled variance (or constant in the statistics' bounds,
+    whatever rounding a subtraction left in its scatter) takes the magnitude
+    of its mean (its value, for a feature constant in the data) and, when that is 0 too
+    (a pixel that is 0 in every row), the largest unit (1): no unit can be
+    read from such a feature, which is the only case where rescaling one
+    feature alone can change the model. A function of the statistics, so
+    ``merge``, ``partial_fit`` and ``forget`` give the model of one fit.
+    """
+    present = stats.weights > 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        var = np.einsum("kii->i", stats.scatter[present])
+        s = np.sqrt(var)
+        total = float(stats.weights[present].sum())
+        centre = (
+            stats.weights[present] @ stats.means[present] / total
+            if total > 0
+            else np.zeros(stats.n_features)
+        )
+        # the size of a constant feature: its bounds (a subtraction of
+        # statistics leaves rounding in its mean), or its mean where unknown
+        bound = np.maximum(np.abs(stats.upper), np.abs(stats.lower))
+        size = np.where(np.isfinite(bound), bound, np.abs(centre))
+        # a feature constant in the rows seen (its bounds equal) has no variance,
+        # whatever rounding a subtraction of statistics left in its scatter
+        constant = np.asarray(stats.upper, dtype=np.float64) == np.asarray(
+            stats.lower, dtype=np.float64
+        )
+    ok = np.isfinite(s) & (s > 0) & ~constant
+    unit = np.where(ok, s, np.where(np.isfinite(size) & (size > 0), size, np.nan))
+    top = np.nanmax(unit) if np.any(np.isfinite(unit)) else 1.0
+    return np.where(np.isfinite(unit), unit / top, 1.0)
+
+
+def shrinkage_scale(stats: Any, target: str) -> _F | None:
+    """The ``target_scale`` of RDA's ``target``: pooled, range or None (the features' units)."""
+    if target == "pooled":
+        return pooled_scale(stats)
+    if target == "range":
+        return range_scale(stats)
+    if target == "identity":
+        return None
+    raise ValueError(f"target must be one of {SHRINKAGE_TARGETS}; got {target!r}.")
 
 
 def mean_pooled_variance(stats: Any, ddof: float, scale: _F | None = None) -> float:
