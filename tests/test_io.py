@@ -387,3 +387,24 @@ def test_round_trip_of_models_with_fourth_moments(tmp_path, model):
     # and it keeps streaming with the same statistic
     loaded.partial_fit(X[:5], y[:5])
     assert type(loaded.stats_) is type(model.stats_)
+
+
+@pytest.mark.parametrize(
+    "cls", [bayesrule.RegularizedDiscriminantAnalysis, bayesrule.RegularizedDiscriminantAnalysisCV]
+)
+def test_a_file_from_before_target_loads_the_model_it_was_fitted_as(tmp_path, cls):
+    """A file without ``target`` was fitted with the identity target, not today's default."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(90, 3)) * np.array([1.0, 100.0, 0.01])  # units far apart
+    y = np.arange(90) % 3
+    params = (
+        {"alpha": 0.5, "gamma": 0.3} if cls is bayesrule.RegularizedDiscriminantAnalysis else {}
+    )
+    model = cls(target="identity", **params).fit(X, y)
+    members = _members(save(model, tmp_path / "new.bayesrule"))
+    meta = json.loads(members[METADATA])
+    del meta["params"]["target"]
+    members[METADATA] = _reseal({**meta, "bayesrule_version": "0.0.1"})
+    old = load(_write(tmp_path / "old.bayesrule", members))
+    assert old.target == "identity" != cls().target
+    np.testing.assert_allclose(old.predict_proba(X), model.predict_proba(X), rtol=0, atol=1e-12)

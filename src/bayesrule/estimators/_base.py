@@ -74,6 +74,9 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     #: methods this estimator does not have, with the reason (``hasattr`` is
     #: False; using one raises an AttributeError that says why)
     refusals: ClassVar[Mapping[str, str]] = {}
+    #: parameters added after model files were first written, with the value
+    #: that reproduces the model such a file (which lacks them) was saved from
+    params_before_added: ClassVar[Mapping[str, Any]] = {}
 
     # read-only aliases of ``spec``, for code that has not moved to it yet
     _stats_type = FromSpec("statistic")

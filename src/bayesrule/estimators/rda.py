@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Real
-from typing import Any
+from typing import Any, ClassVar
 
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -54,8 +55,8 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     RDA-CV's choice, pass its ``alpha_``, ``gamma_``, ``ridge_`` and
     ``target``. ``target='identity'`` (``s = 1``) is Friedman's scaled
     identity in the features' own units, this estimator's default before
-    (model files written before ``target`` existed load with the new
-    default): free of a unit common to every feature, not of each
+    (a model file written before ``target`` existed loads with it, as it
+    was fitted): free of a unit common to every feature, not of each
     feature's own. With ``gamma=0`` and ``ridge=0`` (the defaults) the
     target plays no part.
 
@@ -139,6 +140,9 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
     >>> bool(np.allclose(rda.predict_proba(X), rest.predict_proba(X)))
     True
     """
+
+    #: a model file from before ``target`` existed was fitted with the identity
+    params_before_added: ClassVar[Mapping[str, Any]] = {"target": "identity"}
 
     _parameter_constraints: dict = {
         **_CLASS_GAUSSIAN_PARAMS,

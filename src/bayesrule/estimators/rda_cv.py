@@ -24,9 +24,9 @@ are not sums over rows, so the statistic cannot be merged or subtracted:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -194,6 +194,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     """
 
     spec = _ClassGaussianDA.spec.replace(statistic=CrossValidatedStats)  # holds a ScatterStats
+    #: a model file from before ``target`` existed was fitted with the identity
+    params_before_added: ClassVar[Mapping[str, Any]] = {"target": "identity"}
+
     _parameter_constraints: dict = {
         **_CLASS_GAUSSIAN_PARAMS,
         "alphas": ["array-like"],

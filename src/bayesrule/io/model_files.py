@@ -188,6 +188,8 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_MODEL_BYTES) -> A
         n_features = meta["n_features_in"]
         decoder = _Decoder(archive)
         kwargs = {k: decoder.value(v, f"params.{k}") for k, v in meta["params"].items()}
+        for k, v in cls.params_before_added.items():  # not the new default: the saved model
+            kwargs.setdefault(k, v)
         stats = decoder.stats(stats_node, "stats", stats_type, {"p": n_features})
         names_node = meta["feature_names_in"]
         names = None if names_node is None else decoder.feature_names(names_node, n_features)
