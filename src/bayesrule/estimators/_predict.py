@@ -17,6 +17,7 @@ from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from .._util.dispatch import routed
+from .._util.parallel import blas_budget
 from ..models import combine_terms
 from ._input import InputMixin
 
@@ -52,6 +53,18 @@ class PredictMixin(InputMixin):
             return k
         return int(np.count_nonzero(self.stats_.weights[:k] > 0))
 
+    def _threads(self, Xv: Any) -> Any:
+        """The BLAS threads of one prediction: :func:`~bayesrule._util.parallel.blas_budget`.
+
+        On a machine whose cores are busy with other work (or under
+        ``n_threads=1``), the products run on as many BLAS threads as there
+        are idle cores: a multi-threaded BLAS product whose threads wait for
+        a core is slower than a single-threaded one. Small predictions leave
+        the BLAS alone.
+        """
+        n, p = (Xv.shape[0], Xv.shape[1]) if getattr(Xv, "ndim", 0) == 2 else (0, 0)
+        return blas_budget(float(n) * p * max(1, self.classes_.size))
+
     def _class_log_density(self, X: Any) -> NDArray[np.float64]:
         """``log p_k(x)`` per class, (n, n_classes); -inf for classes without data."""
         return self._scatter(self._model.log_prob(X))
@@ -67,7 +80,7 @@ class PredictMixin(InputMixin):
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._threads(Xv):
             out = self._class_log_density(Xv)
         self._after(Xv, out[:, self.stats_.weights > 0])
         return self._repair(Xv, out, prior=False, relative=False)
@@ -179,7 +192,7 @@ class PredictMixin(InputMixin):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._threads(Xv):
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._repair(Xv, jll)
@@ -194,7 +207,7 @@ class PredictMixin(InputMixin):
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._threads(Xv):
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._out(self._repair(Xv, jll, relative=False))
