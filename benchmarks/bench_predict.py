@@ -154,21 +154,25 @@ def cases(data: dict[str, Any], name: str) -> list[tuple[str, Any, Any, str]]:
     ]
 
 
-def datasets(args: argparse.Namespace) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+def datasets(
+    args: argparse.Namespace, names: set[str]
+) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(name, training data, data to predict) for MNIST and the narrow table."""
     from bayesrule.datasets import load_mnist
 
-    Xtr, ytr, Xte, _ = load_mnist(args.data)
-    # pixels in [0, 1] are Gaussian features and (fractional) counts alike;
-    # CategoricalNB gets them as four grey levels
-    yield (
-        "mnist",
-        {"gauss": Xtr, "counts": Xtr, "cats": np.floor(Xtr * 3.999), "y": ytr},
-        {"gauss": Xte, "counts": Xte, "cats": np.floor(Xte * 3.999)},
-    )
-    n = 200_000 if args.quick else 1_000_000
-    table = narrow_table(n)
-    yield f"narrow{n // 1000}k", table, table
+    if "mnist" in names:
+        Xtr, ytr, Xte, _ = load_mnist(args.data)
+        # pixels in [0, 1] are Gaussian features and (fractional) counts alike;
+        # CategoricalNB gets them as four grey levels
+        yield (
+            "mnist",
+            {"gauss": Xtr, "counts": Xtr, "cats": np.floor(Xtr * 3.999), "y": ytr},
+            {"gauss": Xte, "counts": Xte, "cats": np.floor(Xte * 3.999)},
+        )
+    if "narrow" in names:
+        n = 200_000 if args.quick else 1_000_000
+        table = narrow_table(n)
+        yield f"narrow{n // 1000}k", table, table
 
 
 def gemm_rate(X: np.ndarray, repeat: int) -> float:
@@ -184,9 +188,7 @@ def gemm_rate(X: np.ndarray, repeat: int) -> float:
     return X.shape[0] * p * p / statistics.median(times)
 
 
-def qda_floor(
-    dataset: str, X: np.ndarray, n_classes: int, ours_s: float, repeat: int
-) -> str:
+def qda_floor(dataset: str, X: np.ndarray, n_classes: int, ours_s: float, repeat: int) -> str:
     """The floor of QDA's prediction on ``X``, and how close ``ours_s`` is to it."""
     n, p = X.shape
     rate = gemm_rate(X, repeat)
@@ -203,8 +205,12 @@ def run(args: argparse.Namespace) -> list[str]:
     import warnings
 
     lines: list[str] = []
-    for dataset, train, test in datasets(args):
+    only = set(args.models.split(",")) if args.models else None
+    sets = set(args.datasets.split(",")) if args.datasets else {"mnist", "narrow"}
+    for dataset, train, test in datasets(args, sets):
         for model, ours, theirs, kind in cases(train, dataset):
+            if only is not None and model not in only:
+                continue
             ours.fit(train[kind], train["y"])
             theirs.fit(train[kind], train["y"])
             X = test[kind]
@@ -214,7 +220,9 @@ def run(args: argparse.Namespace) -> list[str]:
                 fo, ft = getattr(ours, method), getattr(theirs, method)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    t_o, t_t = interleaved(lambda fo=fo: fo(X), lambda ft=ft: ft(X), args.repeat)
+                    t_o, t_t = interleaved(
+                        lambda fo=fo, X=X: fo(X), lambda ft=ft, X=X: ft(X), args.repeat
+                    )
                 line = f"{model} {method} {dataset} {t_o * 1e3:.2f} {t_t * 1e3:.2f} {t_t / t_o:.2f}"
                 print(line, flush=True)
                 lines.append(line)
@@ -232,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=None, help="timed calls of each")
     parser.add_argument("--data", help="MNIST directory (default: ../shared/datasets/mnist)")
     parser.add_argument("--out", help="result file (default: benchmarks/results/...)")
+    parser.add_argument("--models", help="comma-separated models to run (default: all)")
+    parser.add_argument("--datasets", help="comma-separated: mnist,narrow (default: both)")
     args = parser.parse_args(argv)
     if args.repeat is None:
         args.repeat = 3 if args.quick else 7
@@ -257,8 +267,10 @@ def main(argv: list[str] | None = None) -> None:
         f"faster); run took {elapsed:.0f} s on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "# model method dataset ours_ms theirs_ms ratio",
     ]
-    out = Path(args.out) if args.out else RESULTS / (
-        f"bench_predict_{'busy' if args.busy else 'idle'}.txt"
+    out = (
+        Path(args.out)
+        if args.out
+        else RESULTS / (f"bench_predict_{'busy' if args.busy else 'idle'}.txt")
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(head + lines) + "\n")

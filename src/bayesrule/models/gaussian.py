@@ -12,7 +12,7 @@ singular covariances all live there, so that every estimator built on it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -394,7 +394,7 @@ class GaussianFamily:
         # quadratic term: Bayes' rule then needs only the linear one.
         self._linear: tuple[_F, _F, _F] | None = None
         # the stacked triangular whitenings of the prediction path, built on first use
-        self._stack: TriangularStack | bool | None = None
+        self._stack: TriangularStack | Literal[False] | None = None
         if len(self.gaussians) > 1:
             W0 = self.gaussians[0].whitening
             if all(
@@ -553,7 +553,7 @@ class GaussianFamily:
         stack = getattr(self, "_stack", None)
         if stack is None:
             stack = self._stack = TriangularStack.of(self.gaussians) or False
-        if stack is not False:
+        if isinstance(stack, TriangularStack):
             return stack.log_prob(X)
         return stacked_log_prob(self.gaussians, X)
 
