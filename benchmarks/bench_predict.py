@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -260,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     command = "python benchmarks/bench_predict.py" + "".join(
         f" {a}" for a in (sys.argv[1:] if argv is None else argv)
     )
+    # a SIGTERM (a killed run) still stops the spinning processes
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     t0 = time.perf_counter()
     with spinning(args.busy):
         lines = run(args)

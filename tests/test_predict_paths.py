@@ -207,3 +207,49 @@ def test_one_thread_gives_the_same_predictions(make, monkeypatch):
         single = model.predict_proba(Xt)
     np.testing.assert_allclose(single, default, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(default.sum(axis=1), 1.0, atol=1e-12)
+
+
+# ------------------------------------------------------------------ rows_dot
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 1500),
+    p=st.integers(1, 30),
+    k=st.integers(1, 12),
+    dtype=st.sampled_from([np.float64, np.float32, np.int64]),
+    order=st.sampled_from(["C", "F"]),
+    threads=st.sampled_from([None, 1]),
+)
+def test_rows_dot_is_the_float64_product(seed, n, p, k, dtype, order, threads):
+    from bayesrule._util.parallel import blas_cap
+    from bayesrule._util.products import rows_dot
+
+    rng = np.random.default_rng(seed)
+    X = np.asarray(rng.normal(0, 3, size=(n, p)), dtype=dtype, order=order)
+    A = rng.normal(size=(k, p))
+    with blas_cap(threads):
+        out = rows_dot(X, A)
+    expected = np.asarray(X, dtype=np.float64) @ A.T
+    assert out.shape == (n, k) and out.dtype == np.float64
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+def test_float32_and_binarized_predictions_match_float64():
+    X, y = gaussian_classes(9, 2000, 20, 3)
+    X = np.abs(X)
+    for make in (br.MultinomialNB, br.ComplementNB, lambda: br.BernoulliNB(binarize=1.0)):
+        model = make().fit(X, y)
+        Xt = np.abs(gaussian_classes(10, 1300, 20, 3)[0])
+        Xt32 = Xt.astype(np.float32)
+        p32 = model.predict_proba(Xt32)
+        p64 = model.predict_proba(Xt32.astype(np.float64))
+        # the float32 values converted exactly: the same products
+        np.testing.assert_allclose(p32, p64, atol=1e-10)
+        np.testing.assert_allclose(
+            model.predict_joint_log_proba(Xt32),
+            model.predict_joint_log_proba(Xt32.astype(np.float64)),
+            rtol=1e-12,
+        )
+        assert np.array_equal(model.predict(Xt32), model.predict(Xt32.astype(np.float64)))

@@ -156,7 +156,7 @@ class Multinomial(SmoothedFamily):
         if not sp.issparse(X):
             # Optimistic: without NaN this one product is the answer; a NaN
             # shows up in the product, and only then are missing entries split out.
-            out = rows_dot(np.asarray(X, dtype=np.float64), self.log_theta)
+            out = rows_dot(np.asarray(X), self.log_theta)
             if np.all(np.isfinite(out)):
                 return out
         X0, missing = split_missing(X)
@@ -275,7 +275,7 @@ class ComplementWeights(SmoothedFamily):
         """The complement score of each row and class, shape (n, n_classes)."""
         if not sp.issparse(X):
             # Optimistic, as Multinomial.relative_log_prob: a NaN shows up in the product
-            out = rows_dot(np.asarray(X, dtype=np.float64), self.weights)
+            out = rows_dot(np.asarray(X), self.weights)
             if np.all(np.isfinite(out)):
                 return out
         X0, missing = split_missing(X)
