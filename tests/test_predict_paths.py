@@ -253,3 +253,29 @@ def test_float32_and_binarized_predictions_match_float64():
             rtol=1e-12,
         )
         assert np.array_equal(model.predict(Xt32), model.predict(Xt32.astype(np.float64)))
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(0, 40),
+    p=st.integers(1, 25),
+    rate=st.sampled_from([0.05, 0.5, 4.0]),
+    fractional=st.booleans(),
+    dtype=st.sampled_from([np.float64, np.float32]),
+)
+def test_multinomial_coefficient_from_non_zero_entries(seed, n, p, rate, fractional, dtype):
+    from scipy.special import gammaln
+
+    from bayesrule.models.multinomial import log_multinomial_coefficient
+
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(rate, size=(n, p)).astype(np.float64)
+    if fractional:
+        X *= rng.random((n, p))
+    X = X.astype(dtype)
+    X64 = X.astype(np.float64)
+    expected = gammaln(X64.sum(axis=1) + 1.0) - gammaln(X64 + 1.0).sum(axis=1)
+    out = log_multinomial_coefficient(X)
+    assert out.shape == (n,) and np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-10)

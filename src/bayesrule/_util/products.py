@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .parallel import blas_threads, in_parallel
+from .parallel import PARALLEL_MIN_WORK, blas_threads, idle_cores, in_parallel
 
 #: Up to this many rows of ``A``, :func:`rows_dot` multiplies in the transposed shape.
 FEW_ROWS = 64
@@ -24,11 +24,12 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     With a multi-threaded BLAS, OpenBLAS runs ``(K, p) x (p, n)`` markedly
     faster than ``(n, p) x (p, K)`` when ``K`` is small (about 1.7x for
     MNIST's 10000 x 784 test set and ten classes), so it is computed as
-    ``(A @ X.T).T`` (a Fortran-ordered view). That shape splits badly
-    when its threads wait for busy cores, and with one thread the two
-    shapes run alike, so a single-threaded BLAS (a busy machine under
-    :func:`~bayesrule._util.parallel.blas_budget`, or ``n_threads=1``) gets
-    the plain ``X @ A.T``.
+    ``(A @ X.T).T`` (a Fortran-ordered view). That shape runs badly when its
+    threads wait for cores that other work holds (measured: half the speed
+    of the plain shape), and with one thread the two shapes run alike, so
+    the plain ``X @ A.T`` is taken with a single-threaded BLAS, or when a
+    large product (``PARALLEL_MIN_WORK`` multiply-adds or more) would find
+    fewer idle cores than BLAS threads (:func:`~bayesrule._util.parallel.idle_cores`).
 
     A dense ``X`` of another dtype (BernoulliNB's binarized float32, float32
     data) is converted a block of :data:`CONVERT_ROWS` rows at a time, each
@@ -42,9 +43,11 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     X = np.asarray(X)
     if X.dtype != np.float64 and X.ndim == 2 and X.shape[0] > CONVERT_ROWS:
         return _converted_blocks(X, A)
-    if blas_threads() > 1:
-        return (A @ np.asarray(X, dtype=np.float64).T).T
-    return np.asarray(X, dtype=np.float64) @ A.T
+    X = np.asarray(X, dtype=np.float64)
+    threads = blas_threads()
+    if threads > 1 and (X.size * A.shape[0] < PARALLEL_MIN_WORK or idle_cores() >= threads):
+        return (A @ X.T).T
+    return X @ A.T
 
 
 def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -9,6 +9,7 @@ predicted by its registered handler, block by block.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
+from .._util.config import get_config
 from .._util.dispatch import routed
 from .._util.parallel import blas_budget
 from ..models import combine_terms
@@ -54,14 +56,18 @@ class PredictMixin(InputMixin):
         return int(np.count_nonzero(self.stats_.weights[:k] > 0))
 
     def _threads(self, Xv: Any) -> Any:
-        """The BLAS threads of one prediction: :func:`~bayesrule._util.parallel.blas_budget`.
+        """The BLAS threads of one prediction.
 
-        On a machine whose cores are busy with other work (or under
-        ``n_threads=1``), the products run on as many BLAS threads as there
-        are idle cores: a multi-threaded BLAS product whose threads wait for
-        a core is slower than a single-threaded one. Small predictions leave
-        the BLAS alone.
+        With ``n_threads`` set to a number (:func:`bayesrule.config_context`),
+        the products keep within it (:func:`~bayesrule._util.parallel.blas_budget`).
+        With the default ``'auto'`` the BLAS keeps its own threads: a
+        prediction is mostly single products, which a multi-threaded BLAS
+        shares well in the shape :func:`~bayesrule._util.products.rows_dot`
+        picks for a busy machine, and the passes that split work among
+        threads of ours (QDA's row blocks) take the idle cores themselves.
         """
+        if get_config()["n_threads"] == "auto":
+            return contextlib.nullcontext()
         n, p = (Xv.shape[0], Xv.shape[1]) if getattr(Xv, "ndim", 0) == 2 else (0, 0)
         return blas_budget(float(n) * p * max(1, self.classes_.size))
 

@@ -38,7 +38,17 @@ def log_multinomial_coefficient(X0: Any) -> _F:
         per[np.diff(X0.indptr) == 0] = 0.0
         return gammaln(total + 1.0) - per
     X0 = np.asarray(X0)
-    return gammaln(X0.sum(axis=1) + 1.0) - gammaln(X0 + 1.0).sum(axis=1)
+    total = gammaln(X0.sum(axis=1, dtype=np.float64) + 1.0)
+    # log 0! = 0: only the non-zero entries (a minority in count data) add a term
+    rows, cols = np.nonzero(X0)
+    if rows.size > X0.size // 2:
+        return np.asarray(total - gammaln(np.asarray(X0, dtype=np.float64) + 1.0).sum(axis=1))
+    per = np.bincount(
+        rows,
+        weights=gammaln(np.asarray(X0[rows, cols], dtype=np.float64) + 1.0),
+        minlength=X0.shape[0],
+    )
+    return np.asarray(total - per)
 
 
 def _check_counts(sums: _F) -> None:
