@@ -39,15 +39,18 @@ def log_multinomial_coefficient(X0: Any) -> _F:
         return gammaln(total + 1.0) - per
     X0 = np.asarray(X0)
     total = gammaln(X0.sum(axis=1, dtype=np.float64) + 1.0)
-    # log 0! = 0: only the non-zero entries (a minority in count data) add a term
-    rows, cols = np.nonzero(X0)
-    if rows.size > X0.size // 2:
+    # log 0! = 0: only the non-zero entries (a minority in count data) add a
+    # term, summed per row from their row counts (no index arrays)
+    nonzero = X0 != 0
+    counts = np.count_nonzero(nonzero, axis=1)
+    if int(counts.sum()) > X0.size // 2:
         return np.asarray(total - gammaln(np.asarray(X0, dtype=np.float64) + 1.0).sum(axis=1))
-    per = np.bincount(
-        rows,
-        weights=gammaln(np.asarray(X0[rows, cols], dtype=np.float64) + 1.0),
-        minlength=X0.shape[0],
-    )
+    terms = gammaln(np.asarray(X0[nonzero], dtype=np.float64) + 1.0)
+    per = np.zeros(X0.shape[0])
+    rows = np.flatnonzero(counts)
+    if rows.size:
+        starts = np.concatenate(([0], np.cumsum(counts[rows])[:-1]))
+        per[rows] = np.add.reduceat(terms, starts)
     return np.asarray(total - per)
 
 
