@@ -264,9 +264,11 @@ def main(argv: list[str] | None = None) -> None:
     # a SIGTERM (a killed run) still stops the spinning processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     t0 = time.perf_counter()
+    load_before = os.getloadavg()[0]
     with spinning(args.busy):
         lines = run(args)
     elapsed = time.perf_counter() - t0
+    load_after = os.getloadavg()[0]
     head = [
         f"# bench_predict: {condition}",
         f"# command: {command}",
@@ -275,6 +277,8 @@ def main(argv: list[str] | None = None) -> None:
         f"numpy {np.__version__}",
         f"# medians of {args.repeat} interleaved calls; ratio = theirs / ours (above 1: bayesrule "
         f"faster); run took {elapsed:.0f} s on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"# load: 1-minute load average {load_before:.1f} before, {load_after:.1f} after "
+        "(spinning processes included)",
         "# model method dataset ours_ms theirs_ms ratio",
     ]
     out = (

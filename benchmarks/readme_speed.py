@@ -62,7 +62,7 @@ def read(path: Path) -> Saved | None:
             saved.notes.append(line[2:])
         elif line.startswith("#"):
             key, _, value = line[1:].strip().partition(":")
-            if value and key.strip() in {"command", "machine", "versions"}:
+            if value and key.strip() in {"command", "machine", "versions", "load"}:
                 saved.header[key.strip()] = value.strip()
             elif value and key.strip().startswith("bench_"):
                 saved.header["title"] = value.strip()
@@ -72,9 +72,10 @@ def read(path: Path) -> Saved | None:
 
 
 def _source(saved: Saved) -> str:
+    load = saved.header.get("load")
     return (
         f"`{saved.header.get('command', '?')}` on {saved.header.get('machine', '?')} "
-        f"({saved.header.get('versions', '?')})"
+        f"({saved.header.get('versions', '?')}{'; ' + load if load else ''})"
     )
 
 
