@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from scipy.linalg import LinAlgError, cholesky
 from scipy.linalg.lapack import dtrtri
 
-from .._util.parallel import in_parallel
+from .._util.parallel import in_parallel, prediction_threads
 from .._util.products import rows_dot
 from ._covariances import (
     _label,
@@ -224,8 +224,9 @@ class TriangularStack:
     The rows are centred once, at the mean of the means ``c``:
     ``(x - mean_k) U_k = (x - c) U_k - (mean_k - c) U_k``. Row blocks are
     shared among threads (:func:`~bayesrule._util.parallel.in_parallel`),
-    each making single-threaded products; on a busy machine, or with
-    ``n_threads=1``, they run in the calling thread.
+    each making single-threaded products, as many as the BLAS would use
+    also on a busy machine (:func:`~bayesrule._util.parallel.prediction_threads`:
+    the threads never wait for one another); ``n_threads`` sets them.
     """
 
     #: columns per block of the triangle (more blocks: closer to half the work,
@@ -287,7 +288,8 @@ class TriangularStack:
                 total += np.einsum("ikj,ikj->ik", Z3, Z3)
             out[s : s + rows] = total
 
-        in_parallel(block, starts, float(n) * self.multiply_adds)
+        work = float(n) * self.multiply_adds
+        in_parallel(block, starts, work, threads=prediction_threads(work))
         return out
 
     def log_prob(self, X: ArrayLike) -> _F:
