@@ -279,3 +279,19 @@ def test_multinomial_coefficient_from_non_zero_entries(seed, n, p, rate, fractio
     out = log_multinomial_coefficient(X)
     assert out.shape == (n,) and np.all(np.isfinite(out))
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-10)
+
+
+def test_prediction_threads_follow_the_settings_not_the_load(monkeypatch):
+    from bayesrule._util import parallel
+
+    big = 10 * parallel.PARALLEL_MIN_WORK
+    assert parallel.prediction_threads(1.0) == 1
+    with br.config_context(n_threads=1):
+        assert parallel.prediction_threads(big) == 1
+    with br.config_context(n_threads=3):
+        assert parallel.prediction_threads(big) == 3
+    # a busy machine (no idle core) keeps the BLAS's thread count
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
+    expected = max(1, min(parallel.blas_threads(), parallel.available_cores()))
+    assert parallel.prediction_threads(big) == expected
+    assert parallel.thread_count(big) == 1
