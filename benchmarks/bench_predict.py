@@ -209,7 +209,8 @@ def qda_floor(dataset: str, X: np.ndarray, n_classes: int, ours_s: float, repeat
     )
 
 
-def run(args: argparse.Namespace) -> list[str]:
+def run(args: argparse.Namespace, save: Callable[[list[str]], None]) -> list[str]:
+    """Every measurement's line; ``save`` is given the lines so far after each one."""
     import warnings
 
     lines: list[str] = []
@@ -238,6 +239,7 @@ def run(args: argparse.Namespace) -> list[str]:
                     note = qda_floor(dataset, X, len(ours.classes_), t_o, args.repeat)
                     print(note, flush=True)
                     lines.append(note)
+                save(lines)
     return lines
 
 
@@ -263,31 +265,37 @@ def main(argv: list[str] | None = None) -> None:
     )
     # a SIGTERM (a killed run) still stops the spinning processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    t0 = time.perf_counter()
-    load_before = os.getloadavg()[0]
-    with spinning(args.busy):
-        lines = run(args)
-    elapsed = time.perf_counter() - t0
-    load_after = os.getloadavg()[0]
-    head = [
-        f"# bench_predict: {condition}",
-        f"# command: {command}",
-        f"# machine: {machine()}",
-        f"# versions: bayesrule {bayesrule.__version__}, scikit-learn {sklearn.__version__}, "
-        f"numpy {np.__version__}",
-        f"# medians of {args.repeat} interleaved calls; ratio = theirs / ours (above 1: bayesrule "
-        f"faster); run took {elapsed:.0f} s on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"# load: 1-minute load average {load_before:.1f} before, {load_after:.1f} after "
-        "(spinning processes included)",
-        "# model method dataset ours_ms theirs_ms ratio",
-    ]
     out = (
         Path(args.out)
         if args.out
-        else RESULTS / (f"bench_predict_{'busy' if args.busy else 'idle'}.txt")
+        else RESULTS / f"bench_predict_{'busy' if args.busy else 'idle'}.txt"
     )
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(head + lines) + "\n")
+    t0 = time.perf_counter()
+    load_before = os.getloadavg()[0]
+
+    def save(lines: list[str], done: bool = False) -> None:
+        """The file as it stands: written after each measurement, so a cut run leaves its part."""
+        elapsed = time.perf_counter() - t0
+        state = f"run took {elapsed:.0f} s" if done else f"INCOMPLETE after {elapsed:.0f} s"
+        head = [
+            f"# bench_predict: {condition}",
+            f"# command: {command}",
+            f"# machine: {machine()}",
+            f"# versions: bayesrule {bayesrule.__version__}, scikit-learn "
+            f"{sklearn.__version__}, numpy {np.__version__}",
+            f"# run: medians of {args.repeat} interleaved calls, ratio = theirs / ours (above 1: "
+            f"bayesrule faster); {state}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+            f"# load: 1-minute load average {load_before:.1f} before, "
+            f"{os.getloadavg()[0]:.1f} {'after' if done else 'now'} (spinning processes included)",
+            "# model method dataset ours_ms theirs_ms ratio",
+        ]
+        out.write_text("\n".join(head + lines) + "\n")
+
+    with spinning(args.busy):
+        lines = run(args, save)
+    save(lines, done=True)
+    elapsed = time.perf_counter() - t0
     print(f"written to {out} ({elapsed:.0f} s)")
 
 

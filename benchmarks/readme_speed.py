@@ -62,7 +62,7 @@ def read(path: Path) -> Saved | None:
             saved.notes.append(line[2:])
         elif line.startswith("#"):
             key, _, value = line[1:].strip().partition(":")
-            if value and key.strip() in {"command", "machine", "versions", "load"}:
+            if value and key.strip() in {"command", "machine", "versions", "load", "run"}:
                 saved.header[key.strip()] = value.strip()
             elif value and key.strip().startswith("bench_"):
                 saved.header["title"] = value.strip()
@@ -99,7 +99,10 @@ def predict_part(idle: Saved | None, busy: Saved | None) -> list[str]:
     ]
     for label, saved in (("idle", idle), ("busy", busy)):
         if saved is not None:
-            out.append(f"* {label}: {_source(saved)}; {saved.header.get('title', '')}")
+            out.append(
+                f"* {label}: {_source(saved)}; {saved.header.get('title', '')}; "
+                f"{saved.header.get('run', '')}"
+            )
     out += [
         "",
         "| model | data | " + " | ".join(f"`{m}`" for m in used) + " |",
