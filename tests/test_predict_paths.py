@@ -295,3 +295,17 @@ def test_prediction_threads_follow_the_settings_not_the_load(monkeypatch):
     expected = max(1, min(parallel.blas_threads(), parallel.available_cores()))
     assert parallel.prediction_threads(big) == expected
     assert parallel.thread_count(big) == 1
+
+
+def test_stacked_path_on_threads_matches_one_thread(small_blocks, monkeypatch):
+    from bayesrule._util import parallel
+
+    X, y = gaussian_classes(11, 600, 12, 3)
+    model = br.QuadraticDiscriminantAnalysis(reg_param=0.1).fit(X, y)
+    Xt = gaussian_classes(12, 500, 12, 3)[0]
+    with br.config_context(n_threads=1):
+        single = model.predict_proba(Xt)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", 1.0)  # the row blocks on threads
+    with br.config_context(n_threads=2):
+        threaded = model.predict_proba(Xt)
+    np.testing.assert_array_equal(threaded, single)
