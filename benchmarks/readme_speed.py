@@ -9,7 +9,9 @@ The section lies between ``<!-- speed:begin -->`` and ``<!-- speed:end -->``
 and is generated from ``benchmarks/results/``:
 
 * ``bench_predict_idle.txt`` and ``bench_predict_busy.txt``
-  (``benchmarks/bench_predict.py``, without and with ``--busy``);
+  (``benchmarks/bench_predict.py``, without and with ``--busy``), and any
+  ``bench_predict_idle_*.txt`` / ``bench_predict_busy_*.txt`` (parts run
+  separately with ``--models`` or ``--datasets``, each with its command);
 * ``bench_discriminant.txt`` (``benchmarks/bench_discriminant.py``: LDA and
   QDA fit and predict, LDA's fit against its syrk floor, its memory);
 * ``bench_naive_bayes.txt`` (``benchmarks/bench_naive_bayes.py``).
@@ -71,6 +73,14 @@ def read(path: Path) -> Saved | None:
     return saved
 
 
+def read_all(results: Path, condition: str) -> list[Saved]:
+    """``bench_predict_<condition>.txt`` and any ``bench_predict_<condition>_*.txt`` (parts
+    run separately, e.g. ``--models QDA``), in name order."""
+    found = [read(results / f"bench_predict_{condition}.txt")]
+    found += [read(p) for p in sorted(results.glob(f"bench_predict_{condition}_*.txt"))]
+    return [s for s in found if s is not None]
+
+
 def _source(saved: Saved) -> str:
     load = saved.header.get("load")
     return (
@@ -79,17 +89,16 @@ def _source(saved: Saved) -> str:
     )
 
 
-def predict_part(idle: Saved | None, busy: Saved | None) -> list[str]:
+def predict_part(idle: list[Saved], busy: list[Saved]) -> list[str]:
     """The prediction table: one row per model and data set, idle / busy ratio per method."""
-    if idle is None and busy is None:
+    if not idle and not busy:
         return []
     ratios: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for which, saved in ((0, idle), (1, busy)):
-        if saved is None:
-            continue
-        for model, method, dataset, *_, ratio in saved.rows:
-            cell = ratios.setdefault((model, dataset), {}).setdefault(method, ["-", "-"])
-            cell[which] = ratio
+    for which, runs in ((0, idle), (1, busy)):
+        for saved in runs:
+            for model, method, dataset, *_, ratio in saved.rows:
+                cell = ratios.setdefault((model, dataset), {}).setdefault(method, ["-", "-"])
+                cell[which] = ratio
     used = [m for m in METHODS if any(m in cells for cells in ratios.values())]
     out = [
         "**Prediction**: scikit-learn's time / bayesrule's for every prediction method that "
@@ -97,8 +106,8 @@ def predict_part(idle: Saved | None, busy: Saved | None) -> list[str]:
         "MNIST predicts its 10000 test rows, `narrow` a generated table of 20 features.",
         "",
     ]
-    for label, saved in (("idle", idle), ("busy", busy)):
-        if saved is not None:
+    for label, runs in (("idle", idle), ("busy", busy)):
+        for saved in runs:
             out.append(
                 f"* {label}: {_source(saved)}; {saved.header.get('title', '')}; "
                 f"{saved.header.get('run', '')}"
@@ -111,16 +120,17 @@ def predict_part(idle: Saved | None, busy: Saved | None) -> list[str]:
     for (model, dataset), cells in ratios.items():
         row = [" / ".join(cells.get(m, ["", ""])) if m in cells else "" for m in used]
         out.append(f"| {model} | {dataset} | " + " | ".join(row) + " |")
-    for label, saved in (("idle", idle), ("busy", busy)):
-        if saved is None or not saved.rows:
+    for label, runs in (("idle", idle), ("busy", busy)):
+        rows = [r for saved in runs for r in saved.rows]
+        if not rows:
             continue
-        worst = min(saved.rows, key=lambda r: float(r[-1]))
+        worst = min(rows, key=lambda r: float(r[-1]))
         out.append("")
         out.append(
             f"Lowest ratio {label}: {worst[-1]} ({worst[0]} `{worst[1]}` on {worst[2]}: "
             f"{worst[3]} ms against {worst[4]} ms)."
         )
-        out += [f"{n}." for n in saved.notes]
+        out += [f"{n}." for saved in runs for n in saved.notes]
     return out + [""]
 
 
@@ -184,9 +194,7 @@ def generate(results: Path = RESULTS) -> str:
         "machine are noisy: compare ratios from one run, not times across runs.",
         "",
     ]
-    lines += predict_part(
-        read(results / "bench_predict_idle.txt"), read(results / "bench_predict_busy.txt")
-    )
+    lines += predict_part(read_all(results, "idle"), read_all(results, "busy"))
     lines += discriminant_part(read(results / "bench_discriminant.txt"))
     lines += naive_bayes_part(read(results / "bench_naive_bayes.txt"))
     while lines[-1] == "":

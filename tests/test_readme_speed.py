@@ -39,10 +39,13 @@ def test_readme_section_is_generated_from_saved_results():
 def test_every_saved_prediction_ratio_is_quoted():
     """Each ratio of the saved prediction runs appears in the README's table."""
     section = readme_speed.current((ROOT / "README.md").read_text())
-    for name in ("bench_predict_idle.txt", "bench_predict_busy.txt"):
-        saved = readme_speed.read(readme_speed.RESULTS / name)
-        assert saved is not None, f"benchmarks/results/{name} is missing"
-        assert saved.rows, f"benchmarks/results/{name} holds no measurement"
+    for condition in ("idle", "busy"):
+        runs = readme_speed.read_all(readme_speed.RESULTS, condition)
+        assert runs, f"benchmarks/results/bench_predict_{condition}.txt is missing"
+        assert any(saved.rows for saved in runs), f"no {condition} measurement saved"
+    for saved in readme_speed.read_all(readme_speed.RESULTS, "idle") + readme_speed.read_all(
+        readme_speed.RESULTS, "busy"
+    ):
         assert saved.header["command"] in section
         for model, method, dataset, ours, theirs, ratio in saved.rows:
             assert float(ratio) == pytest.approx(float(theirs) / float(ours), rel=0.01, abs=0.01)
