@@ -171,7 +171,34 @@ def _as_worker(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return run
 
 
-def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> list[Any]:
+def prediction_threads(work: float) -> int:
+    """Threads of ours for a prediction's independent blocks of rows (QDA's).
+
+    Unlike :func:`thread_count` it does not drop to one thread when other
+    work holds cores: each of our threads takes the next block from a queue
+    and never waits for another (no barrier, unlike a BLAS's threads inside
+    one product), so a thread that waits for a core delays only its own
+    blocks while the others go on, and the job keeps its share of a busy
+    machine. 1 below ``PARALLEL_MIN_WORK``, inside one of our worker threads,
+    or when ``limit_blas`` is off and the BLAS is multi-threaded; ``n_threads``
+    if it is an int; for ``'auto'`` the BLAS's thread count, at most the
+    available cores.
+    """
+    if work < PARALLEL_MIN_WORK or _in_worker():
+        return 1
+    config = get_config()
+    blas = blas_threads()
+    if not config["limit_blas"] and blas > 1:
+        return 1
+    n = config["n_threads"]
+    if n == "auto":
+        return max(1, min(blas, available_cores()))
+    return int(n)
+
+
+def in_parallel(
+    fn: Callable[[Any], Any], items: Sequence[Any], work: float, threads: int | None = None
+) -> list[Any]:
     """``[fn(item) for item in items]``, run on up to :func:`thread_count` threads.
 
     The items are parts of one job: the rows of a statistic's pass (whose
@@ -181,8 +208,9 @@ def in_parallel(fn: Callable[[Any], Any], items: Sequence[Any], work: float) -> 
     while they run, and the parts never wait for one another, so a busy
     core slows only its own part. With one thread the items run in the
     calling thread under :func:`blas_budget`. Results keep the items' order.
+    ``threads`` (e.g. :func:`prediction_threads`) replaces the budget.
     """
-    budget = thread_count(work)
+    budget = thread_count(work) if threads is None else max(1, int(threads))
     workers = min(len(items), budget)
     if workers <= 1:
         with blas_cap(budget if work >= PARALLEL_MIN_WORK else None):

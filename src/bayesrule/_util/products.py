@@ -8,18 +8,56 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .parallel import PARALLEL_MIN_WORK, blas_threads, idle_cores, in_parallel
+
 #: Up to this many rows of ``A``, :func:`rows_dot` multiplies in the transposed shape.
 FEW_ROWS = 64
 
+#: Rows of a block converted to float64 at once by :func:`rows_dot` (a few MiB:
+#: the converted copy stays in cache and is reused).
+CONVERT_ROWS = 512
+
 
 def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
-    """``X @ A.T``, shape ``(n, K)``, for many rows ``X`` and few rows ``A``.
+    """``X @ A.T`` in float64, shape ``(n, K)``, for many rows ``X`` and few rows ``A``.
 
-    OpenBLAS runs ``(K, p) x (p, n)`` markedly faster than ``(n, p) x (p, K)``
-    when ``K`` is small (about 1.7x for MNIST's 10000 x 784 test set and ten
-    classes), so it is computed as ``(A @ X.T).T``; the result is that
-    transposed view (Fortran-ordered). Sparse ``X`` keeps the plain product.
+    With a multi-threaded BLAS, OpenBLAS runs ``(K, p) x (p, n)`` markedly
+    faster than ``(n, p) x (p, K)`` when ``K`` is small (about 1.7x for
+    MNIST's 10000 x 784 test set and ten classes), so it is computed as
+    ``(A @ X.T).T`` (a Fortran-ordered view). That shape runs badly when its
+    threads wait for cores that other work holds (measured: half the speed
+    of the plain shape), and with one thread the two shapes run alike, so
+    the plain ``X @ A.T`` is taken with a single-threaded BLAS, or when a
+    large product (``PARALLEL_MIN_WORK`` multiply-adds or more) would find
+    fewer idle cores than BLAS threads (:func:`~bayesrule._util.parallel.idle_cores`).
+
+    A dense ``X`` of another dtype (BernoulliNB's binarized float32, float32
+    data) is converted a block of :data:`CONVERT_ROWS` rows at a time, each
+    block multiplied while it is in cache, the blocks shared among threads
+    (:func:`~bayesrule._util.parallel.in_parallel`): no float64 copy of ``X``
+    is made. Sparse ``X`` keeps the plain product.
     """
+    A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
-        return np.asarray(X @ A.T)
-    return (A @ np.asarray(X).T).T
+        return np.asarray(X @ A.T, dtype=np.float64)
+    X = np.asarray(X)
+    if X.dtype != np.float64 and X.ndim == 2 and X.shape[0] > CONVERT_ROWS:
+        return _converted_blocks(X, A)
+    X = np.asarray(X, dtype=np.float64)
+    threads = blas_threads()
+    if threads > 1 and (X.size * A.shape[0] < PARALLEL_MIN_WORK or idle_cores() >= threads):
+        return (A @ X.T).T
+    return X @ A.T
+
+
+def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``X @ A.T`` with ``X`` converted to float64 one block of rows at a time."""
+    n = X.shape[0]
+    out = np.empty((n, A.shape[0]))
+    At = np.ascontiguousarray(A.T)
+
+    def block(s: int) -> None:
+        np.matmul(X[s : s + CONVERT_ROWS].astype(np.float64), At, out=out[s : s + CONVERT_ROWS])
+
+    in_parallel(block, list(range(0, n, CONVERT_ROWS)), float(n) * X.shape[1] * A.shape[0])
+    return out

@@ -9,6 +9,7 @@ predicted by its registered handler, block by block.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
+from .._util.config import get_config
 from .._util.dispatch import routed
+from .._util.parallel import blas_budget
 from ..models import combine_terms
 from ._input import InputMixin
 
@@ -52,6 +55,22 @@ class PredictMixin(InputMixin):
             return k
         return int(np.count_nonzero(self.stats_.weights[:k] > 0))
 
+    def _threads(self, Xv: Any) -> Any:
+        """The BLAS threads of one prediction.
+
+        With ``n_threads`` set to a number (:func:`bayesrule.config_context`),
+        the products keep within it (:func:`~bayesrule._util.parallel.blas_budget`).
+        With the default ``'auto'`` the BLAS keeps its own threads: a
+        prediction is mostly single products, which a multi-threaded BLAS
+        shares well in the shape :func:`~bayesrule._util.products.rows_dot`
+        picks for a busy machine, and the passes that split work among
+        threads of ours (QDA's row blocks) take the idle cores themselves.
+        """
+        if get_config()["n_threads"] == "auto":
+            return contextlib.nullcontext()
+        n, p = (Xv.shape[0], Xv.shape[1]) if getattr(Xv, "ndim", 0) == 2 else (0, 0)
+        return blas_budget(float(n) * p * max(1, self.classes_.size))
+
     def _class_log_density(self, X: Any) -> NDArray[np.float64]:
         """``log p_k(x)`` per class, (n, n_classes); -inf for classes without data."""
         return self._scatter(self._model.log_prob(X))
@@ -67,7 +86,7 @@ class PredictMixin(InputMixin):
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._threads(Xv):
             out = self._class_log_density(Xv)
         self._after(Xv, out[:, self.stats_.weights > 0])
         return self._repair(Xv, out, prior=False, relative=False)
@@ -179,7 +198,7 @@ class PredictMixin(InputMixin):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._threads(Xv):
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._repair(Xv, jll)
@@ -194,7 +213,7 @@ class PredictMixin(InputMixin):
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        with self._deferred(), self._threads(Xv):
             jll = self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         return self._out(self._repair(Xv, jll, relative=False))

@@ -7,12 +7,14 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._util.dispatch import routed
+from .._util.products import rows_dot
 from ..models.tied import TiedGaussian
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
@@ -426,6 +428,41 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         out[:, present] = rel + self._log_priors()[present]
         return out
 
+    def _one_product_decision(self, Xv: Any) -> _F | None:
+        """scikit-learn's form ``x' coef_k + b_k`` in one product, or None where it does not apply.
+
+        For three classes or more, all with data, and a centre near the
+        origin (the model's own test, :data:`~bayesrule.models.tied.ORIGIN_RATIO`),
+        the log posterior up to its per-row term is ``x' (coef_k + s) +
+        (quad0_k - c' s / 2) + log pi_k`` with ``s = Sigma^+ c``: one product with
+        ``X``, no centred copy of it and no second pass. None (the general path)
+        when any value is not finite, so that a row far from every class, or a
+        NaN or infinity in ``X``, is handled and reported as before.
+        """
+        model = self._model
+        present = self.stats_.weights > 0
+        if (
+            sp.issparse(Xv)
+            or not getattr(model, "_origin", False)
+            or present.size < 3
+            or not present.all()
+        ):
+            return None
+        one = self.__dict__.get("_one_product")
+        if one is None or one[0] is not model or one[1] is not self.priors_:
+            # built once per fitted model (a refit or a merge gives a new one)
+            Sc = model.whitening @ (model.whitening.T @ model.centre)
+            coef = model.coef + Sc
+            const = model._quad_origin - 0.5 * float(model.centre @ Sc) + self._log_priors()
+            one = self._one_product = (model, self.priors_, coef, const)
+        coef, const = one[2], one[3]
+        with self._deferred(), self._threads(Xv):
+            out = rows_dot(Xv, coef)
+            out += const
+            if not np.all(np.isfinite(out)):
+                return None
+        return out
+
     @routed
     def decision_function(self, X: ArrayLike) -> _F:
         """Confidence scores; shape (n,) for two classes, else (n, n_classes).
@@ -438,7 +475,10 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        with self._deferred():
+        fast = self._one_product_decision(Xv)
+        if fast is not None:
+            return self._out(fast)
+        with self._deferred(), self._threads(Xv):
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
         jll = self._repair(Xv, jll)  # rows far from every class: see bayesrule.models._terms

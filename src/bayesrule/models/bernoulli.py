@@ -71,7 +71,8 @@ class Bernoulli(SmoothedFamily):
         """Log probability of each row, shape (n,) or (n, n_classes)."""
         if not sp.issparse(X):
             # Optimistic: a NaN shows up in the product; only then split it out.
-            out = rows_dot(np.asarray(X, dtype=np.float64), self.log_p - self.log_q)
+            # rows_dot converts float32 (the binarized data) a block at a time
+            out = rows_dot(np.asarray(X), self.log_p - self.log_q)
             out += self.log_q.sum(axis=1)
             if np.all(np.isfinite(out)):
                 return finish(out, self._single)

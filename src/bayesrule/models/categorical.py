@@ -125,11 +125,24 @@ class Categorical(SmoothedFamily):
         """Log probability of each row, shape (n,) or (n, n_classes)."""
         X = np.asarray(X, dtype=np.float64)
         K, p, C = self.log_probs.shape
-        rows, cols = np.nonzero(~np.isnan(X))
-        codes = np.minimum(X[rows, cols], C).astype(np.intp)
-        onehot = sp.csr_matrix(
-            (np.ones(rows.size), (rows, cols * (C + 1) + codes)), shape=(X.shape[0], p * (C + 1))
-        )
+        n = X.shape[0]
+        shape = (n, p * (C + 1))
+        codes = np.minimum(X, C)
+        if not np.isnan(np.min(codes, initial=0.0)):
+            # nothing missing: row i's entries are its p (feature, code) positions,
+            # already in order, so the one-hot matrix is laid out directly
+            idx = codes.astype(np.intp)
+            idx += np.arange(p, dtype=np.intp) * (C + 1)
+            onehot = sp.csr_matrix(
+                (np.ones(n * p), idx.ravel(), np.arange(0, n * p + 1, p, dtype=np.intp)),
+                shape=shape,
+            )
+        else:
+            rows, cols = np.nonzero(~np.isnan(X))
+            onehot = sp.csr_matrix(
+                (np.ones(rows.size), (rows, cols * (C + 1) + codes[rows, cols].astype(np.intp))),
+                shape=shape,
+            )
         # a sparse product touches only the stored entries, so -inf stays -inf
         out = np.asarray(onehot @ self._table)
         return out[:, 0] if self._single else out

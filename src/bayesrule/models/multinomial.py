@@ -38,7 +38,20 @@ def log_multinomial_coefficient(X0: Any) -> _F:
         per[np.diff(X0.indptr) == 0] = 0.0
         return gammaln(total + 1.0) - per
     X0 = np.asarray(X0)
-    return gammaln(X0.sum(axis=1) + 1.0) - gammaln(X0 + 1.0).sum(axis=1)
+    total = gammaln(X0.sum(axis=1, dtype=np.float64) + 1.0)
+    # log 0! = 0: only the non-zero entries (a minority in count data) add a
+    # term, summed per row from their row counts (no index arrays)
+    nonzero = X0 != 0
+    counts = np.count_nonzero(nonzero, axis=1)
+    if int(counts.sum()) > X0.size // 2:
+        return np.asarray(total - gammaln(np.asarray(X0, dtype=np.float64) + 1.0).sum(axis=1))
+    terms = gammaln(np.asarray(X0[nonzero], dtype=np.float64) + 1.0)
+    per = np.zeros(X0.shape[0])
+    rows = np.flatnonzero(counts)
+    if rows.size:
+        starts = np.concatenate(([0], np.cumsum(counts[rows])[:-1]))
+        per[rows] = np.add.reduceat(terms, starts)
+    return np.asarray(total - per)
 
 
 def _check_counts(sums: _F) -> None:
@@ -156,7 +169,7 @@ class Multinomial(SmoothedFamily):
         if not sp.issparse(X):
             # Optimistic: without NaN this one product is the answer; a NaN
             # shows up in the product, and only then are missing entries split out.
-            out = rows_dot(np.asarray(X, dtype=np.float64), self.log_theta)
+            out = rows_dot(np.asarray(X), self.log_theta)
             if np.all(np.isfinite(out)):
                 return out
         X0, missing = split_missing(X)
@@ -275,7 +288,7 @@ class ComplementWeights(SmoothedFamily):
         """The complement score of each row and class, shape (n, n_classes)."""
         if not sp.issparse(X):
             # Optimistic, as Multinomial.relative_log_prob: a NaN shows up in the product
-            out = rows_dot(np.asarray(X, dtype=np.float64), self.weights)
+            out = rows_dot(np.asarray(X), self.weights)
             if np.all(np.isfinite(out)):
                 return out
         X0, missing = split_missing(X)
