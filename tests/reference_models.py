@@ -73,7 +73,8 @@ def _moments(X: np.ndarray, codes: np.ndarray, k: int):
 
 def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int, Xq, params):
     """LDA, QDA (``reg_param``: ``(1 - r) S_k + r I``) and Friedman's RDA
-    (``alpha S_k + (1 - alpha) S_pooled``, then ``(1 - gamma) S + gamma tr(S)/p I``),
+    (``alpha S_k + (1 - alpha) S_pooled``, then ``(1 - gamma) S + gamma tr(D^-1 S)/p D``,
+    ``D`` the diagonal of the pooled covariance: the default ``target='pooled'``),
     with the unbiased class and pooled covariances."""
     n, p = X.shape
     counts, means, resid = _moments(X, codes, k)
@@ -85,9 +86,12 @@ def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int
         r = params.get("reg_param", 0.0)
         covs = [(1 - r) * S + r * np.eye(p) for S in own]
     else:
+        # RDA's default target='pooled': gamma shrinks towards the scaled identity
+        # of the features standardised by their pooled variances, diag(pooled) back
         a, g = params.get("alpha", 0.5), params.get("gamma", 0.0)
         blend = [a * own[c] + (1 - a) * pooled for c in range(k)]
-        covs = [(1 - g) * S + g * np.trace(S) / p * np.eye(p) for S in blend]
+        unit = np.diag(pooled)
+        covs = [(1 - g) * S + g * np.sum(np.diag(S) / unit) / p * np.diag(unit) for S in blend]
     joint = np.stack([_mvn_logpdf(Xq, means[c], covs[c]) for c in range(k)], axis=1)
     return joint + np.log(counts / n)
 

@@ -148,14 +148,7 @@ def test_a_car_tables_measurements_are_inferred_gaussian(seed):
     with pytest.warns(UserWarning, match="'luggage' is missing in every row of class 3"):
         inferred = br.MixedNB().fit(df, y)
     kinds = dict(zip(df.columns, inferred.kinds_, strict=True))
-    measured = [c for c in NUMERIC_CARS if c != "luggage"]
-    assert [kinds[c] for c in measured] == ["gaussian"] * len(measured)
-    # luggage is an integer column with NaN, which pandas holds as float64: it is
-    # judged as the same integers held as a nullable integer column would be
-    as_int = df.assign(luggage=df["luggage"].astype("Int64"))
-    with pytest.warns(UserWarning, match="'luggage' is missing"):
-        again = br.MixedNB().fit(as_int, y)
-    assert again.kinds_ == inferred.kinds_
+    assert [kinds[c] for c in NUMERIC_CARS] == ["gaussian"] * len(NUMERIC_CARS)
 
 
 def test_car_tables_score_as_well_as_with_their_measurements_declared_gaussian():
@@ -257,73 +250,3 @@ def test_any_integer_column_gets_a_kind_and_a_finite_fit(values):
     P = m.predict_proba(pd.DataFrame({"v": v}))
     assert np.all(np.isfinite(P))
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
-
-
-# ------------------------------------------------- whole numbers stored as floats
-def _kind(X: object) -> str:
-    return next(iter(br.MixedNB().infer_columns(X).values()))
-
-
-def _with_gaps(v: np.ndarray, seed: int) -> np.ndarray:
-    """``v`` as floats with about a tenth of the rows missing (NaN)."""
-    out = v.astype(np.float64)
-    out[np.random.default_rng(seed).random(v.size) < 0.1] = np.nan
-    return out
-
-
-GENERATED = {
-    **{f"measurement: {k}": (f, ("gaussian", "kernel")) for k, f in MEASUREMENTS.items()},
-    "overdispersed counts": (
-        lambda r, n: r.negative_binomial(0.8, 0.8 / (0.8 + r.uniform(4, 8)), n),
-        ("gaussian", "kernel", "categorical"),
-    ),
-    "poisson counts": (lambda r, n: r.poisson(r.uniform(0.5, 6), n), ("poisson",)),
-    **{f"codes: {k}": (f, ("categorical",)) for k, f in CODES.items()},
-}
-
-
-@pytest.mark.parametrize("name", sorted(GENERATED))
-def test_whole_floats_get_the_kind_of_the_same_integers(name):
-    # the float column of an integer column (pandas reads ints with NaN as
-    # float64) is judged by the same checks as the integers, with or without NaN
-    draw, allowed = GENERATED[name]
-    for seed in range(8):
-        v = np.asarray(draw(np.random.default_rng(seed), 200)).astype(np.int64)
-        gaps = _with_gaps(v, seed)
-        as_int = _kind(v[:, None])
-        as_float = _kind(v[:, None].astype(np.float64))
-        frame_int = _kind(pd.DataFrame({"v": pd.array(v, dtype="Int64")}))
-        nullable = pd.DataFrame({"v": pd.array(gaps, dtype="Float64")}).astype("Int64")
-        with_nan = _kind(pd.DataFrame({"v": gaps}))
-        assert as_float == as_int == frame_int, (seed, as_float, as_int, frame_int)
-        assert with_nan == _kind(nullable) == _kind(gaps[:, None]), (seed, with_nan)
-        if "codes" in name or "measurement" in name:
-            assert as_int in allowed and with_nan in allowed, (seed, as_int, with_nan)
-    # the share the existing tests ask of each kind holds for the floats too
-    kinds = Counter(
-        _kind(_with_gaps(np.asarray(draw(np.random.default_rng(s), 200)), s)[:, None])
-        for s in SEEDS
-    )
-    assert sum(kinds[k] for k in allowed) >= 0.85 * len(SEEDS), kinds
-
-
-def test_measurements_with_decimals_or_beyond_exact_integers_stay_gaussian():
-    rng = np.random.default_rng(4)
-    for v in (
-        rng.normal(3700, 450, 200).round(1),  # a decimal place
-        np.round(rng.normal(5, 1, 200)) + 0.5,  # halves
-        rng.normal(1e20, 1e18, 200),  # every float64 this large is whole
-    ):
-        for X in (v[:, None], _with_gaps(v, 0)[:, None]):
-            m = br.MixedNB().fit(X, np.arange(200) % 2)
-            why = m.column_summary()[0]["why"]
-            assert m.kinds_ == ["gaussian"], why
-            assert why == "inferred: floating-point numbers", why
-
-
-def test_the_reason_says_whole_floats_were_judged_as_integers():
-    v = np.random.default_rng(5).poisson(2.0, 300).astype(np.float64)
-    v[::7] = np.nan
-    m = br.MixedNB().fit(pd.DataFrame({"visits": v}), np.arange(300) % 2)
-    assert m.kinds_ == ["poisson"]
-    assert m.column_summary()[0]["why"].startswith("inferred: whole numbers stored as floats")

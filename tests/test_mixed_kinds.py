@@ -100,8 +100,7 @@ def test_describe_says_what_was_inferred_and_why():
         (np.arange(-30, 30), "gaussian"),  # many distinct signed integers
         (np.arange(1000, 1060), "gaussian"),  # many distinct, far from 0
         (np.linspace(0, 1, 30), "gaussian"),  # floats
-        (np.array([0.0, 1.0, 2.0] * 10), "categorical"),  # whole floats: judged as integers
-        (np.array([0.5, 1.0, 2.0] * 10), "gaussian"),  # floats that are not all whole
+        (np.array([0.0, 1.0, 2.0] * 10), "gaussian"),  # a float column stays a measurement
     ],
 )
 def test_inferred_kind_of_one_column(values, kind):

@@ -145,7 +145,7 @@ def _grid(X: Any, y: Any, classes: Any, shape: tuple[int, int]) -> NDArray[np.fl
 
 
 @app.command(cls=FlagCommand)
-@reads_data(without=("stream", "block_rows", "scheduler", "incomplete"))
+@reads_data(without=("stream", "block_rows", "scheduler", "spark", "incomplete"))
 def plot(
     model: ModelArg,
     data: DataArg,

@@ -143,35 +143,11 @@ def _infer_kind(col: _Column) -> tuple[str, str]:
         return "categorical", f"text, {d} distinct values"
     if col.boolean:
         return "bernoulli", "booleans"
-    v = col.values[observed]
-    whole = ""
     if not col.integral:
-        if not _whole_numbers(v):
-            return "gaussian", "floating-point numbers"
-        # integers stored as floats (pandas reads an int column with NaN as
-        # float64): judged as integers, by the same checks against the data
-        whole = "whole numbers stored as floats: "
+        return "gaussian", "floating-point numbers"
+    v = col.values[observed]
     if v.size == 0:
         return "gaussian", "integers, none observed"
-    kind, why = _integer_column_kind(v)
-    return kind, whole + why
-
-
-#: Whole floats up to this magnitude are read as integers (beyond it every
-#: float64 is whole, and says nothing of the column).
-MAX_WHOLE = 2.0**53
-
-
-def _whole_numbers(v: _F) -> bool:
-    """Whether the observed values of a float column are all integers a float64 holds exactly."""
-    if v.size == 0:
-        return False
-    with np.errstate(invalid="ignore"):
-        return bool(np.all(np.abs(v) <= MAX_WHOLE) and np.all(v == np.floor(v)))
-
-
-def _integer_column_kind(v: _F) -> tuple[str, str]:
-    """The kind of the observed values ``v`` of a column of integers, and why."""
     levels, freq = np.unique(v, return_counts=True)
     d, lo, hi = levels.size, levels[0], levels[-1]
     if d <= 2 and lo >= 0 and hi <= 1:

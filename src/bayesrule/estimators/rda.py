@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..models._covariances import shrinkage_scale
+from ..models import shrinkage_scale
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _ClassGaussianDA
 from ._updatable import UpdatableMixin
 from .registry import register

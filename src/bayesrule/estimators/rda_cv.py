@@ -34,7 +34,7 @@ from scipy.special import logsumexp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._util.parallel import in_parallel
-from ..models._covariances import shrinkage_scale
+from ..models import shrinkage_scale
 from ..models.gaussian import (
     SingularCovarianceError,
     blended_covariance,

@@ -6,6 +6,7 @@ with positive weight, validating every hyperparameter it uses.
 """
 
 from ._checks import check_alpha, feature_name
+from ._covariances import SHRINKAGE_TARGETS, shrinkage_scale
 from ._terms import combine_terms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
@@ -26,9 +27,11 @@ __all__ = [
     "Multinomial",
     "PointMassKernelDensity",
     "Poisson",
+    "SHRINKAGE_TARGETS",
     "check_alpha",
     "check_class_variances",
     "combine_terms",
     "feature_name",
+    "shrinkage_scale",
     "stacked_log_prob",
 ]
