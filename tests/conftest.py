@@ -132,7 +132,9 @@ def spark():
     import sys
 
     if os.environ.get("CI") and importlib.util.find_spec("pyspark") is None:
-        pytest.fail("CI is set but pyspark is not installed (pip install -e '.[dev]')", pytrace=False)
+        pytest.fail(
+            "CI is set but pyspark is not installed (pip install -e '.[dev]')", pytrace=False
+        )
     pytest.importorskip("pyspark")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
