@@ -448,14 +448,8 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
             or not present.all()
         ):
             return None
-        one = self.__dict__.get("_one_product")
-        if one is None or one[0] is not model or one[1] is not self.priors_:
-            # built once per fitted model (a refit or a merge gives a new one)
-            Sc = model.whitening @ (model.whitening.T @ model.centre)
-            coef = model.coef + Sc
-            const = model._quad_origin - 0.5 * float(model.centre @ Sc) + self._log_priors()
-            one = self._one_product = (model, self.priors_, coef, const)
-        coef, const = one[2], one[3]
+        # the model's terms (built with it: predicting changes no attribute)
+        coef, const = model.origin_coef, model.origin_const + self._log_priors()
         with self._deferred(), self._threads(Xv):
             out = rows_dot(Xv, coef)
             out += const

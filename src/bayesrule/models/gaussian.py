@@ -545,6 +545,13 @@ class GaussianFamily:
     def __getitem__(self, i: int) -> Gaussian:
         return self.gaussians[i]
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the stack is a cache of the prediction path, rebuilt on first use: a
+        # pickle (and so a model's bytes) is the same before and after predicting
+        state = dict(self.__dict__)
+        state["_stack"] = None
+        return state
+
     @property
     def means(self) -> _F:
         """The class means, shape (len(family), p)."""

@@ -188,6 +188,12 @@ class TiedGaussian:
         live = np.any(W != 0, axis=1)
         self._origin = bool(np.all(self.centre[live] ** 2 <= ORIGIN_RATIO * var[live]))
         self._quad_origin = self.quad - self.coef @ self.centre
+        # scikit-learn's decision form in one product with X (LDA's
+        # decision_function where the centre is near the origin):
+        # x' (coef_k + s) + (quad0_k - c' s / 2), s = Sigma^+ c
+        Sc = W @ (W.T @ self.centre)
+        self.origin_coef = self.coef + Sc
+        self.origin_const = self._quad_origin - 0.5 * float(self.centre @ Sc)
         self._log_norm: float | None = None
         self._log_pdet = 0.0
         self._factor = np.zeros((0, 0))
