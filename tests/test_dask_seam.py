@@ -156,3 +156,26 @@ def test_a_fitted_model_checks_the_feature_names_of_a_dask_frame():
     with pytest.warns(UserWarning, match="does not have valid feature names"):
         est.partial_fit(da.from_array(X, chunks=40), da.from_array(y, chunks=40))
     assert est.n_samples_seen_ == 240
+
+
+@pytest.mark.parametrize("cls", [bayesrule.LinearDiscriminantAnalysis, bayesrule.GaussianNB])
+def test_features_and_label_of_one_parquet_read_keep_the_same_rows(tmp_path, cls):
+    """``ddf[features]`` and ``ddf["label"]`` of a folder of Parquet files: Dask's optimiser
+    fuses the one-column selection into fewer partitions than the features'; the fit
+    still pairs each row with its own label (it equals the in-memory fit)."""
+    rng = np.random.default_rng(3)
+    frames = []
+    for i in range(6):
+        part = pd.DataFrame(rng.normal(size=(300, 12)), columns=[f"f{j}" for j in range(12)])
+        part["label"] = rng.integers(0, 3, 300)
+        part.iloc[:, :12] += part[["label"]].to_numpy()  # the labels matter
+        part.to_parquet(tmp_path / f"part{i}.parquet")
+        frames.append(part)
+    whole = pd.concat(frames, ignore_index=True)
+    ddf = dd.read_parquet(str(tmp_path))
+    features = [c for c in ddf.columns if c != "label"]
+    with dask.config.set(scheduler="synchronous"):
+        model = cls().fit(ddf[features], ddf["label"])
+    ref = cls().fit(whole[features], whole["label"])
+    X = whole[features].to_numpy()
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), rtol=0, atol=1e-10)

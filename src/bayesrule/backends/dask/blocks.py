@@ -21,6 +21,7 @@ __all__ = [
     "align",
     "check_fitted_features",
     "find_classes",
+    "frame_parts",
     "first_block",
     "is_array",
     "is_collection",
@@ -82,11 +83,21 @@ def rows_of(X: Any, est: Any) -> tuple[list[Any], tuple[float, ...] | None]:
                 "X must be 2-dimensional (n_samples, n_features); got a Dask Series. Use "
                 "series.to_frame()."
             )
-        return list(X.to_delayed()), None
+        return frame_parts(X), None
     raise TypeError(
         f"{type(est).__name__} takes a Dask array or DataFrame X with Dask y; got X of type "
         f"{what(X)}. Pass X as a Dask collection too (e.g. dask.array.from_array(X, chunks=...))."
     )
+
+
+def frame_parts(df: Any) -> list[Any]:
+    """A Dask DataFrame's or Series' partitions as declared (``npartitions`` of them).
+
+    The optimised graph may fuse partitions, and differently for different
+    column selections of one Parquet read (X's features and y's one column),
+    so that the pieces of X and y would no longer hold the same rows.
+    """
+    return list(df.to_delayed(optimize_graph=False))
 
 
 def split_in_memory(v: Any, lengths: Sequence[float], name: str) -> list[Any]:
@@ -129,7 +140,7 @@ def align(
         return list(v.to_delayed().ravel()), lengths
     if is_frame(v):
         if v.npartitions == nb:
-            return list(v.to_delayed()), lengths
+            return frame_parts(v), lengths
         if lengths is not None:
             return align(v.to_dask_array(lengths=True), name, xs, lengths)
         raise ValueError(
