@@ -21,6 +21,7 @@ __all__ = [
     "CollectionHandler",
     "handler_for",
     "handler_named",
+    "not_mergeable",
     "register_handler",
     "registered_handlers",
     "routed",
@@ -105,3 +106,20 @@ def routed(method: _M) -> _M:
         return method(self, X, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def not_mergeable(est: Any, collections: str, piece: str, engine: str) -> str:
+    """Why ``est`` cannot be fitted on an engine's ``collections``: its own refusal of
+    ``partial_fit``, and what to do instead (``piece``: what the engine summarises apart)."""
+    name = type(est).__name__
+    try:
+        _ = est.partial_fit
+        why = f"its statistics cannot be merged from {piece}s"
+    except AttributeError as exc:
+        why = str(exc).rstrip(".")
+    return (
+        f"{name} cannot be fitted on {collections} ({why}): a {engine} fit summarises each "
+        f"{piece} apart and merges the summaries. Fit it in memory (on a sample if the data are "
+        "too large); for RegularizedDiscriminantAnalysisCV, fit "
+        f"RegularizedDiscriminantAnalysis with the chosen alpha_ and gamma_ on the {engine} data."
+    )

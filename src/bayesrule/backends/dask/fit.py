@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._util.config import get_config
+from ..._util.dispatch import not_mergeable
 from .blocks import (
     align,
     check_fitted_features,
@@ -103,19 +104,7 @@ def reducer(
 
 
 def _refusal(est: Any) -> str:
-    """Why ``est`` cannot be fitted from blocks: its own refusal of ``partial_fit``."""
-    name = type(est).__name__
-    try:
-        _ = est.partial_fit
-        why = "its statistics cannot be merged from blocks"
-    except AttributeError as exc:
-        why = str(exc).rstrip(".")
-    return (
-        f"{name} cannot be fitted on Dask collections ({why}): a Dask fit summarises each "
-        "block apart and merges the summaries. Fit it in memory (on a sample if the data are "
-        "too large); for RegularizedDiscriminantAnalysisCV, fit "
-        "RegularizedDiscriminantAnalysis with the chosen alpha_ and gamma_ on the Dask data."
-    )
+    return not_mergeable(est, "Dask collections", "block", "Dask")
 
 
 def collection_statistics(

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._util.dispatch import not_mergeable
 from ...estimators.seam import Schema
 from .arrow import (
     SUMMARY,
@@ -253,18 +254,7 @@ def _arrow_schema(df: Any, names: tuple[str, ...]) -> Any:
 
 
 def _refusal(est: Any) -> str:
-    name = type(est).__name__
-    try:
-        _ = est.partial_fit
-        why = "its statistics cannot be merged from partitions"
-    except AttributeError as exc:
-        why = str(exc).rstrip(".")
-    return (
-        f"{name} cannot be fitted on a Spark DataFrame ({why}): a Spark fit summarises each "
-        "partition apart and merges the summaries. Fit it in memory (on a sample if the data "
-        "are too large); for RegularizedDiscriminantAnalysisCV, fit "
-        "RegularizedDiscriminantAnalysis with the chosen alpha_ and gamma_ on the Spark data."
-    )
+    return not_mergeable(est, "a Spark DataFrame", "partition", "Spark")
 
 
 def _check_fitted_features(est: Any, cols: Columns) -> None:
