@@ -7,20 +7,15 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special, stats
 
 from ..models import feature_name
 from ..stats import Vocabulary, check_categories
 from ._nb import _F, KINDS
 
+
 # ---------------------------------------------------------------------------------
 # input: the columns of a table or an array, and the kinds inferred from them
 # ---------------------------------------------------------------------------------
-#: At most this many distinct integers make a column of categories (years,
-#: ratings, codes), if each value is seen twice on average.
-MAX_LEVELS = 20
-
-
 @dataclass(frozen=True)
 class _Column:
     """One column of a block as MixedNB reads it.
@@ -133,154 +128,27 @@ def _frame_columns(X: Any) -> list[_Column]:
     return out
 
 
+#: The kinds ``columns`` may declare: those of the single-kind estimators, and
+#: 'auto' (chosen from the data's statistics when the model is derived).
+DECLARABLE = (*KINDS, "auto")
+
+
 def _infer_kind(col: _Column) -> tuple[str, str]:
-    """The kind a statistician would give a column, and why (see :class:`MixedNB`)."""
+    """The kind of a column from its type alone, and why (see :class:`MixedNB`).
+
+    Text is categorical and booleans are bernoulli; every other numeric
+    column is 'auto': its kind is chosen from the statistics of all the
+    training data when the model is derived (see ``_mixed_choice``), never
+    from one block, so that chunks, streams and merges agree.
+    """
     if col.time:
         return "time", "dates or durations"  # refused unless ``columns`` declares a kind
-    observed = ~col.missing
     if col.text:
-        d = np.unique(col.values[observed]).size
+        d = np.unique(col.values[~col.missing]).size
         return "categorical", f"text, {d} distinct values"
     if col.boolean:
         return "bernoulli", "booleans"
-    if not col.integral:
-        return "gaussian", "floating-point numbers"
-    v = col.values[observed]
-    if v.size == 0:
-        return "gaussian", "integers, none observed"
-    levels, freq = np.unique(v, return_counts=True)
-    d, lo, hi = levels.size, levels[0], levels[-1]
-    if d <= 2 and lo >= 0 and hi <= 1:
-        return "bernoulli", "integers 0 and 1"
-    if d <= 2:
-        return "categorical", f"{d} distinct integers ({_fmt(lo)}, {_fmt(hi)})"
-    return _integer_kind(v, levels, freq)
-
-
-#: Counts whose variance exceeds this multiple of their mean (or falls below
-#: 1 / this) are not Poisson. Distinct class rates spread the counts of a
-#: table beyond a single Poisson's (rates 1 and 4 in equal parts: 1.9;
-#: 1, 3 and 5: 1.9, and a block of 60 rows of those reaches 2.6).
-MAX_DISPERSION = 4.0
-#: Integers with at most this many distinct values (and two rows per value)
-#: are categories or counts, never a rounded normal distribution.
-FEW_LEVELS = 10
-#: An integer column that is neither counts nor categories, with one value
-#: holding this share of the rows, is a 'kernel' density, not a normal one.
-PEAK_SHARE = 0.25
-#: Beyond ``FEW_LEVELS`` values, categories need every value seen this often.
-MIN_ROWS = 3
-
-
-def _integer_kind(v: _F, levels: _F, freq: NDArray[np.intp]) -> tuple[str, str]:
-    """The kind of a column of at least three distinct integers, and why.
-
-    Each candidate model of the column's values — Poisson counts, a normal
-    distribution rounded to the integers' grid, and categories — is fitted
-    to the column and scored by BIC (log likelihood less half its number of
-    parameters times log n); the best wins, the normal one where scores tie.
-    Candidates are left out where they cannot apply: Poisson for negative
-    values, a lower end that does not reach towards 0 (the smallest value
-    above half the mean: a measurement in grams) or a variance more than
-    ``MAX_DISPERSION`` times from the mean, or values spread flat as codes
-    and ratings are (excess kurtosis at most -0.9; a uniform spread has
-    -1.2, Poisson counts ``1 / mean``); categories for more than
-    ``MAX_LEVELS`` values, fewer than two rows per value, or (beyond
-    ``FEW_LEVELS`` values) a value seen fewer than ``MIN_ROWS`` times; the normal
-    distribution for at most ``FEW_LEVELS`` values when categories apply
-    (codes, ratings, years: a few categories cost few parameters, and codes
-    whose frequencies happen to look bell-shaped are still codes). Where
-    the normal model wins but one value holds ``PEAK_SHARE`` of the rows
-    (mostly-empty pixels, overdispersed counts piled at 0), the column is
-    'kernel': a class holding only that value would get a normal of no
-    variance, a kernel density keeps a width relative to the column.
-    """
-    n, d = v.size, levels.size
-    lo, hi = float(levels[0]), float(levels[-1])
-    mean, var = float(np.mean(v)), float(np.var(v))
-    span = f"{d} distinct integers ({_fmt(lo)} to {_fmt(hi)})"
-    log_n = float(np.log(n))
-    # the normal distribution rounded to the grid of the values (1 for integers, 10 for tens)
-    exact = hi - lo < 2.0**53  # integers a float64 holds exactly
-    step = float(np.gcd.reduce(np.diff(levels).astype(np.int64))) if exact else 1.0
-    sd = max(np.sqrt(var), 1e-3 * step)
-    z_hi = (levels + 0.5 * step - mean) / sd
-    z_lo = (levels - 0.5 * step - mean) / sd
-    mass = np.where(
-        z_lo > 0, special.ndtr(-z_lo) - special.ndtr(-z_hi), special.ndtr(z_hi) - special.ndtr(z_lo)
-    )
-    with np.errstate(divide="ignore"):
-        scores = {"gaussian": float(freq @ np.log(mass)) - log_n}
-    notes = []
-    dispersion = var / mean if mean > 0 else np.inf
-    if lo < 0:
-        notes.append("negative values: not counts")
-    elif lo > mean / 2:
-        notes.append("smallest value above half the mean: not counts")
-    elif not (1.0 / MAX_DISPERSION <= dispersion <= MAX_DISPERSION):
-        notes.append(f"variance {dispersion:.3g} times the mean: not Poisson counts")
-    elif _excess_kurtosis(v) <= -0.9:
-        notes.append("spread flat, as codes are: not counts")
-    else:
-        scores["poisson"] = _poisson_score(levels, freq, mean, log_n)
-    if d > MAX_LEVELS:
-        notes.append(f"more than {MAX_LEVELS} values: not categories")
-    elif 2 * d > n:
-        notes.append("fewer than 2 rows per value: not categories")
-    elif d > FEW_LEVELS and freq.min() < MIN_ROWS:
-        # a long sparse tail (overdispersed counts): each class would see its rare
-        # values once or never, and categories estimate nothing there
-        notes.append(f"values seen fewer than {MIN_ROWS} times: not categories")
-    else:
-        scores["categorical"] = float(freq @ np.log(freq / n)) - 0.5 * (d - 1) * log_n
-    if "categorical" in scores and d <= FEW_LEVELS:
-        del scores["gaussian"]
-    best = max(scores, key=lambda k: (scores[k], k == "gaussian"))
-    others = " or ".join(k for k in scores if k != best)
-    beat = f", fit better than {others} (BIC)" if others else ""
-    if best == "poisson":
-        return "poisson", f"counts: {span}, mean {mean:.3g}, variance {var:.3g}{beat}"
-    if best == "categorical":
-        return "categorical", span + (beat if d > FEW_LEVELS or "poisson" in scores else "")
-    span = span.replace("distinct integers", "distinct")
-    top = float(freq.max()) / n
-    if top >= PEAK_SHARE:
-        # a peak (the 0s of mostly-empty pixels or of overdispersed counts) beside a
-        # spread: a class holding only the peak would get a normal of no variance
-        why = f"integers, {span}; {top:.0%} of the rows at {_fmt(levels[np.argmax(freq)])}"
-        return "kernel", "; ".join([why, *notes])
-    return "gaussian", "; ".join([f"integers, {span}{beat}", *notes])
-
-
-def _excess_kurtosis(v: _F) -> float:
-    z = (v - v.mean()) / v.std()
-    return float(np.mean(z**4)) - 3.0
-
-
-def _poisson_score(levels: _F, freq: NDArray[np.intp], mean: float, log_n: float) -> float:
-    """BIC of counts: one Poisson, or two in a mixture (the classes' rates differ), the better.
-
-    The mixture is fitted by EM on the distinct values, from rates at the
-    quartiles; it stands for a column whose classes have different rates,
-    which one Poisson fits poorly and categories only at a price.
-    """
-    one = float(freq @ stats.poisson.logpmf(levels, mean)) - 0.5 * log_n
-    rates = np.maximum(np.quantile(np.repeat(levels, freq), [0.25, 0.75]), 0.1)
-    rates = rates + [0.0, 0.5] if rates[0] == rates[1] else rates
-    share = np.array([0.5, 0.5])
-    ll = -np.inf
-    for _ in range(100):
-        logp = np.log(share)[:, None] + stats.poisson.logpmf(levels[None, :], rates[:, None])
-        top = logp.max(axis=0)
-        total = top + np.log(np.exp(logp - top).sum(axis=0))
-        new = float(freq @ total)
-        resp = np.exp(logp - total) * freq  # (2, d)
-        share = np.maximum(resp.sum(axis=1) / freq.sum(), 1e-12)
-        rates = np.maximum((resp @ levels) / np.maximum(resp.sum(axis=1), 1e-300), 1e-6)
-        if new - ll < 1e-8 * abs(new):
-            break
-        ll = new
-    return max(one, new - 1.5 * log_n)
+    return "auto", "numbers"
 
 
 def _fmt(x: Any) -> str:
@@ -328,10 +196,10 @@ def resolve_kinds(
     for j, col in enumerate(cols):
         if j in declared:
             kind = declared[j]
-            if kind not in KINDS:
+            if kind not in DECLARABLE:
                 raise ValueError(
                     f"columns gives column {names[j]!r} the kind {kind!r}; expected one of "
-                    f"{list(KINDS)}."
+                    f"{list(DECLARABLE)}."
                 )
             kinds.append(str(kind))
             reasons.append("declared in columns")

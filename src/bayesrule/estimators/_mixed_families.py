@@ -33,6 +33,7 @@ from ..stats import Vocabulary, label_repr
 from ._mixed_columns import _fmt
 
 __all__ = [
+    "Coded",
     "PerKind",
     "column_rows",
     "describe_text",
@@ -182,6 +183,69 @@ class PerKind:
         return f"PerKind({kinds})"
 
 
+class Coded:
+    """A family of discrete class models read through the coding of a column's raw values.
+
+    A column whose kind was chosen from the data ('auto') reaches the model
+    as its numbers; a 'categorical' one is coded by its distinct training
+    values (``vocabs``; a value not among them gets the code of an unseen
+    category), a 'bernoulli' one as ``x > 0``, and 'poisson' counts are
+    checked to be non-negative. ``sample`` gives the values back.
+    """
+
+    def __init__(self, model: Any, kind: str, vocabs: list[Any], names: list[Any]) -> None:
+        self.model = model
+        self.kind = kind
+        self.vocabs = vocabs
+        self.names = names
+
+    def codes(self, X: NDArray[Any]) -> _F:
+        """The columns as the model reads them (NaN stays missing)."""
+        X = np.asarray(X, dtype=np.float64)
+        if self.kind == "bernoulli":
+            return np.where(np.isnan(X), np.nan, (X > 0).astype(float))
+        if self.kind == "poisson":
+            with np.errstate(invalid="ignore"):
+                bad = X < 0
+            if bad.any():
+                r, c = (int(t[0]) for t in np.nonzero(bad))
+                raise ValueError(
+                    f"column {self.names[c]!r} was fitted as 'poisson' counts and must be "
+                    f"non-negative; got {float(X[r, c])!r} at row {r}."
+                )
+            return X
+        out = np.full(X.shape, np.nan)
+        for i, vocab in enumerate(self.vocabs):
+            x = X[:, i]
+            seen = ~np.isnan(x)
+            pos = np.minimum(np.searchsorted(vocab, x[seen]), vocab.size - 1)
+            out[seen, i] = np.where(vocab[pos] == x[seen], pos, vocab.size)
+        return out
+
+    def log_prob(self, X: NDArray[Any]) -> _F:
+        return np.asarray(self.model.log_prob(self.codes(X)), dtype=np.float64)
+
+    def log_prob_terms(self, X: NDArray[Any]) -> Any:
+        return self.model.log_prob_terms(self.codes(X))
+
+    def __len__(self) -> int:
+        return len(self.model)
+
+    def __getitem__(self, k: int) -> Coded:
+        return Coded(self.model[k], self.kind, self.vocabs, self.names)
+
+    def sample(self, n: int, rng: np.random.Generator) -> _F:
+        drawn = np.asarray(self.model.sample(n, rng), dtype=np.float64)
+        if self.kind != "categorical":
+            return drawn
+        return np.column_stack(
+            [vocab[drawn[:, i].astype(np.intp)] for i, vocab in enumerate(self.vocabs)]
+        )
+
+    def __repr__(self) -> str:
+        return f"Coded({self.kind}, {type(self.model).__name__})"
+
+
 def parameters_text(
     kind: str, part: Any, i: int, present: NDArray[np.bool_], vocab: Vocabulary
 ) -> str:
@@ -206,16 +270,26 @@ def parameters_text(
     return "kernel density of the class's values"
 
 
-def column_rows(stats: Any, kinds: list[str], names: Any) -> list[dict[str, Any]]:
-    """MixedNB's ``column_summary`` from its statistics, kinds and feature names."""
+def column_rows(
+    stats: Any, kinds: list[str], names: Any, chosen: dict[int, tuple[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """MixedNB's ``column_summary`` from its statistics, kinds and feature names.
+
+    ``chosen`` gives, for each column whose kind was chosen from the data,
+    ``(why, parameters)``.
+    """
     p = stats.n_features
     dtypes = stats.dtypes or ("",) * p
-    reasons = stats.reasons or ("",) * p
+    reasons = list(stats.reasons or ("",) * p)
     present = stats.weights > 0
     params: dict[int, str] = {}
     for kind, part in stats.parts.items():
+        if kind == "auto":
+            continue
         for i, j in enumerate(stats.columns(kind)):
             params[int(j)] = parameters_text(kind, part, i, present, stats.vocabularies[int(j)])
+    for j, (why, text) in (chosen or {}).items():
+        reasons[j], params[j] = why, text
     return [
         {
             "column": feature_name(names, j),

@@ -14,12 +14,14 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._util.validation import check_table
+from ..models._bandwidth import bandwidths
 from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
 from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes
 from ._base import EstimatorSummariser, GenerativeClassifier
+from ._mixed_choice import choose_kinds, kind_parts
 from ._mixed_columns import (
     _Column,
     _Encoded,
@@ -31,11 +33,13 @@ from ._mixed_columns import (
     resolve_kinds,
 )
 from ._mixed_families import (
+    Coded,
     PerKind,
     column_rows,
     describe_text,
     gaussian_family,
     kinds_text,
+    parameters_text,
     pooled_where_unobserved,
     training_form,
 )
@@ -268,7 +272,9 @@ class MixedNB(_BaseNB):
         cols, names, table = self._columns(X, fitted=fitted)
         shown = names if table else list(range(len(cols)))
         if fitted:
-            kinds = tuple(self.kinds_)
+            # the statistics' kinds: a column chosen from the data ('auto') is
+            # read as numbers, and its family codes them as its kind needs
+            kinds = tuple(self.stats_.kinds)
             reasons: tuple[str, ...] = self.stats_.reasons  # the kinds' own
             fitted_vocabs: tuple[Vocabulary, ...] | None = self.stats_.vocabularies
         else:
@@ -319,8 +325,11 @@ class MixedNB(_BaseNB):
             and hasattr(other, "stats_")
             and len(other.kinds_) == len(self.kinds_)
         ):
+            # the statistics' kinds: columns left to the data ('auto') merge
+            # whatever each side chose, and the merged model chooses again
             names = self._feature_names()
-            for j, (a, b) in enumerate(zip(self.kinds_, other.kinds_, strict=True)):
+            mine, theirs = self.stats_.kinds, other.stats_.kinds
+            for j, (a, b) in enumerate(zip(mine, theirs, strict=True)):
                 if a != b:
                     raise ValueError(
                         f"cannot merge models whose columns are of different kinds: column "
@@ -373,7 +382,7 @@ class MixedNB(_BaseNB):
             text: the class means, rates, probabilities or categories).
         """
         check_is_fitted(self)
-        return column_rows(self.stats_, self.kinds_, self._feature_names())
+        return column_rows(self.stats_, self.kinds_, self._feature_names(), self._chosen_)
 
     def kinds_line(self, max_columns: int = 8) -> str:
         """One line saying the kind of each column and whether it was inferred (for a log).
@@ -408,7 +417,7 @@ class MixedNB(_BaseNB):
         """
         light = clone(self)
         if "stats_" in self.__dict__:
-            light.set_params(columns=list(self.kinds_))
+            light.set_params(columns=list(self.stats_.kinds))
         elif first_block is not None:
             light.set_params(columns=self.infer_columns(first_block))
         return EstimatorSummariser(light)
@@ -445,18 +454,61 @@ class MixedNB(_BaseNB):
     def _derive(
         self, stats: MixedStats, priors: _F, feature_names: Any = None, **extra: Any
     ) -> dict[str, Any]:
-        families = []
+        families: list[tuple[NDArray[np.intp], Any]] = []
+        kinds = list(stats.kinds)
+        chosen: dict[int, tuple[str, str]] = {}
         for kind, part in stats.parts.items():
             cols = stats.columns(kind)
             names = [_name(feature_names, int(j)) for j in cols]
-            families.append((cols, self._family(kind, part, names)))
+            if kind == "auto":
+                families.extend(self._chosen_families(part, cols, names, kinds, chosen))
+            else:
+                families.append((cols, self._family(kind, part, names)))
         return {
             "_model": PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
-            "kinds_": list(stats.kinds),
+            "kinds_": kinds,
+            "_chosen_": chosen,
             "categories_": {
                 _key(feature_names, j): v for j, v in enumerate(stats.vocabularies) if v is not None
             },
         }
+
+    def _chosen_families(
+        self,
+        part: Any,
+        cols: NDArray[np.intp],
+        names: list[Any],
+        kinds: list[str],
+        chosen: dict[int, tuple[str, str]],
+    ) -> list[tuple[NDArray[np.intp], Any]]:
+        """The families of the columns whose kinds the data choose (see ``_mixed_choice``).
+
+        Fills ``kinds`` and ``chosen`` (why and parameters text) for those columns.
+        """
+        part = pooled_where_unobserved("kernel", part, names)
+        b = self.bandwidth
+        if not isinstance(b, str) and np.ndim(b) == 1:
+            b = np.asarray(b, dtype=np.float64)[cols]
+        h = bandwidths(
+            part.moments(),
+            b if isinstance(b, str) else np.asarray(b, float),
+            float(self.bandwidth_floor),
+        )[0]
+        picks = choose_kinds(part, h, var_smoothing=self.var_smoothing, alpha=self.alpha)
+        present = np.asarray(part.weights > 0)
+        out = []
+        for kind, (sub, sub_stats, vocabs) in kind_parts(part, [c.kind for c in picks]).items():
+            sub_names = [names[int(i)] for i in sub]
+            family = self._family(kind, sub_stats, sub_names)
+            if kind in ("categorical", "bernoulli", "poisson"):
+                family = Coded(family, kind, vocabs, sub_names)
+            out.append((cols[sub], family))
+            for i, col in enumerate(sub):
+                j = int(cols[col])
+                kinds[j] = kind
+                text = parameters_text(kind, sub_stats, i, present, vocabs[i])
+                chosen[j] = (f"inferred: {picks[int(col)].why}", text)
+        return out
 
     def _family(self, kind: str, part: Any, names: list[Any]) -> Any:
         """The family of class models of the columns of one kind, from their statistics."""

@@ -43,6 +43,10 @@ KIND_STATS: dict[str, Any] = {
     "poisson": CountStats,
     "categorical": CategoryStats,
     "kernel": ValueCountStats,
+    # a numeric column whose kind the estimator chooses from the data when it
+    # derives the model: the per-class weights of its distinct values, from
+    # which every other kind's statistic follows
+    "auto": ValueCountStats,
 }
 
 
@@ -50,7 +54,11 @@ KIND_STATS: dict[str, Any] = {
 class MixedStats(ClassStatistic):
     r"""One statistic per kind of column, for a model with a class model per column.
 
-    ``kinds[j]`` names the model of column ``j`` (a key of ``KIND_STATS``);
+    ``kinds[j]`` names the model of column ``j`` (a key of ``KIND_STATS``), or
+    is ``'auto'`` for a numeric column whose model is chosen from these
+    statistics when a model is derived (it holds the column's distinct values
+    with their per-class weights, as a 'kernel' column does: the kind is then
+    the same for any chunking of the data and after merges);
     ``parts[kind]`` holds the statistics of the columns of that kind, in
     their order in ``X``. A categorical column holds either integer category
     codes used as they are (``vocabularies[j]`` is None) or codes into
@@ -64,7 +72,7 @@ class MixedStats(ClassStatistic):
     ``dtypes`` and ``reasons`` describe the columns, for the estimator that
     reads and writes them (``()`` when unknown): the dtype each column had in
     the data (``'int64'``, ``'category'``...), and why it got its kind
-    (``'inferred: 3 distinct integers'``). They are not statistics: a merge
+    (``'inferred: text, 3 distinct values'``). They are not statistics: a merge
     keeps those of its left side (of the first block of a stream), or of the
     other side where the left side has none; ``allclose`` ignores them.
 

@@ -1,0 +1,363 @@
+"""The kind of a numeric MixedNB column left to the data ('auto'), chosen from its statistics.
+
+An inferred numeric column keeps the per-class weights of its distinct values
+(:class:`~bayesrule.stats.ValueCountStats`), the statistic every kind can be
+derived from: the moments of a normal model, the sums of a Poisson one, the
+counts of categories, the values of a kernel density. Its kind is chosen when
+the model is derived, by the leave-one-out log likelihood of each candidate:
+every stored row is predicted by its class's model fitted without it (one
+unit of its weight removed), in closed form from the statistics. The choice
+is therefore a function of mergeable statistics: a fit at once, in any
+chunking, or merged from parts gives the same kinds.
+
+Candidates (see :func:`choose_kinds`):
+
+* 'gaussian' and 'kernel' for every column (densities);
+* on a lattice (every value ``v0 + i * step``: integers, or measurements
+  recorded to 0.1), the continuous candidates are scored by the probability
+  of the value's cell (width ``step``), so that they compare with
+  'categorical' (a candidate there) and 'poisson' (for non-negative integers
+  of step 1). A value seen once in all the data is, once held out, a category
+  never seen: the categorical model's unseen probability is shared among the
+  lattice's empty cells, as a density spreads its mass over them.
+
+'gaussian' is the default; another candidate replaces the simpler one
+(kernel for gaussian, then the best discrete kind for the continuous choice)
+only when its mean held-out gain per row exceeds ``Z_DOUBT`` standard errors
+(a paired test over the rows, in the spirit of Vuong's test for non-nested
+models; the standard error is that of the gains clipped to ``CLIP`` nats, so
+that a few catastrophic misses, such as a class whose values are all equal
+meeting another value, count as evidence and not as doubt). In doubt, a
+column stays Gaussian.
+
+Rescaling a column by ``c`` rescales the values, the lattice step, the
+moments and the kernel bandwidths together: the normal and kernel scores
+change by the same ``-log c`` per row (densities) or not at all (cell
+probabilities), and the categorical score not at all, so the choice among
+them is the same at every scale. Poisson exists only for integers: a
+rescaled count column is no longer counts and takes the best of the others.
+
+References
+----------
+Q. H. Vuong, "Likelihood ratio tests for model selection and non-nested
+hypotheses", Econometrica 57(2), 1989. M. Stone, "Cross-validatory choice and
+assessment of statistical predictions", JRSS B 36(2), 1974.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+from ..models.diagonal import total_variance
+from ..stats import CategoryStats, CountStats, DiagonalStats, ValueCountStats
+
+__all__ = ["Choice", "choose_kinds", "kind_parts"]
+
+_F = NDArray[np.float64]
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+#: Above this many distinct values per column, the kernel's leave-one-out
+#: score is computed on the values binned onto this many cells (of the
+#: column's own range, so the same at every scale).
+MAX_PAIRS = 1024
+#: A candidate replaces the simpler model only when its mean held-out gain
+#: exceeds this many standard errors (a paired test over the rows, as
+#: Vuong's test of non-nested models); in doubt a column stays Gaussian.
+Z_DOUBT = 2.0
+#: Largest gain or loss of one row (nats) in that test.
+CLIP = 3.0
+#: Relative tolerance of a value's distance to its lattice point.
+_LATTICE_TOL = 1e-6
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """The kind chosen for one column, why, and the scores of the candidates (nats per row)."""
+
+    kind: str
+    why: str
+    scores: dict[str, float]
+
+
+def _lattice(v: _F) -> float:
+    """The step of the lattice the sorted distinct values lie on, or 0 if they do not."""
+    if v.size < 2:
+        return 0.0
+    step = float(np.min(np.diff(v)))
+    if step <= 0 or not np.isfinite(step):
+        return 0.0
+    r = (v - v[0]) / step
+    if r[-1] > 1e6:  # a lattice finer than a millionth of the range is no lattice
+        return 0.0
+    return (
+        step if bool(np.all(np.abs(r - np.round(r)) <= _LATTICE_TOL * np.maximum(r, 1.0))) else 0.0
+    )
+
+
+def _cell(z_hi: _F, z_lo: _F) -> _F:
+    """``Phi(z_hi) - Phi(z_lo)``, accurate in both tails."""
+    return np.where(
+        z_lo > 0, special.ndtr(-z_lo) - special.ndtr(-z_hi), special.ndtr(z_hi) - special.ndtr(z_lo)
+    )
+
+
+def _log(x: _F) -> _F:
+    return np.log(np.maximum(x, 1e-300))
+
+
+def _gaussian_loo(v: _F, W: _F, eps: float, step: float) -> _F:
+    """Per class and value, log of the leave-one-out normal density (or cell probability).
+
+    The class's mean and variance without one unit of weight at the value
+    (the Chan-Golub-LeVeque downdate), its variance raised by ``eps`` as
+    MixedNB's gaussian columns are.
+    """
+    V = W.sum(axis=1, keepdims=True)
+    mean = (W @ v)[:, None] / np.maximum(V, 1e-300)
+    M2 = (W * (v[None, :] - mean) ** 2).sum(axis=1, keepdims=True)
+    n1 = np.maximum(V - 1.0, 1e-300)
+    m1 = (V * mean - v[None, :]) / n1
+    M2_1 = np.maximum(M2 - (v[None, :] - mean) ** 2 * V / n1, 0.0)
+    var = np.maximum(M2_1 / n1 + eps, 1e-300)
+    return _normal(v, m1, var, step)
+
+
+def _normal(v: _F, m: _F, var: _F, step: float) -> _F:
+    if step > 0:
+        sd = np.sqrt(var)
+        return _log(_cell((v + 0.5 * step - m) / sd, (v - 0.5 * step - m) / sd))
+    return -0.5 * (_LOG_2PI + np.log(var) + (v[None, :] - m) ** 2 / var)
+
+
+def _kernel_loo(v: _F, W: _F, h: _F, step: float) -> _F:
+    """Per class and value, log of the leave-one-out kernel density (or cell probability).
+
+    ``h`` holds the bandwidth of each class. Beyond ``MAX_PAIRS`` values the
+    other values are binned (the held-out one is not).
+    """
+    V = W.sum(axis=1)
+    src, Ws = v, W
+    if v.size > MAX_PAIRS:
+        lo, hi = v[0], v[-1]
+        width = (hi - lo) / MAX_PAIRS
+        idx = np.minimum(((v - lo) / width).astype(np.intp), MAX_PAIRS - 1)
+        Ws = np.zeros((W.shape[0], MAX_PAIRS))
+        for k in range(W.shape[0]):
+            Ws[k] = np.bincount(idx, weights=W[k], minlength=MAX_PAIRS)
+        sums = np.bincount(idx, weights=v * W.sum(axis=0), minlength=MAX_PAIRS)
+        tot = np.bincount(idx, weights=W.sum(axis=0), minlength=MAX_PAIRS)
+        src = np.where(
+            tot > 0, sums / np.maximum(tot, 1e-300), lo + (np.arange(MAX_PAIRS) + 0.5) * width
+        )
+    D = v[:, None] - src[None, :]  # (U, S)
+    out = np.empty(W.shape)
+    for k in range(W.shape[0]):
+        hk = h[k]
+        if step > 0:
+            mass = _cell((D + 0.5 * step) / hk, (D - 0.5 * step) / hk)
+            self_mass = float(_cell(np.array(0.5 * step / hk), np.array(-0.5 * step / hk)))
+        else:
+            mass = np.exp(-0.5 * (D / hk) ** 2) / (hk * np.sqrt(2.0 * np.pi))
+            self_mass = 1.0 / (hk * np.sqrt(2.0 * np.pi))
+        total = mass @ Ws[k]
+        out[k] = _log((total - self_mass) / max(V[k] - 1.0, 1e-300))
+    return out
+
+
+def _categorical_loo(W: _F, total: _F, alpha: float, cells: float) -> _F:
+    """Per class and value, log of the leave-one-out probability of its category.
+
+    ``total`` (U,) is each value's weight over all classes. A value held
+    once in all the data leaves the vocabulary with its row, and is then an
+    unseen category: the model's unseen probability shared among the
+    ``cells`` of the lattice's range that no kept value occupies (a
+    categorical model knows nothing of the values it never saw, and must
+    spread that probability over all of them to compete with a density).
+    """
+    V = W.sum(axis=1, keepdims=True)
+    d = W.shape[1]
+    seen = (W - 1.0 + alpha) / np.maximum(V - 1.0 + alpha * d, 1e-300)
+    free = max(cells - (d - 1), 1.0)
+    unseen = alpha / np.maximum(V - 1.0 + alpha * (d - 1), 1e-300) / free
+    alone = (total <= 1.0 + 1e-9)[None, :]
+    return _log(np.where(alone, unseen, seen))
+
+
+def _poisson_loo(v: _F, W: _F, alpha: float) -> _F:
+    """Per class and value, log of the leave-one-out Poisson probability (rate ``(S + alpha) / V``)."""
+    V = W.sum(axis=1, keepdims=True)
+    S = (W @ v)[:, None]
+    rate = np.maximum((S - v[None, :] + alpha) / np.maximum(V - 1.0, 1e-300), 1e-300)
+    return v[None, :] * np.log(rate) - rate - special.gammaln(v + 1.0)[None, :]
+
+
+def _choose_column(v: _F, W: _F, h: _F, *, var_smoothing: float, alpha: float) -> Choice:
+    """The kind of one column from its distinct values ``v`` (U,) and class weights ``W`` (K, U)."""
+    d = v.size
+    if d <= 2 and v.size and v[0] >= 0 and v[-1] <= 1 and np.all((v == 0) | (v == 1)):
+        return Choice("bernoulli", "values 0 and 1", {})
+    if d == 2:
+        return Choice("categorical", f"2 distinct values ({_fmt(v[0])}, {_fmt(v[-1])})", {})
+    Vk = W.sum(axis=1)
+    V = Vk[:, None]
+    m = (W @ v)[:, None] / np.maximum(V, 1e-300)
+    M2 = (W * (v[None, :] - m) ** 2).sum(axis=1)
+    total = float(total_variance(Vk[:, None], m, M2[:, None])[0])
+    if d < 2 or total <= 0:
+        return Choice("gaussian", "one value: no evidence for any class", {})
+    use = Vk > 1.0  # a class of one row cannot hold one out
+    Wu = W[use]
+    n = float(Wu.sum())
+    if n <= 0:
+        return Choice("gaussian", "too few rows per class to compare models", {})
+    step = _lattice(v)
+    scores: dict[str, float] = {}
+
+    def entries(logp: _F) -> _F:
+        return np.where(Wu > 0, logp, 0.0)
+
+    terms = {"gaussian": entries(_gaussian_loo(v, Wu, var_smoothing * total, step))}
+    terms["kernel"] = entries(_kernel_loo(v, Wu, h[use], step))
+    discrete = step > 0
+    if discrete:
+        cells = float(np.round((v[-1] - v[0]) / step)) + 1.0
+        terms["categorical"] = entries(_categorical_loo(Wu, W.sum(axis=0), alpha, cells))
+        integers = bool(np.all(v == np.round(v)))
+        if v[0] >= 0 and integers and step == 1.0:
+            terms["poisson"] = entries(_poisson_loo(v, Wu, alpha))
+    scores = {k: float(np.sum(Wu * t)) / n for k, t in terms.items()}
+
+    def beats(a: str, b: str) -> bool:
+        """Whether ``a`` predicts the held-out rows better than ``b`` beyond doubt."""
+        # the mean gain counts every row; its doubt (standard error) is that of
+        # the gains clipped to +-CLIP nats, so that a model's catastrophic miss
+        # on a few rows is evidence against it, not doubt
+        d = terms[a] - terms[b]
+        mean = float(np.sum(Wu * d)) / n
+        dc = np.clip(d, -CLIP, CLIP)
+        mc = float(np.sum(Wu * dc)) / n
+        se = np.sqrt(float(np.sum(Wu * (dc - mc) ** 2)) / n / n)
+        return mean > 0 and mean > Z_DOUBT * se
+
+    best = "kernel" if beats("kernel", "gaussian") else "gaussian"
+    for kind in sorted(
+        (k for k in ("poisson", "categorical") if k in terms), key=lambda k: -scores[k]
+    ):
+        if beats(kind, best):
+            best = kind
+            break
+    shown = ", ".join(f"{k} {s:.3g}" for k, s in sorted(scores.items(), key=lambda t: -t[1]))
+    what = f"{d} distinct values" + (f" on a grid of {_fmt(step)}" if discrete else "")
+    notes = [what]
+    pooled_mean = float(W.sum(axis=0) @ v) / float(W.sum())
+    if "poisson" in scores and pooled_mean > 0:
+        notes.append(f"variance {total / pooled_mean:.3g} times the mean")
+    return Choice(best, f"{'; '.join(notes)}; held-out log likelihood per row: {shown}", scores)
+
+
+def choose_kinds(
+    part: ValueCountStats,
+    h: _F,
+    *,
+    var_smoothing: float,
+    alpha: float,
+) -> list[Choice]:
+    """The kind of each column of ``part`` by leave-one-out likelihood (see the module).
+
+    Parameters
+    ----------
+    part : ValueCountStats
+        The statistics of the columns left to the data, every class with
+        rows observing every column (as MixedNB's derivation fills them).
+    h : ndarray of shape (n_classes, n_features)
+        The kernel bandwidth each class would get (``bandwidths`` of the
+        estimator's rule).
+    var_smoothing, alpha : float
+        The estimator's smoothing of its gaussian and discrete columns.
+    """
+    present = np.asarray(part.weights > 0)
+    W = part.value_weights[present]
+    hp = h[present]
+    out = []
+    for j in range(part.n_features):
+        a, b = int(part.indptr[j]), int(part.indptr[j + 1])
+        v = part.values[a:b]
+        Wj = W[:, a:b]
+        keep = Wj.sum(axis=0) > 0
+        out.append(
+            _choose_column(v[keep], Wj[:, keep], hp[:, j], var_smoothing=var_smoothing, alpha=alpha)
+        )
+    return out
+
+
+def kind_parts(
+    part: ValueCountStats, kinds: list[str]
+) -> dict[str, tuple[NDArray[np.intp], Any, list[Any]]]:
+    """The statistics of the kind chosen for each column, derived from ``part``.
+
+    Returns ``{kind: (columns of part, statistics, vocabularies)}``: for
+    'gaussian' a :class:`DiagonalStats`, 'kernel' a :class:`ValueCountStats`,
+    'poisson' and 'bernoulli' a :class:`CountStats`, 'categorical' a
+    :class:`CategoryStats` whose codes index each column's distinct values
+    (``vocabularies``, one per column; None for other kinds).
+    """
+    arr = np.asarray(kinds, dtype=object)
+    out: dict[str, tuple[NDArray[np.intp], Any, list[Any]]] = {}
+    base = dict(classes=part.classes, counts=part.counts, weights=part.weights)
+    for kind in ("gaussian", "kernel", "bernoulli", "poisson", "categorical"):
+        cols = np.flatnonzero(arr == kind)
+        if not cols.size:
+            continue
+        sub = _value_columns(part, cols)
+        vocabs: list[Any] = [None] * cols.size
+        if kind == "gaussian":
+            V, mean, m2 = sub.moments()
+            stats: Any = DiagonalStats(**base, feature_weights=V, means=mean, m2=m2)
+        elif kind == "kernel":
+            stats = sub
+        elif kind in ("poisson", "bernoulli"):
+            x = sub.values if kind == "poisson" else (sub.values > 0).astype(float)
+            F = sub._feature_matrix()
+            stats = CountStats(
+                **base,
+                feature_weights=np.asarray(sub.value_weights @ F),
+                sums=np.asarray((sub.value_weights * x) @ F),
+            )
+        else:
+            sizes = np.diff(sub.indptr)
+            C = int(sizes.max(initial=1))
+            cc = np.zeros((part.n_classes, cols.size, C))
+            for i in range(cols.size):
+                a, b = int(sub.indptr[i]), int(sub.indptr[i + 1])
+                cc[:, i, : b - a] = sub.value_weights[:, a:b]
+                vocabs[i] = sub.values[a:b].copy()
+            stats = CategoryStats(**base, category_counts=cc)
+        out[kind] = (cols, stats, vocabs)
+    return out
+
+
+def _value_columns(part: ValueCountStats, cols: NDArray[np.intp]) -> ValueCountStats:
+    """The statistics of some columns of ``part``, in the order of ``cols``."""
+    starts, ends = part.indptr[cols], part.indptr[cols + 1]
+    idx = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends, strict=True)] or [[]])
+    idx = idx.astype(np.intp)
+    indptr = np.zeros(cols.size + 1, np.intp)
+    indptr[1:] = np.cumsum(ends - starts)
+    return ValueCountStats(
+        part.classes,
+        part.counts,
+        part.weights,
+        indptr,
+        part.values[idx],
+        part.value_weights[:, idx],
+    )
+
+
+def _fmt(x: Any) -> str:
+    f = float(x)
+    return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.6g}"
