@@ -186,7 +186,7 @@ def test_text_in_a_numeric_column_names_the_column():
     m = br.MixedNB().fit(df, y)
     bad = df.copy()
     bad["height"] = "tall"
-    with pytest.raises(ValueError, match=r"column 'height' .*'gaussian'"):
+    with pytest.raises(ValueError, match=r"column 'height' .*(numbers|'gaussian')"):
         m.predict(bad)
 
 

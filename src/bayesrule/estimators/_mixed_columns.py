@@ -244,9 +244,10 @@ def encode_columns(
             # nothing observed (an object column of None): missing numbers
             col = _Column(np.full(n, np.nan), False, col.dtype)
         if col.text and kind != "categorical":
+            what = "numbers (its kind chosen from them)" if kind == "auto" else repr(kind)
             raise ValueError(
                 f"column {shown[j]!r} holds {col.dtype} values, which only the "
-                f"'categorical' kind accepts; it is {kind!r}."
+                f"'categorical' kind accepts; it is {what}."
             )
         if kind != "categorical" or (fitted and fv is None):
             # numbers, or the integer category codes of a model fitted on them

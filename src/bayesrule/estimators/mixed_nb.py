@@ -455,21 +455,28 @@ class MixedNB(_BaseNB):
         self, stats: MixedStats, priors: _F, feature_names: Any = None, **extra: Any
     ) -> dict[str, Any]:
         families: list[tuple[NDArray[np.intp], Any]] = []
+        chosen_vocabs: dict[int, Any] = {}
         kinds = list(stats.kinds)
         chosen: dict[int, tuple[str, str]] = {}
         for kind, part in stats.parts.items():
             cols = stats.columns(kind)
             names = [_name(feature_names, int(j)) for j in cols]
             if kind == "auto":
-                families.extend(self._chosen_families(part, cols, names, kinds, chosen))
+                families.extend(
+                    self._chosen_families(part, cols, names, kinds, chosen, chosen_vocabs)
+                )
             else:
                 families.append((cols, self._family(kind, part, names)))
+        vocabs = dict(enumerate(stats.vocabularies))
+        vocabs.update(chosen_vocabs)
         return {
             "_model": PerKind(families, stats.n_features, int(np.sum(stats.weights > 0))),
             "kinds_": kinds,
             "_chosen_": chosen,
             "categories_": {
-                _key(feature_names, j): v for j, v in enumerate(stats.vocabularies) if v is not None
+                _key(feature_names, j): vocabs[j]
+                for j in range(stats.n_features)
+                if vocabs[j] is not None
             },
         }
 
@@ -480,10 +487,12 @@ class MixedNB(_BaseNB):
         names: list[Any],
         kinds: list[str],
         chosen: dict[int, tuple[str, str]],
+        chosen_vocabs: dict[int, Any],
     ) -> list[tuple[NDArray[np.intp], Any]]:
         """The families of the columns whose kinds the data choose (see ``_mixed_choice``).
 
-        Fills ``kinds`` and ``chosen`` (why and parameters text) for those columns.
+        Fills ``kinds``, ``chosen`` (why and parameters text) and
+        ``chosen_vocabs`` (the values of a categorical one) for those columns.
         """
         part = pooled_where_unobserved("kernel", part, names)
         b = self.bandwidth
@@ -508,6 +517,8 @@ class MixedNB(_BaseNB):
                 kinds[j] = kind
                 text = parameters_text(kind, sub_stats, i, present, vocabs[i])
                 chosen[j] = (f"inferred: {picks[int(col)].why}", text)
+                if kind == "categorical":
+                    chosen_vocabs[j] = vocabs[i]
         return out
 
     def _family(self, kind: str, part: Any, names: list[Any]) -> Any:
