@@ -192,7 +192,7 @@ def test_text_in_a_numeric_column_names_the_column():
 
 def test_block_statistics_keep_the_fitted_kinds():
     df, y = _frame(50, 7)
-    m = br.MixedNB().fit(df, y)
+    m = br.MixedNB(columns={"visits": "poisson"}).fit(df, y)
     bad = df.copy()
     bad["visits"] = bad["visits"].astype(str)
     with pytest.raises(ValueError, match=r"column 'visits' .*'poisson'"):
@@ -202,7 +202,7 @@ def test_block_statistics_keep_the_fitted_kinds():
 def test_zero_variance_error_names_the_column():
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "flat": [5.0, 5.0, 1.0, 2.0]})
     with pytest.raises(ValueError, match=r"column 'flat' has zero variance in class 0"):
-        br.MixedNB(var_smoothing=0.0).fit(df, [0, 0, 1, 1])
+        br.MixedNB(columns={"flat": "gaussian"}, var_smoothing=0.0).fit(df, [0, 0, 1, 1])
 
 
 def test_kernel_floor_is_a_parameter():
@@ -217,7 +217,7 @@ def test_kernel_floor_is_a_parameter():
 # ------------------------------------------------------------------------ errors
 def test_merge_of_different_kinds_names_the_column():
     df, y = _frame(60, 9)
-    a = br.MixedNB().fit(df, y)
+    a = br.MixedNB(columns={"height": "gaussian"}).fit(df, y)
     b = br.MixedNB(columns={"height": "kernel"}).fit(df, y)
     with pytest.raises(ValueError, match=r"column 'height' is 'gaussian' in one and 'kernel'"):
         a.merge(b)
