@@ -55,51 +55,62 @@ class MixedNB(_BaseNB):
     r"""Naive Bayes with a class model chosen per column.
 
     Each column is modelled by one of 'gaussian', 'kernel', 'bernoulli',
-    'categorical' or 'poisson', given in ``columns`` or inferred from the
-    first block of data as a statistician would:
+    'categorical' or 'poisson', given in ``columns`` or inferred:
 
-    * text (strings, pandas ``category``, ``string``, objects holding
-      strings): 'categorical';
-    * booleans, and integers that are all 0 or 1: 'bernoulli';
-    * floating-point numbers: 'gaussian' — the dtype says the column is a
-      measurement, even if its values are whole numbers (an integer column
-      that pandas read as float because of a missing value: convert it with
-      ``astype('Int64')``, or declare its kind);
-    * integers (of an integer dtype, including nullable ``Int64``, or Python
-      ints in an object column) of two values: 'categorical'; of three or
-      more: the model that fits the column's values best by BIC among
-      Poisson counts (one Poisson or a mixture of two), a normal
-      distribution rounded to the values' grid, and categories. Counts are
-      left out for negative values, a smallest value above half the mean (a
-      measurement in grams), a variance more than ``MAX_DISPERSION`` (4)
-      times from the mean (horsepower, overdispersed counts) or a flat
-      spread (codes); categories for more than ``MAX_LEVELS`` (20) values or
-      fewer than two rows per value, and they are preferred to the normal
-      model for at most ``FEW_LEVELS`` (10) values. So years, ratings and
-      codes are 'categorical', counts 'poisson', and integer measurements
-      (horsepower, a width in inches) 'gaussian'.
+    * from its type, for text (strings, pandas ``category``, ``string``,
+      objects holding strings): 'categorical'; and booleans: 'bernoulli';
+    * from the data, for every other numeric column (floats and integers):
+      its statistics keep the per-class weights of its distinct values
+      (kind ``'auto'`` in :class:`~bayesrule.stats.MixedStats`), and when the
+      model is derived each candidate model of the column is scored by its
+      leave-one-out log likelihood, computed from those statistics: every
+      row is predicted by its class's model fitted without it. 'gaussian' is
+      the default; 'kernel' replaces it, and then 'categorical' or 'poisson'
+      replaces the continuous choice, only when its mean held-out gain per
+      row exceeds two standard errors (a paired test over the rows): in
+      doubt a column is Gaussian. Categories and counts compete only for
+      values on a lattice (integers, or numbers recorded to a fixed
+      precision), scored by the probability of each value's cell; counts
+      only for non-negative integers. Values 0 and 1 only are 'bernoulli',
+      two other values 'categorical'.
 
-    'kernel' is inferred only for such integers when the normal model wins
-    but one value holds a quarter of the rows (``PEAK_SHARE``); declare it
-    for a skewed or many-peaked measurement. The kinds, with the reason for each, are listed by
-    :meth:`describe` and :meth:`column_summary`, and in one line by
-    :meth:`kinds_line`.
+    So an overdispersed count (horsepower: variance 20 times its mean) is
+    not Poisson, because a Poisson model predicts its held-out rows worse
+    than a normal one; a numeric column with many distinct decimals is not
+    categorical, because each held-out value is one its categories never
+    saw; counts whose classes have different rates are 'poisson'; codes,
+    years and ratings with class signal are 'categorical'; a measurement
+    with two peaks or a pile of zeros is 'kernel'.
+
+    The choice is a function of the statistics of all the training data,
+    so a fit at once, ``partial_fit`` over any blocks, and ``merge`` of
+    models fitted apart give the same kinds (``forget`` chooses again from
+    what is left). It is unit-free for continuous columns: rescaling a
+    column rescales its values, lattice step, moments and kernel bandwidths
+    together and changes no score difference between 'gaussian', 'kernel'
+    and 'categorical', so the kind and the predictions are unchanged.
+    Poisson alone is tied to the unit: a count column rescaled by a
+    non-integer factor is no longer counts and takes the best of the other
+    kinds. The kinds, with the reason and the scores of each, are listed by
+    :meth:`describe` and :meth:`column_summary` (and ``bayesrule info``),
+    and in one line by :meth:`kinds_line` (printed by ``bayesrule fit``).
 
     A class in which a column is missing in every row gets the column's
     model over all classes (the column carries no evidence for that
     class), with a warning naming the class and the column.
 
-    Arrays are read the same way, column by column: a float array is all
-    'gaussian' (so ``MixedNB`` on one equals :class:`GaussianNB` up to the
-    smoothing of the variances, see ``var_smoothing``), an integer
-    or boolean array is inferred per column, and an object array (a
+    Arrays are read the same way, column by column: a numeric array's
+    columns are all chosen from the data (declare ``columns=['gaussian'] *
+    p`` for :class:`GaussianNB`'s model up to the smoothing of the
+    variances, see ``var_smoothing``), and an object array (a
     ``ColumnTransformer``'s output) per column from its values: strings are
     categories, numbers numbers.
 
-    The kinds, fixed by the first block, are kept by ``partial_fit``,
-    ``merge`` and ``forget``. Statistics of blocks computed apart (with
-    :meth:`statistics` on many machines) each infer their own kinds, which
-    need not agree: pin them with ``columns=est.infer_columns(first_block)``.
+    ``columns`` may declare 'auto' for a column, and pinned kinds
+    (``columns=list(est.stats_.kinds)``, or ``est.infer_columns(first_block)``)
+    are what statistics of blocks computed apart (with :meth:`statistics` on
+    many machines) must share to merge; 'auto' columns merge whatever their
+    data.
 
     The values of a categorical column are coded by its vocabulary, the
     sorted values seen in training (strings, or numbers such as years); the
@@ -170,10 +181,13 @@ class MixedNB(_BaseNB):
     --------
     >>> import numpy as np, pandas as pd
     >>> from bayesrule import MixedNB
-    >>> df = pd.DataFrame({"year": [2007, 2008, 2009] * 4,
-    ...                    "chicks": [0, 1, 3, 2, 0, 1, 4, 0, 2, 1, 0, 5],
-    ...                    "bill": np.linspace(35.0, 50.0, 12)})
-    >>> model = MixedNB().fit(df, [0, 1] * 6)
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 300)
+    >>> year = np.where(y == 1, rng.choice(3, 300, p=[.1, .3, .6]), rng.choice(3, 300, p=[.6, .3, .1]))
+    >>> df = pd.DataFrame({"year": 2007 + year,
+    ...                    "chicks": rng.poisson(1 + 2 * y),
+    ...                    "bill": rng.normal(40 + 4 * y, 3).round(1)})
+    >>> model = MixedNB().fit(df, y)
     >>> model.kinds_
     ['categorical', 'poisson', 'gaussian']
     >>> model.sample(2, random_state=0)[0].dtypes.tolist()
@@ -181,11 +195,11 @@ class MixedNB(_BaseNB):
     >>> print(model.kinds_line())
     kinds: year categorical, chicks poisson, bill gaussian (inferred: 3, declared: 0; ...)
     >>> model.predict_proba(df).shape
-    (12, 2)
+    (300, 2)
     """
 
     #: DataFrames with their own column dtypes, one block at a time; the
-    #: column kinds are inferred from the data (the first block, apart)
+    #: numeric columns' kinds are chosen from the statistics when the model is derived
     spec = _BaseNB.spec.replace(
         statistic=MixedStats,
         inf_reaches_results=False,
@@ -427,10 +441,13 @@ class MixedNB(_BaseNB):
         return self.summariser(first_block).estimator
 
     def infer_columns(self, X: Any) -> dict[Any, str]:
-        """The kinds ``fit`` would give the columns of ``X`` (declared or inferred).
+        """The kinds of the statistics ``fit`` would gather for the columns of ``X``.
 
-        Statistics of blocks computed apart (``est.statistics(block, y)`` on
-        many machines) must agree on the kinds; infer them once and pin them:
+        Declared kinds, 'categorical' for text, 'bernoulli' for booleans, and
+        'auto' for the other numeric columns, whose kind is chosen when the
+        model is derived (``kinds_``). These depend on the columns' types
+        only, so blocks agree; statistics of blocks computed apart
+        (``est.statistics(block, y)`` on many machines) may still pin them:
         ``est.set_params(columns=est.infer_columns(first_block))``.
 
         Returns
