@@ -176,12 +176,14 @@ def _kernel_loo(v: _F, W: _F, h: _F, step: float) -> _F:
     D = v[:, None] - src[None, :]  # (U, S)
     for k in range(W.shape[0]):
         hk = h[k]
-        if step > 0:
+        if step > 0.1 * hk:
             mass = _cell((D + 0.5 * step) / hk, (D - 0.5 * step) / hk)
             self_mass = float(_cell(np.array(0.5 * step / hk), np.array(-0.5 * step / hk)))
         else:
-            mass = np.exp(-0.5 * (D / hk) ** 2) / (hk * np.sqrt(2.0 * np.pi))
-            self_mass = 1.0 / (hk * np.sqrt(2.0 * np.pi))
+            # a density (times the cell, a fine lattice: the cell's mass to 0.1 %)
+            cell = step if step > 0 else 1.0
+            mass = np.exp(-0.5 * (D / hk) ** 2) * (cell / (hk * np.sqrt(2.0 * np.pi)))
+            self_mass = cell / (hk * np.sqrt(2.0 * np.pi))
         total = mass @ Ws[k]
         out[k] = _log((total - self_mass) / max(V[k] - 1.0, 1e-300))
     return out
