@@ -261,8 +261,8 @@ def test_streamed_merged_forgotten_equal_fitted():
     streamed = br.MixedNB()
     for a, b in ((0, 100), (100, 220), (220, 300)):
         streamed.partial_fit(df.iloc[a:b], y[a:b], classes=[0, 1, 2])
-    merged = br.MixedNB().fit(df.iloc[:130], y[:130]).merge(
-        br.MixedNB().fit(df.iloc[130:], y[130:])
+    merged = (
+        br.MixedNB().fit(df.iloc[:130], y[:130]).merge(br.MixedNB().fit(df.iloc[130:], y[130:]))
     )
     keep = (df["year"] != 2008).to_numpy()
     forgot = br.MixedNB().fit(df, y).forget(df[~keep], y[~keep])

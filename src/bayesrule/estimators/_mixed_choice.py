@@ -373,10 +373,11 @@ def kind_parts(
 def _value_columns(part: ValueCountStats, cols: NDArray[np.intp]) -> ValueCountStats:
     """The statistics of some columns of ``part``, in the order of ``cols``."""
     starts, ends = part.indptr[cols], part.indptr[cols + 1]
-    idx = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends, strict=True)] or [[]])
-    idx = idx.astype(np.intp)
+    sizes = ends - starts
     indptr = np.zeros(cols.size + 1, np.intp)
-    indptr[1:] = np.cumsum(ends - starts)
+    indptr[1:] = np.cumsum(sizes)
+    # entry i of column c sits at starts[c] + (i - indptr[c])
+    idx = np.repeat(starts - indptr[:-1], sizes) + np.arange(int(indptr[-1]), dtype=np.intp)
     return ValueCountStats(
         part.classes,
         part.counts,
