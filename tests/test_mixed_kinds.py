@@ -74,7 +74,7 @@ def test_describe_says_what_was_inferred_and_why():
     df, y = penguins()
     m = br.MixedNB(columns={"body_mass_g": "kernel"}).fit(df, y)
     rows = {r["column"]: r for r in m.column_summary()}
-    assert rows["year"]["why"].startswith("inferred: 3 distinct values on a grid of 1;")
+    assert rows["year"]["why"].startswith("inferred: 3 distinct integers (2007 to 2009);")
     assert "held-out log likelihood per row: categorical" in rows["year"]["why"]
     assert rows["year"]["parameters"] == "3 categories: 2007, 2008, 2009"
     assert rows["year"]["dtype"] == "int64"

@@ -281,7 +281,10 @@ def _choose_column(v: _F, W: _F, h: _F, *, var_smoothing: float, alpha: float) -
             best = kind
             break
     shown = ", ".join(f"{k} {s:.3g}" for k, s in sorted(scores.items(), key=lambda t: -t[1]))
-    what = f"{d} distinct values" + (f" on a grid of {_fmt(step)}" if discrete else "")
+    if bool(np.all(v == np.round(v))) and abs(v[-1]) < 2**53 and abs(v[0]) < 2**53:
+        what = f"{d} distinct integers ({_fmt(v[0])} to {_fmt(v[-1])})"
+    else:
+        what = f"{d} distinct values" + (f" on a grid of {_fmt(step)}" if discrete else "")
     notes = [what] + (["a class holds a single value: not gaussian"] if flat else [])
     pooled_mean = float(W.sum(axis=0) @ v) / float(W.sum())
     if "poisson" in scores and pooled_mean > 0:
