@@ -289,7 +289,10 @@ def _choose_column(v: _F, W: _F, h: _F, *, var_smoothing: float, alpha: float) -
     pooled_mean = float(W.sum(axis=0) @ v) / float(W.sum())
     if "poisson" in scores and pooled_mean > 0:
         notes.append(f"variance {total / pooled_mean:.3g} times the mean")
-    return Choice(best, f"{'; '.join(notes)}; held-out log likelihood per row: {shown}", scores)
+    top = max(scores, key=lambda k: scores[k])
+    doubt = "" if top == best or flat else f" ({top}'s gain within two standard errors)"
+    why = f"{'; '.join(notes)}; held-out log likelihood per row: {shown}{doubt}"
+    return Choice(best, why, scores)
 
 
 def choose_kinds(
