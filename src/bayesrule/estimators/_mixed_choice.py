@@ -16,8 +16,9 @@ Candidates (see :func:`choose_kinds`):
 * on a lattice (every value ``v0 + i * step``: integers, or measurements
   recorded to 0.1), the continuous candidates are scored by the probability
   of the value's cell (width ``step``), so that they compare with
-  'categorical' (a candidate there) and 'poisson' (for non-negative integers
-  of step 1). A value seen once in all the data is, once held out, a category
+  'categorical' (a candidate there when every class has ``MIN_ROWS_PER_VALUE``
+  rows per distinct value) and 'poisson' (for non-negative integers of
+  step 1). A value seen once in all the data is, once held out, a category
   never seen: the categorical model's unseen probability is shared among the
   lattice's empty cells, as a density spreads its mass over them.
 
@@ -28,7 +29,10 @@ only when its mean held-out gain per row exceeds ``Z_DOUBT`` standard errors
 models; the standard error is that of the gains clipped to ``CLIP`` nats, so
 that a few catastrophic misses, such as a class whose values are all equal
 meeting another value, count as evidence and not as doubt). In doubt, a
-column stays Gaussian.
+column stays Gaussian. A column in which a class holds a single value (with
+two rows or more) is not Gaussian: that class's normal model would have no
+variance, a failure no held-out row of the class can show. Sample weights
+count as rows: one unit of weight is held out.
 
 Rescaling a column by ``c`` rescales the values, the lattice step, the
 moments and the kernel bandwidths together: the normal and kernel scores
