@@ -324,7 +324,12 @@ def _table_chunk(
     views = None
     if plan.frame:
         X = table.select(plan.features).to_pandas()
-    elif columns and n and (views := _column_views(table, plan.features, dtype)) is not None:
+    elif (
+        columns
+        and n
+        and plan.weight is None  # a weighted block is summarised laid out
+        and (views := _column_views(table, plan.features, dtype)) is not None
+    ):
         X = None  # laid out (on the summarising thread) only if the task asks for X
     else:
         X = _fill_matrix(table, plan.features, dtype, ring)
