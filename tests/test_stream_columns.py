@@ -256,3 +256,20 @@ def test_read_ahead_stops_when_the_consumer_leaves_early():
     assert produced[-1] == -1  # the source was closed ...
     assert max(produced) <= 4  # ... a few blocks ahead, not read to its end
     assert not [t for t in _our_threads() if t.name == "bayesrule-read-ahead" and t.is_alive()]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_string_labels_and_declared_classes_by_columns_equal_fit(tmp_path, monkeypatch, dtype):
+    rng = np.random.default_rng(8)
+    codes = np.arange(500) % 3
+    rng.shuffle(codes)
+    y = np.array(["setosa", "versicolor", "virginica"])[codes]
+    X = (rng.normal(size=(500, 4)) * 0.01 + 1e5 + codes[:, None]).astype(dtype)
+    pq.write_table(_table(X, y), tmp_path / "s.parquet", row_group_size=90)
+    spy = _Spy(monkeypatch)
+    classes = ["setosa", "unseen", "versicolor", "virginica"]
+    got = br.fit_stream(br.GaussianNB(), tmp_path / "s.parquet", target="label", classes=classes)
+    assert spy.by_columns > 0
+    ref = br.GaussianNB().partial_fit(X, y, classes=classes)
+    assert got.stats_.allclose(ref.stats_, rtol=RTOL)
+    assert list(got.classes_) == classes
