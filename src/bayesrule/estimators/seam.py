@@ -72,6 +72,12 @@ class InputSpec:
         Blocks may be summarised at the same time on several threads (False
         when one block's statistics already spread over the threads, or when
         blocks must be combined in turn).
+    column_blocks : bool
+        The one-pass task (``summariser()``) also summarises a block held
+        column by column, ``task.column_statistics(columns, y, sample_weight,
+        classes)`` (one 1-D float array per feature; None: give it laid out
+        to ``statistics``), so that a backend reading columnar data (Parquet)
+        need not lay its blocks out.
     min_classes, min_samples : int
         The fewest classes and rows a fit needs.
     allow_nan : bool
@@ -122,6 +128,7 @@ class InputSpec:
     frame: bool = False
     order: str = "C"
     side_by_side: bool = True
+    column_blocks: bool = False
     min_classes: int = 2
     min_samples: int = 1
     allow_nan: bool = False

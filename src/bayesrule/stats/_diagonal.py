@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .._util.parallel import blas_budget, in_parallel
 from ._base import ClassStatistic
@@ -23,10 +24,12 @@ from ._common import (
 from ._common import (
     Rows,
     arrays_close,
+    as_classes,
     block_slices,
     class_matrix,
     class_totals,
     downdate_moments,
+    encode,
     noise_floor,
     row_ranges,
 )
@@ -74,28 +77,10 @@ class DiagonalStats(ClassStatistic):
         X, c, yi, w, unit = rows
         n, p = X.shape
         if unit and n and isinstance(X, np.ndarray) and X.dtype.kind == "f":
-            # the rows in ranges, one per thread, each summarised a block at a time
-            # (a block's class-ordered copy stays small), the blocks merged in order
-            def unit_part(rows: tuple[int, int]) -> tuple[DiagonalStats, tuple[_F, _F]] | None:
-                part, part_bounds = cls.empty(c, p), empty_bounds(p)
-                work = _Workspace()
-                for sl in _unit_slices(X, rows[1] - rows[0], p):
-                    sl = slice(rows[0] + sl.start, rows[0] + sl.stop)
-                    got = _unit_moments(X[sl], yi[sl], c.size, work)
-                    if got is None:
-                        return None  # a NaN or infinity: the general path below
-                    part = part._merge_arrays(*got[:5])
-                    part_bounds = union_bounds(part_bounds, got[5])
-                return part, part_bounds
-
-            cost = float(n) * p * RESIDUAL_MADDS
-            parts = in_parallel(unit_part, row_ranges(n, cost), cost)
-            if all(part is not None for part in parts):
-                out, bounds = cls.empty(c, p), empty_bounds(p)
-                for done in parts:
-                    assert done is not None
-                    out, bounds = out.merge(done[0]), union_bounds(bounds, done[1])
-                return out.with_bounds(*bounds)
+            columns = list(X.T) if _by_columns(X) else None
+            done = _unit_pass(X, columns, yi, c)
+            if done is not None:
+                return done
         out = cls.empty(c, p)
         bounds = empty_bounds(p)
         # two one-hot products (sums and squares), within the thread budget
@@ -105,6 +90,64 @@ class DiagonalStats(ClassStatistic):
                 out = out._merge_arrays(nb, wb, vb, mb, m2b)
                 bounds = union_bounds(bounds, block)
         return out.with_bounds(*bounds)
+
+    @classmethod
+    def from_columns(
+        cls,
+        columns: Sequence[NDArray[Any]],
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        classes: ArrayLike | None = None,
+    ) -> DiagonalStats:
+        """The statistics of the rows whose features are ``columns``, one array per feature.
+
+        Equal to ``from_data(X, y, sample_weight, classes=classes)`` with
+        ``X`` the columns side by side (to rounding: the same pass, on the
+        same values), without ``X`` ever being laid out: a data source that
+        holds its features column by column (Arrow's record batches, read
+        from Parquet) hands its column buffers over as they are. Rows of
+        unit weight whose values are all finite take the column pass; any
+        other block (weights, NaN entries, infinities) is laid out and
+        summarised by :meth:`from_data`, which splits missing values out.
+
+        Parameters
+        ----------
+        columns : sequence of ndarray of shape (n_samples,)
+            The features, each a 1-D float array (float32 or float64), all of
+            the same length.
+        y, sample_weight, classes
+            As for :meth:`from_data`.
+
+        Raises
+        ------
+        ValueError
+            If the columns are not 1-D arrays of one length, or a label is
+            not among ``classes``.
+        """
+        cols = [np.asarray(col) for col in columns]
+        if not cols:
+            raise ValueError("columns must hold at least one feature; got none.")
+        n = cols[0].shape[0] if cols[0].ndim == 1 else -1
+        bad = next((j for j, col in enumerate(cols) if col.ndim != 1 or col.shape[0] != n), None)
+        if bad is not None:
+            raise ValueError(
+                f"columns must be 1-D arrays of one length; column {bad} has shape "
+                f"{cols[bad].shape}, column 0 {cols[0].shape}."
+            )
+        kinds = {col.dtype for col in cols}
+        if sample_weight is None and n and len(kinds) == 1 and cols[0].dtype.kind == "f":
+            yv = np.asarray(y)
+            if yv.shape != (n,):
+                raise ValueError(f"y must have one label per row ({n}); got shape {yv.shape}.")
+            c = as_classes(yv if classes is None else classes)
+            done = _unit_pass(None, cols, encode(yv, c), c)
+            if done is not None:
+                return done
+        X = np.empty((n, len(cols)), dtype=np.result_type(*kinds, np.float32), order="F")
+        for j, col in enumerate(cols):
+            X[:, j] = col
+        return cls.from_data(X, y, sample_weight, classes=classes)
 
     def _merge_aligned(self, other: DiagonalStats) -> DiagonalStats:
         b = other
@@ -168,6 +211,48 @@ class DiagonalStats(ClassStatistic):
                 self.m2, other.m2, rtol, atol, noise_floor(self.weights, self.means, 2)
             )
         )
+
+
+def _unit_pass(
+    X: NDArray[Any] | None,
+    columns: list[NDArray[Any]] | None,
+    yi: NDArray[np.intp],
+    c: NDArray[Any],
+) -> DiagonalStats | None:
+    """The statistics of rows of unit weight by :func:`_unit_moments`; None if not all finite.
+
+    The rows are split in ranges, one per thread, each summarised a slice
+    at a time (a slice's class-ordered copy stays small), the slices merged
+    in order. ``columns`` (one 1-D array per feature) when the features are
+    held column by column, else the rows of ``X``.
+    """
+    n = len(yi)
+    p = len(columns) if columns is not None else int(X.shape[1])  # type: ignore[union-attr]
+
+    def unit_part(rows: tuple[int, int]) -> tuple[DiagonalStats, tuple[_F, _F]] | None:
+        part, part_bounds = DiagonalStats.empty(c, p), empty_bounds(p)
+        work = _Workspace()
+        for sl in _unit_slices(columns is not None, rows[1] - rows[0], p):
+            sl = slice(rows[0] + sl.start, rows[0] + sl.stop)
+            if columns is not None:
+                got = _unit_moments_by_columns([col[sl] for col in columns], yi[sl], c.size, work)
+            else:
+                got = _unit_moments(X[sl], yi[sl], c.size, work)  # type: ignore[index]
+            if got is None:
+                return None  # a NaN or infinity: the general path
+            part = part._merge_arrays(*got[:5])
+            part_bounds = union_bounds(part_bounds, got[5])
+        return part, part_bounds
+
+    cost = float(n) * p * RESIDUAL_MADDS
+    parts = in_parallel(unit_part, row_ranges(n, cost), cost)
+    if not all(part is not None for part in parts):
+        return None
+    out, bounds = DiagonalStats.empty(c, p), empty_bounds(p)
+    for done in parts:
+        assert done is not None
+        out, bounds = out.merge(done[0]), union_bounds(bounds, done[1])
+    return out.with_bounds(*bounds)
 
 
 def _block_moments(
@@ -259,7 +344,7 @@ def _unit_moments(
     n, p = X.shape
     work = work if work is not None else _Workspace()
     if _by_columns(X):
-        return _unit_moments_by_columns(X, yi, k, work)
+        return _unit_moments_by_columns(list(X.T), yi, k, work)
     order = np.argsort(yi, kind="stable")
     edges = np.searchsorted(yi[order], np.arange(k + 1))
     counts = np.diff(edges).astype(np.int64)
@@ -292,7 +377,7 @@ def _unit_moments(
 COLUMN_BLOCK_ROWS = 1 << 16
 
 
-def _unit_slices(X: NDArray[Any], n: int, p: int) -> Any:
+def _unit_slices(by_columns: bool, n: int, p: int) -> Any:
     """The row slices :func:`_unit_moments` takes in turn.
 
     Rows laid out by columns are taken in slices of up to
@@ -300,7 +385,7 @@ def _unit_slices(X: NDArray[Any], n: int, p: int) -> Any:
     (:func:`_unit_moments_by_columns`), so its buffers stay small whatever
     the slice, and fewer slices mean fewer merges and class orderings.
     """
-    if _by_columns(X):
+    if by_columns:
         return (slice(s, min(s + COLUMN_BLOCK_ROWS, n)) for s in range(0, n, COLUMN_BLOCK_ROWS))
     return block_slices(n, p)
 
@@ -316,9 +401,12 @@ GROUP_BYTES = 1 << 20
 
 
 def _unit_moments_by_columns(
-    X: NDArray[Any], yi: NDArray[np.intp], k: int, work: _Workspace
+    columns: Sequence[NDArray[Any]], yi: NDArray[np.intp], k: int, work: _Workspace
 ) -> tuple[NDArray[np.int64], _F, _F, _F, _F, tuple[_F, _F]] | None:
-    """:func:`_unit_moments` of a block laid out by columns (F order, as read from Parquet).
+    """:func:`_unit_moments` of rows held column by column (one 1-D array per feature).
+
+    The columns of an F-ordered block, or the column buffers of an Arrow
+    record batch as they were read (:meth:`DiagonalStats.from_columns`).
 
     The same exact two-pass moments, computed a few columns at a time so
     that each group's values, gathered in class order, and its residuals
@@ -327,7 +415,7 @@ def _unit_moments_by_columns(
     segmented reduction (``np.add.reduceat``) rather than a call per class.
     None when the block holds NaN or infinity.
     """
-    n, p = X.shape
+    n, p = len(yi), len(columns)
     order = np.argsort(yi, kind="stable")
     edges = np.searchsorted(yi[order], np.arange(k + 1))
     counts = np.diff(edges).astype(np.int64)
@@ -339,15 +427,15 @@ def _unit_moments_by_columns(
     m2 = np.zeros((k, p))
     lo = np.empty(p)
     hi = np.empty(p)
-    XT = X.T  # (p, n), each feature's values contiguous
     g = max(1, min(p, GROUP_BYTES // (8 * max(n, 1))))
-    gathered = work.get("gathered", g * n, X.dtype).reshape(g, n)
+    gathered = work.get("gathered", g * n, columns[0].dtype).reshape(g, n)
     residuals = work.get("residuals", g * n, np.float64).reshape(g, n)
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite: None below
         for a in range(0, p, g):
             b = min(p, a + g)
             G, R = gathered[: b - a], residuals[: b - a]
-            XT[a:b].take(order, axis=1, out=G, mode="clip")
+            for i in range(a, b):
+                columns[i].take(order, out=G[i - a], mode="clip")
             np.minimum.reduce(G, axis=1, out=lo[a:b])
             np.maximum.reduce(G, axis=1, out=hi[a:b])
             R[...] = G

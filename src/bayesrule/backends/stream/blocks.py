@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,7 +246,16 @@ def _labels(table: Any, name: str, where: str, row0: int) -> NDArray[Any]:
 
 @dataclass
 class _Chunk:
-    X: Any
+    """A block of rows, with where it comes from.
+
+    ``X`` is the block laid out (an array or a DataFrame). A block read with
+    ``columns`` (Parquet, for a task that summarises columns) holds instead
+    its feature columns as they were read, ``columns`` (zero-copy NumPy
+    views of the Arrow buffers), and is laid out only if ``X`` is asked for
+    (by ``layout``, then kept).
+    """
+
+    data: Any  # X, or None until a block held as columns is laid out
     y: NDArray[Any] | None
     w: NDArray[Any] | None
     keep: Any  # an Arrow table of the kept columns, or None
@@ -254,15 +263,74 @@ class _Chunk:
     row0: int  # rows before this block in its file (or stream)
     nbytes: int
     names: list[str] | None = None  # the feature columns of a file, for array blocks
+    columns: list[NDArray[Any]] | None = None  # one 1-D array per feature
+    layout: Callable[[], Any] | None = None  # X from the columns' table
+
+    @property
+    def X(self) -> Any:
+        if self.data is None:
+            assert self.layout is not None
+            self.data = self.layout()
+        return self.data
+
+    @property
+    def n_rows(self) -> int:
+        if self.data is None and self.columns is not None:
+            return int(self.columns[0].shape[0])
+        return _n_rows(self.X)
+
+    def schema(self) -> tuple[int, Any, Any]:
+        """``(n_features, names, dtype)`` of the block, without laying it out."""
+        if self.data is None and self.columns is not None:
+            dtype = np.float32 if self.columns[0].dtype == np.float32 else np.float64
+            return len(self.columns), self.names, dtype
+        return _schema_of(self.X, self.names)
+
+
+def _column_views(table: Any, names: list[str], dtype: Any) -> list[NDArray[Any]] | None:
+    """The named columns as 1-D NumPy arrays sharing Arrow's buffers; None where they cannot.
+
+    Every column must hold ``dtype`` (float32 or float64) values and no
+    null (a null's slot holds an arbitrary value, where a laid-out block
+    has NaN); a column of several chunks (a block across two record
+    batches) is joined into one first (Arrow's copy, without the GIL).
+    """
+    pa = _need_pyarrow()
+    want = pa.float32() if np.dtype(dtype) == np.float32 else pa.float64()
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        return None
+    out = []
+    for name in names:
+        col = table.column(name)
+        if col.type != want or col.null_count:
+            return None
+        arr = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+        out.append(arr.to_numpy(zero_copy_only=True))
+    return out
 
 
 def _table_chunk(
-    table: Any, plan: _Plan, f: _File, row0: int, dtype: Any, ring: _Ring | None = None
+    table: Any,
+    plan: _Plan,
+    f: _File,
+    row0: int,
+    dtype: Any,
+    ring: _Ring | None = None,
+    columns: bool = False,
 ) -> _Chunk:
+    """The block of ``table``: ``X`` laid out, or with ``columns`` its column views when it can."""
     n = table.num_rows
     where = f"{f.name}, rows {row0 + 1}-{row0 + n}"
+    views = None
     if plan.frame:
         X = table.select(plan.features).to_pandas()
+    elif (
+        columns
+        and n
+        and plan.weight is None  # a weighted block is summarised laid out
+        and (views := _column_views(table, plan.features, dtype)) is not None
+    ):
+        X = None  # laid out (on the summarising thread) only if the task asks for X
     else:
         X = _fill_matrix(table, plan.features, dtype, ring)
     y = _labels(table, plan.target, f.name, row0) if plan.target else None
@@ -271,7 +339,12 @@ def _table_chunk(
         w = np.asarray(_chunked_numpy(table.column(plan.weight)), dtype=np.float64)
     keep = table.select(plan.keep) if plan.keep else None
     nbytes = int(table.nbytes)
-    return _Chunk(X, y, w, keep, where, row0, nbytes, list(plan.features))
+    chunk = _Chunk(X, y, w, keep, where, row0, nbytes, list(plan.features))
+    if views is not None:
+        features = table.select(plan.features)
+        chunk.columns = views
+        chunk.layout = lambda: _fill_matrix(features, plan.features, dtype)
+    return chunk
 
 
 def _rechunk(batches: Iterable[Any], rows: int) -> Iterator[Any]:

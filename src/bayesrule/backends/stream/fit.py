@@ -137,6 +137,8 @@ def fit_stream(
             na_values=na_values,
             reuse=True,
             order=spec.order,  # blocks laid out as the statistics work fastest on
+            # Parquet blocks as Arrow's column buffers, for a task that takes them
+            columns=spec.column_blocks and not spec.frame,
         )
 
     def first_check(schema: tuple[int, Any, Any], chunk: _Chunk) -> None:

@@ -80,7 +80,9 @@ def _parquet_chunks(
     block_rows: int | None,
     dtype: Any,
     buffer: _Ring | None = None,
+    columns: bool = False,
 ) -> Iterator[_Chunk]:
+    """The blocks of Parquet files; with ``columns``, held as column views where they can be."""
     first: dict[str, str] | None = None
     plan: _Plan | None = None
     out_dtype = dtype
@@ -105,5 +107,5 @@ def _parquet_chunks(
         for table in _rechunk(_parquet_batches(f, plan, rows), rows):
             if row0 == 0 and f is files[0]:
                 _warn_lone_tokens(table, plan, f)
-            yield _table_chunk(table, plan, f, row0, out_dtype, buffer)
+            yield _table_chunk(table, plan, f, row0, out_dtype, buffer, columns)
             row0 += table.num_rows

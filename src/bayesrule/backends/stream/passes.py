@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from ..._util import parallel as _parallel
-from .blocks import PREFETCH, _Chunk, _n_rows, _prefetched, _schema_of
+from .blocks import PREFETCH, _Chunk, _prefetched
 from .progress import _Progress
 from .reader import _Reader
 from .sources import _files, _listing
@@ -176,7 +176,7 @@ class StreamReduce:
             for chunk in chunks:
                 if chunk.y is None:
                     raise ValueError(f"{chunk.where}: the block has no labels (target).")
-                schema = _schema_of(chunk.X, chunk.names)
+                schema = chunk.schema()
                 first = self.schema
                 if first is None:
                     self.schema = schema
@@ -230,9 +230,15 @@ class StreamReduce:
         else:
             bar, chunks = self._begin()
         classes = self.classes
+        # a task that summarises a block held as columns (Arrow's buffers) is given them
+        by_columns = getattr(task, "column_statistics", None)
 
         def summary(chunk: _Chunk) -> Any:
             try:
+                if by_columns is not None and chunk.columns is not None:
+                    part = by_columns(chunk.columns, chunk.y, chunk.w, classes)
+                    if part is not None:
+                        return part
                 return task.statistics(chunk.X, chunk.y, chunk.w, classes=classes)
             except ValueError as exc:
                 raise _located(exc, chunk) from exc
@@ -248,7 +254,7 @@ class StreamReduce:
                     raise _located(exc, chunk) from exc
                 if self.watch is not None:
                     self.watch(total, chunk)
-                bar.advance(chunk, _n_rows(chunk.X))
+                bar.advance(chunk, chunk.n_rows)
         finally:
             _close(blocks)  # the summaries under way end before the blocks' reader
             chunks.close()

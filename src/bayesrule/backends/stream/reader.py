@@ -43,6 +43,7 @@ def _open(
     exclude: Sequence[str] = (),
     reuse: bool = False,
     order: str = "C",
+    columns: bool = False,
     sep: str | None = None,
     decimal: str | None = None,
     na_values: Any = None,
@@ -82,7 +83,7 @@ def _open(
     selection = _Selection(features, target, weight, keep, frame, exclude)
     if kind == "parquet":
         return _Reader(
-            _parquet_chunks(files, selection, block_rows, dtype, buffer),
+            _parquet_chunks(files, selection, block_rows, dtype, buffer, columns),
             sum(_parquet_rows(f) for f in files),
             "rows",
             None,
