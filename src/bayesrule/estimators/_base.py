@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._util.dispatch import handler_for
 from .._util.parallel import blas_budget
 from .._util.validation import check_labels
-from ..stats import as_classes
+from ..stats import CategoryStats, ValueCountStats, as_classes
 from ._classes import warn_about_classes
 from ._predict import log_softmax
 from ._priors import resolve_priors
@@ -103,6 +103,9 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = self.spec.sparse
         tags.input_tags.positive_only = self.spec.positive
         tags.classifier_tags.poor_score = self.spec.poor_score
+        # PyTorch, CuPy, array-api-strict input through bayesrule.backends.array_api,
+        # for every model except those whose statistics keep values or categories
+        tags.array_api_support = self.spec.statistic not in _NO_ARRAY_API and not self.spec.frame
         return tags
 
     @property
@@ -455,6 +458,10 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     def _derive(self, stats: Any, priors: NDArray[np.float64], **extra: Any) -> dict[str, Any]:
         raise NotImplementedError
 
+
+#: statistics with no array API path (values kept, categories counted): their
+#: estimators refuse device arrays (KernelNB, CategoricalNB; MixedNB reads frames)
+_NO_ARRAY_API = (ValueCountStats, CategoryStats)
 
 #: the fitted attributes that describe the input's features
 _SCHEMA = ("n_features_in_", "feature_names_in_", "_fit_dtype")

@@ -1,0 +1,249 @@
+"""Predicting on device arrays: the model's prediction terms moved once, Bayes' rule there.
+
+For the models whose log posterior is, up to a constant per row, a
+quadratic form with no cross terms, ``(X - s)^2 @ A + (X - s) @ B + c``
+(GaussianNB; the linear ones with ``A = 0``: LDA, DiagonalLDA, MultinomialNB,
+BernoulliNB after binarising, PoissonNB), the terms are built once per model
+and device from the public fitted attributes, checked against the NumPy
+model on probe rows (a term that does not reproduce it to 1e-9 is never
+used: that model predicts through the host), kept in a module-level cache
+keyed by the estimator (never in the estimator: its ``__dict__`` and pickle
+do not change), and evaluated on the device: one or two matrix products,
+then a log-softmax with the row's largest value taken out. Rows whose
+largest joint log likelihood is not finite, and every other model and
+method, go through the host: the data are copied there once, the NumPy
+model predicts (with its repairs and warnings), and the result comes back
+to the input's namespace and device.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .arrays import namespace_and_device, to_device, to_host, where
+from .fit import _float_dtype, checked_X
+
+__all__ = ["cached_terms", "device_method", "forget_home", "home_of", "set_home"]
+
+#: the prediction methods computed on the device from the cached terms
+FAST = frozenset({"predict", "predict_proba", "predict_log_proba", "decision_function"})
+#: largest difference from the NumPy model on the probe rows for the terms to be used
+CHECK_TOL = 1e-9
+
+_TERMS: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_HOME: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+
+
+# ------------------------------------------------------------- where it lives
+def set_home(est: Any, xp: Any, dev: Any) -> None:
+    """Record that ``est`` is (being) fitted on ``dev``; bound to its statistics when next used."""
+    _HOME[est] = [xp, dev, None]
+
+
+def forget_home(est: Any) -> None:
+    _HOME.pop(est, None)
+
+
+def home_of(est: Any) -> tuple[Any, Any] | None:
+    """The namespace and device ``est`` was fitted on; None for a host (NumPy) model.
+
+    A home is bound to the statistics installed by the fit that recorded it;
+    once the model is fitted again elsewhere (new statistics) it has none.
+    """
+    entry = _HOME.get(est)
+    stats = est.__dict__.get("stats_")
+    if entry is None or stats is None:
+        return None
+    if entry[2] is None:
+        entry[2] = weakref.ref(stats)
+    if entry[2]() is not stats:
+        forget_home(est)
+        return None
+    return entry[0], entry[1]
+
+
+# ------------------------------------------------------------------ the terms
+def _host_terms(est: Any) -> tuple[Any, Any, Any, Any, Any] | None:
+    """``(A, B, c, shift, binarize)`` in float64 from the public fitted attributes, or None."""
+    from ...estimators import (
+        BernoulliNB,
+        DiagonalLDA,
+        GaussianNB,
+        LinearDiscriminantAnalysis,
+        MultinomialNB,
+        PoissonNB,
+    )
+
+    K = int(est.classes_.size)
+    absent = np.asarray(est.stats_.weights) <= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_prior = np.log(np.asarray(est.priors_, dtype=np.float64))
+        A = shift = threshold = None
+        if isinstance(est, (LinearDiscriminantAnalysis, DiagonalLDA)):
+            coef = np.asarray(est.coef_, dtype=np.float64)
+            intercept = np.asarray(est.intercept_, dtype=np.float64).ravel()
+            if coef.shape[0] == 1 and K == 2:
+                coef = np.vstack([np.zeros_like(coef), coef])
+                intercept = np.array([0.0, intercept[0]])
+            B, c = coef.T.copy(), intercept.copy()
+        elif isinstance(est, GaussianNB):
+            theta = np.asarray(est.theta_, dtype=np.float64)
+            var = np.asarray(est.var_, dtype=np.float64)
+            # expanded about the mean of the class means: data far from the
+            # origin keep their digits in the products
+            shift = theta[~absent].mean(axis=0)
+            t = theta - shift
+            A = (-0.5 / var).T
+            B = (t / var).T
+            c = log_prior - 0.5 * np.sum(np.log(2.0 * np.pi * var) + t * t / var, axis=1)
+        elif isinstance(est, MultinomialNB):
+            B = np.asarray(est.feature_log_prob_, dtype=np.float64).T.copy()
+            c = np.asarray(est.class_log_prior_, dtype=np.float64).copy()
+        elif isinstance(est, BernoulliNB):
+            flp = np.asarray(est.feature_log_prob_, dtype=np.float64)
+            neg = np.log1p(-np.exp(flp))
+            B, c = (flp - neg).T.copy(), np.asarray(est.class_log_prior_) + neg.sum(axis=1)
+            threshold = est.binarize
+        elif isinstance(est, PoissonNB):
+            rate = np.asarray(est.rate_, dtype=np.float64)
+            B, c = np.log(rate).T.copy(), log_prior - rate.sum(axis=1)
+        else:
+            return None
+    for M in (A, B):
+        if M is not None:
+            M[:, absent] = 0.0
+    c = np.where(absent, -np.inf, c)
+    if not (np.all(np.isfinite(B)) and (A is None or np.all(np.isfinite(A)))):
+        return None
+    return A, B, c, shift, threshold
+
+
+def _jll(xp: Any, X: Any, terms: tuple[Any, ...]) -> Any:
+    A, B, c, shift, threshold = terms
+    if threshold is not None:
+        X = xp.astype(X > threshold, X.dtype)
+    if shift is not None:
+        X = X - shift
+    out = X @ B + c
+    if A is not None:
+        out = out + (X * X) @ A
+    return out
+
+
+def _log_softmax(xp: Any, jll: Any) -> Any:
+    top = xp.max(jll, axis=1, keepdims=True)
+    d = jll - top
+    return d - xp.log(xp.sum(xp.exp(d), axis=1, keepdims=True))
+
+
+def _probe(est: Any) -> np.ndarray[Any, Any]:
+    """Rows to check the terms on: spread over each feature's training range."""
+    lo, hi = est.feature_range_
+    lo = np.where(np.isfinite(lo), lo, 0.0)
+    hi = np.where(np.isfinite(hi), hi, 1.0)
+    u = np.random.default_rng(0).random((16, lo.size))
+    return lo + (hi - lo) * u
+
+
+def _checked(est: Any, terms: tuple[Any, ...]) -> dict[str, bool]:
+    """Which methods the terms reproduce on the probe rows (to CHECK_TOL)."""
+    X = _probe(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want_lp = np.asarray(est.predict_log_proba(X), dtype=np.float64)
+        want_df = np.asarray(est.decision_function(X), dtype=np.float64)
+    jll = _jll(np, X, terms)
+    got_lp = _log_softmax(np, jll)
+    got_df = jll[:, 1] - jll[:, 0] if jll.shape[1] == 2 else jll
+
+    def close(a: Any, b: Any) -> bool:
+        return bool(a.shape == b.shape and np.allclose(a, b, rtol=CHECK_TOL, atol=CHECK_TOL))
+
+    return {"proba": close(got_lp, want_lp), "decision": close(got_df, want_df)}
+
+
+def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
+    """The model's terms on ``dev`` (made and checked once per model, device and statistics)."""
+    per_model = _TERMS.get(est)
+    stats = est.__dict__.get("stats_")
+    if per_model is None or per_model.get("stats") is not stats:
+        host = _host_terms(est)
+        ok = _checked(est, host) if host is not None else {"proba": False, "decision": False}
+        per_model = {"stats": stats, "host": host, "ok": ok}
+        _TERMS[est] = per_model
+    if per_model["host"] is None or not per_model["ok"]["proba"]:
+        return None
+    key = (str(getattr(xp, "__name__", xp)), str(dev))
+    if key not in per_model:
+        dt = _float_dtype(xp, dev)
+        moved = tuple(
+            None if t is None else (t if np.isscalar(t) else xp.asarray(t, dtype=dt, device=dev))
+            for t in per_model["host"]
+        )
+        classes = est.classes_
+        labels = to_device(classes, xp, dev) if classes.dtype.kind in "biuf" else None
+        per_model[key] = {"terms": moved, "labels": labels, "dtype": dt, **per_model["ok"]}
+    return per_model[key]
+
+
+# ------------------------------------------------------------------- methods
+def _back(out: Any, xp: Any, dev: Any) -> Any:
+    if isinstance(out, tuple):
+        return tuple(_back(o, xp, dev) for o in out)
+    return to_device(out, xp, dev)
+
+
+def device_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> Any:
+    """``est.<method>(X)`` for a device array ``X``: the result in X's namespace, on its device."""
+    from sklearn.utils.validation import check_is_fitted
+
+    name = type(est).__name__
+    check_is_fitted(est)
+    xp, dev = namespace_and_device(X)
+    home = home_of(est)
+    if home is not None and (str(home[1]) != str(dev) or home[0].__name__ != xp.__name__):
+        raise ValueError(
+            f"{name} was fitted on {where(*home)} and cannot {method} data on {where(xp, dev)}. "
+            "Move the model first: bayesrule.move_to(model, X)."
+        )
+    counts = est.input_spec().positive or "binarize" in est.get_params()
+    X = checked_X(est, X, xp, dev, counts=counts)
+    if X.shape[1] != est.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {name} is expecting {est.n_features_in_} "
+            "features as input."
+        )
+    if method in FAST and not args and not kwargs:
+        cached = cached_terms(est, xp, dev)
+        if cached is not None and (method != "decision_function" or cached["decision"]):
+            out = _fast(est, method, X, xp, cached)
+            if out is not None:
+                return out
+    return _back(getattr(est, method)(to_host(X), *args, **kwargs), xp, dev)
+
+
+def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any:
+    """The method from the device terms; None when a row needs the host's repairs."""
+    jll = _jll(xp, xp.astype(X, cached["dtype"]), cached["terms"])
+    top = xp.max(jll, axis=1)
+    if not bool(xp.all(xp.isfinite(top))):
+        return None
+    if method == "predict":
+        idx = xp.argmax(jll, axis=1)
+        labels = cached["labels"]
+        if labels is None:  # string labels: a NumPy array, as they cannot live on a device
+            return est.classes_[to_host(idx)]
+        return xp.take(labels, idx)
+    if method == "decision_function":
+        out = jll[:, 1] - jll[:, 0] if jll.shape[1] == 2 else jll
+    else:
+        out = _log_softmax(xp, jll)
+        if method == "predict_proba":
+            out = xp.exp(out)
+    if est.input_spec().input_dtype_outputs and est.fit_schema().dtype == np.float32:
+        out = xp.astype(out, xp.float32)
+    return out
