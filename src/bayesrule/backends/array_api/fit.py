@@ -24,10 +24,14 @@ from ...estimators import Schema
 from ...stats import CountStats, DiagonalStats, ScatterStats, as_classes
 from .arrays import namespace_and_device, to_host, where
 
-__all__ = ["BLOCK_ROWS", "collection_statistics", "device_statistics"]
+__all__ = ["BLOCK_ROWS", "FLOAT32_PRODUCTS", "collection_statistics", "device_statistics"]
 
 #: rows of one block of products (float32 products are summed in float64 per block)
 BLOCK_ROWS = 1 << 15
+
+#: float32 X: the scatter's products in float32 (summed in float64 per block of
+#: rows) rather than in float64; see docs/gpu.md for the measurements behind it
+FLOAT32_PRODUCTS = True
 
 _DEVICE = (ScatterStats, DiagonalStats, CountStats)
 
@@ -144,7 +148,8 @@ def _scatter(
     Xs, ws = xp.take(X, order, axis=0), xp.take(w, order)
     sizes = np.bincount(to_host(codes).astype(np.int64), minlength=K)
     starts = np.concatenate([[0], np.cumsum(sizes)])
-    low = X.dtype  # float32 data: centred and multiplied in float32, summed in float64
+    # float32 data: centred and multiplied in float32, summed in float64
+    low = X.dtype if FLOAT32_PRODUCTS else acc
     S = np.zeros((K, p, p))
     s1, m3, m4 = np.zeros((K, p)), np.zeros((K, p)), np.zeros(K)
     for k in range(K):
@@ -157,7 +162,7 @@ def _scatter(
         m4k = xp.zeros((), dtype=acc, device=X.device)
         for a in range(int(starts[k]), int(starts[k + 1]), BLOCK_ROWS):
             b = min(a + BLOCK_ROWS, int(starts[k + 1]))
-            R = Xs[a:b, :] - xp.astype(mk, low)
+            R = xp.astype(Xs[a:b, :], low) - xp.astype(mk, low)
             wb = xp.astype(ws[a:b], low)
             Sk += xp.astype((R * wb[:, None]).T @ R, acc)
             R64, w64 = xp.astype(R, acc), ws[a:b]

@@ -33,6 +33,8 @@ __all__ = ["cached_terms", "device_method", "forget_home", "home_of", "set_home"
 FAST = frozenset({"predict", "predict_proba", "predict_log_proba", "decision_function"})
 #: largest difference from the NumPy model on the probe rows for the terms to be used
 CHECK_TOL = 1e-9
+#: the same for a model fitted on float32 data (float32 attributes and outputs)
+CHECK_TOL_32 = 1e-4
 
 _TERMS: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 _HOME: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
@@ -67,8 +69,15 @@ def home_of(est: Any) -> tuple[Any, Any] | None:
 
 
 # ------------------------------------------------------------------ the terms
-def _host_terms(est: Any) -> tuple[Any, Any, Any, Any, Any] | None:
-    """``(A, B, c, shift, binarize)`` in float64 from the public fitted attributes, or None."""
+def _host_terms(est: Any) -> dict[str, Any] | None:
+    """The model's prediction terms in float64 from its public fitted attributes, or None.
+
+    ``{"B": (p, K), "c": (K,), "binarize": threshold or None}`` for the
+    models linear in X (``X @ B + c``); GaussianNB's per-class diagonal
+    Gaussians as ``{"theta": (K, p), "iv": (K, p), "c": (K,)}``, evaluated
+    class by class as ``c_k - sum_j iv_kj (x_j - theta_kj)^2 / 2`` (never
+    expanded: a variance of 1e-9 beside a mean of 10 would lose every digit).
+    """
     from ...estimators import (
         BernoulliNB,
         DiagonalLDA,
@@ -80,58 +89,95 @@ def _host_terms(est: Any) -> tuple[Any, Any, Any, Any, Any] | None:
 
     K = int(est.classes_.size)
     absent = np.asarray(est.stats_.weights) <= 0
+    terms: dict[str, Any] = {"binarize": None}
     with np.errstate(divide="ignore", invalid="ignore"):
         log_prior = np.log(np.asarray(est.priors_, dtype=np.float64))
-        A = shift = threshold = None
         if isinstance(est, (LinearDiscriminantAnalysis, DiagonalLDA)):
             coef = np.asarray(est.coef_, dtype=np.float64)
             intercept = np.asarray(est.intercept_, dtype=np.float64).ravel()
             if coef.shape[0] == 1 and K == 2:
                 coef = np.vstack([np.zeros_like(coef), coef])
                 intercept = np.array([0.0, intercept[0]])
-            B, c = coef.T.copy(), intercept.copy()
+            terms.update(B=coef.T.copy(), c=intercept.copy())
         elif isinstance(est, GaussianNB):
             theta = np.asarray(est.theta_, dtype=np.float64)
             var = np.asarray(est.var_, dtype=np.float64)
-            # expanded about the mean of the class means: data far from the
-            # origin keep their digits in the products
-            shift = theta[~absent].mean(axis=0)
-            t = theta - shift
-            A = (-0.5 / var).T
-            B = (t / var).T
-            c = log_prior - 0.5 * np.sum(np.log(2.0 * np.pi * var) + t * t / var, axis=1)
+            c = log_prior - 0.5 * np.sum(np.log(2.0 * np.pi * var), axis=1)
+            terms.update(theta=np.where(absent[:, None], 0.0, theta), iv=1.0 / var, c=c)
+            terms["iv"][absent] = 0.0
         elif isinstance(est, MultinomialNB):
             B = np.asarray(est.feature_log_prob_, dtype=np.float64).T.copy()
-            c = np.asarray(est.class_log_prior_, dtype=np.float64).copy()
+            terms.update(B=B, c=np.asarray(est.class_log_prior_, dtype=np.float64).copy())
         elif isinstance(est, BernoulliNB):
             flp = np.asarray(est.feature_log_prob_, dtype=np.float64)
             neg = np.log1p(-np.exp(flp))
-            B, c = (flp - neg).T.copy(), np.asarray(est.class_log_prior_) + neg.sum(axis=1)
-            threshold = est.binarize
+            c = np.asarray(est.class_log_prior_, dtype=np.float64) + neg.sum(axis=1)
+            terms.update(B=(flp - neg).T.copy(), c=c, binarize=est.binarize)
         elif isinstance(est, PoissonNB):
             rate = np.asarray(est.rate_, dtype=np.float64)
-            B, c = np.log(rate).T.copy(), log_prior - rate.sum(axis=1)
+            terms.update(B=np.log(rate).T.copy(), c=log_prior - rate.sum(axis=1))
         else:
-            return None
-    for M in (A, B):
-        if M is not None:
-            M[:, absent] = 0.0
-    c = np.where(absent, -np.inf, c)
-    if not (np.all(np.isfinite(B)) and (A is None or np.all(np.isfinite(A)))):
+            gauss = _gaussian_terms(est, absent, log_prior)
+            if gauss is None:
+                return None
+            terms.update(gauss)
+    if "B" in terms:
+        terms["B"][:, absent] = 0.0
+    terms["c"] = np.where(absent, -np.inf, terms["c"])
+    arrays = [v for k, v in terms.items() if k in ("B", "theta", "iv", "W", "means")]
+    if not all(np.all(np.isfinite(a)) for a in arrays):
         return None
-    return A, B, c, shift, threshold
+    return terms
 
 
-def _jll(xp: Any, X: Any, terms: tuple[Any, ...]) -> Any:
-    A, B, c, shift, threshold = terms
+def _gaussian_terms(est: Any, absent: Any, log_prior: Any) -> dict[str, Any] | None:
+    """Per-class full Gaussians (QDA, RDA): each class model's mean and whitening ``W_k``.
+
+    ``log p_k(x) = log_norm_k - |(x - mean_k) W_k|^2 / 2``; None when the
+    class models are not single Gaussians (MDA's mixtures).
+    """
+    means, whitenings, c = [], [], []
+    p = int(est.n_features_in_)
+    for k, label in enumerate(est.classes_):
+        if absent[k]:
+            means.append(np.zeros(p))
+            whitenings.append(None)
+            c.append(-np.inf)
+            continue
+        model = est.class_model(label)
+        if not all(hasattr(model, a) for a in ("mean", "whitening", "log_norm")):
+            return None
+        means.append(np.asarray(model.mean, dtype=np.float64))
+        whitenings.append(np.asarray(model.whitening, dtype=np.float64))
+        c.append(float(model.log_norm) + float(log_prior[k]))
+    rank = max(w.shape[1] for w in whitenings if w is not None)
+    W = np.zeros((len(means), p, rank))  # ranks may differ: zero columns add nothing
+    for k, w in enumerate(whitenings):
+        if w is not None:
+            W[k, :, : w.shape[1]] = w
+    return {"means": np.stack(means), "W": W, "c": np.asarray(c)}
+
+
+def _jll(xp: Any, X: Any, terms: dict[str, Any]) -> Any:
+    """The joint log likelihood, up to a constant per row, from the terms (``xp`` arrays)."""
+    threshold = terms["binarize"]
     if threshold is not None:
         X = xp.astype(X > threshold, X.dtype)
-    if shift is not None:
-        X = X - shift
-    out = X @ B + c
-    if A is not None:
-        out = out + (X * X) @ A
-    return out
+    if "B" in terms:
+        return X @ terms["B"] + terms["c"]
+    if "W" in terms:
+        means, W = terms["means"], terms["W"]
+        cols = []
+        for k in range(W.shape[0]):  # one product with each class's whitening
+            Z = (X - means[k, :]) @ W[k, ...]
+            cols.append(xp.sum(Z * Z, axis=1))
+        return terms["c"] - 0.5 * xp.stack(cols, axis=1)
+    theta, iv = terms["theta"], terms["iv"]
+    cols = []
+    for k in range(theta.shape[0]):  # K passes of a matrix-vector product
+        R = X - theta[k, :]
+        cols.append((R * R) @ iv[k, :])
+    return terms["c"] - 0.5 * xp.stack(cols, axis=1)
 
 
 def _log_softmax(xp: Any, jll: Any) -> Any:
@@ -149,21 +195,33 @@ def _probe(est: Any) -> np.ndarray[Any, Any]:
     return lo + (hi - lo) * u
 
 
-def _checked(est: Any, terms: tuple[Any, ...]) -> dict[str, bool]:
-    """Which methods the terms reproduce on the probe rows (to CHECK_TOL)."""
+def _checked(est: Any, terms: dict[str, Any]) -> dict[str, bool]:
+    """Which methods the terms reproduce on the probe rows.
+
+    To CHECK_TOL for a model fitted on float64 data; a model fitted on
+    float32 data has float32 fitted attributes (as scikit-learn's) and
+    float32 outputs, and is checked to CHECK_TOL_32.
+    """
     X = _probe(est)
+    tol = CHECK_TOL if est.fit_schema().dtype == np.float64 else CHECK_TOL_32
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want_lp = np.asarray(est.predict_log_proba(X), dtype=np.float64)
-        want_df = np.asarray(est.decision_function(X), dtype=np.float64)
+        want_lp = np.asarray(est.predict_log_proba(X))
+        want_df = np.asarray(est.decision_function(X))
+    out_dtype = want_lp.dtype
+    want_lp, want_df = want_lp.astype(np.float64), want_df.astype(np.float64)
     jll = _jll(np, X, terms)
     got_lp = _log_softmax(np, jll)
     got_df = jll[:, 1] - jll[:, 0] if jll.shape[1] == 2 else jll
 
     def close(a: Any, b: Any) -> bool:
-        return bool(a.shape == b.shape and np.allclose(a, b, rtol=CHECK_TOL, atol=CHECK_TOL))
+        return bool(a.shape == b.shape and np.allclose(a, b, rtol=tol, atol=tol))
 
-    return {"proba": close(got_lp, want_lp), "decision": close(got_df, want_df)}
+    return {
+        "proba": close(got_lp, want_lp),
+        "decision": close(got_df, want_df),
+        "float32": out_dtype == np.float32,
+    }
 
 
 def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
@@ -173,6 +231,7 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
     if per_model is None or per_model.get("stats") is not stats:
         host = _host_terms(est)
         ok = _checked(est, host) if host is not None else {"proba": False, "decision": False}
+        ok.setdefault("float32", False)
         per_model = {"stats": stats, "host": host, "ok": ok}
         _TERMS[est] = per_model
     if per_model["host"] is None or not per_model["ok"]["proba"]:
@@ -180,10 +239,10 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
     key = (str(getattr(xp, "__name__", xp)), str(dev))
     if key not in per_model:
         dt = _float_dtype(xp, dev)
-        moved = tuple(
-            None if t is None else (t if np.isscalar(t) else xp.asarray(t, dtype=dt, device=dev))
-            for t in per_model["host"]
-        )
+        moved = {
+            k: (v if v is None or np.isscalar(v) else xp.asarray(v, dtype=dt, device=dev))
+            for k, v in per_model["host"].items()
+        }
         classes = est.classes_
         labels = to_device(classes, xp, dev) if classes.dtype.kind in "biuf" else None
         per_model[key] = {"terms": moved, "labels": labels, "dtype": dt, **per_model["ok"]}
@@ -244,6 +303,6 @@ def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any
         out = _log_softmax(xp, jll)
         if method == "predict_proba":
             out = xp.exp(out)
-    if est.input_spec().input_dtype_outputs and est.fit_schema().dtype == np.float32:
+    if cached["float32"]:  # the outputs of a model fitted on float32 data, as in NumPy
         out = xp.astype(out, xp.float32)
     return out
