@@ -195,7 +195,9 @@ def _task_statistic(task: Any) -> Any:
     if type(task).__name__ != "EstimatorSummariser" or not hasattr(est, "input_spec"):
         return None
     stat = est.input_spec().statistic
-    return stat if stat in _DEVICE else None
+    # the class's declared statistic too: RDA-CV's task returns its own
+    # (CrossValidatedStats), built around the ScatterStats it names here
+    return stat if stat in _DEVICE and est.spec.statistic is stat else None
 
 
 def _prepared(est: Any, X: Any, xp: Any) -> Any:
