@@ -237,8 +237,11 @@ def _where(a):
 @needs_dispatch
 @pytest.mark.parametrize(
     "est",
-    [bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.05), bayesrule.GaussianNB(),
-     bayesrule.MultinomialNB()],
+    [
+        bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.05),
+        bayesrule.GaussianNB(),
+        bayesrule.MultinomialNB(),
+    ],
     ids=["QDA", "GaussianNB", "MultinomialNB"],
 )
 def test_partial_fit_merge_and_forget_on_device(est):
@@ -267,7 +270,10 @@ UNSUPPORTED = [bayesrule.KernelNB(), bayesrule.CategoricalNB(), bayesrule.MixedN
 def test_estimators_without_support_say_so(est):
     X, y = count_data()
     assert est.__sklearn_tags__().array_api_support is False
-    with dispatch(), pytest.raises(TypeError, match=f"{type(est).__name__} does not support array API"):
+    with (
+        dispatch(),
+        pytest.raises(TypeError, match=f"{type(est).__name__} does not support array API"),
+    ):
         clone(est).fit(torch.asarray(X), y)
     fitted = clone(est).fit(X, y)
     with dispatch(), pytest.raises(TypeError, match="does not support array API inputs"):
@@ -324,7 +330,10 @@ def test_a_model_fitted_on_one_device_predicts_on_another_only_once_moved():
     with dispatch():
         model = bayesrule.QuadraticDiscriminantAnalysis().fit(strict(X, device=one), y)
         model.predict(strict(X, device=one))
-        with pytest.raises(ValueError, match=r"fitted on array_api_strict on device .*device1.* cannot predict_proba data on array_api_strict on device .*CPU_DEVICE"):
+        with pytest.raises(
+            ValueError,
+            match=r"fitted on array_api_strict on device .*device1.* cannot predict_proba data on array_api_strict on device .*CPU_DEVICE",
+        ):
             model.predict_proba(strict(X, device=two))
         assert bayesrule.move_to(model, strict(X[:1], device=two)) is model
         out = model.predict_proba(strict(X, device=two))
@@ -364,7 +373,9 @@ def test_a_model_file_from_a_device_fit_loads_as_a_numpy_model(tmp_path):
     loaded = bayesrule.load(tmp_path / "m.bayesrule")
     out = loaded.predict_proba(X)
     assert isinstance(out, np.ndarray) and isinstance(loaded.coef_, np.ndarray)
-    np.testing.assert_allclose(out, bayesrule.LinearDiscriminantAnalysis().fit(X, y).predict_proba(X), atol=1e-10)
+    np.testing.assert_allclose(
+        out, bayesrule.LinearDiscriminantAnalysis().fit(X, y).predict_proba(X), atol=1e-10
+    )
 
 
 # ----------------------------------------------- NumPy input unchanged
@@ -375,7 +386,9 @@ def test_numpy_input_and_dispatch_off_are_unchanged():
     with dispatch():
         on = bayesrule.QuadraticDiscriminantAnalysis().fit(X, y).predict_proba(X)
     off = bayesrule.QuadraticDiscriminantAnalysis().fit(torch.asarray(X), y)
-    assert isinstance(on, np.ndarray) and isinstance(off.predict_proba(torch.asarray(X)), np.ndarray)
+    assert isinstance(on, np.ndarray) and isinstance(
+        off.predict_proba(torch.asarray(X)), np.ndarray
+    )
     np.testing.assert_array_equal(on, ref)
 
 

@@ -64,9 +64,7 @@ class ArrayAPIHandler:
                 f"type {type(X).__name__}."
             )
         xp, dev = namespace_and_device(X, y, sample_weight)
-        stats, schema = collection_statistics(
-            estimator, X, y, sample_weight, classes, reset=reset
-        )
+        stats, schema = collection_statistics(estimator, X, y, sample_weight, classes, reset=reset)
         set_home(estimator, xp, dev)
         return stats, schema
 

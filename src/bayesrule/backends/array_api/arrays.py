@@ -31,9 +31,9 @@ def _compat() -> Any:
 
 def dispatch_on() -> bool:
     """Whether scikit-learn's ``array_api_dispatch`` is on (``sklearn.set_config``)."""
-    import sklearn
+    from sklearn import get_config
 
-    return bool(sklearn.get_config().get("array_api_dispatch", False))
+    return bool(get_config().get("array_api_dispatch", False))
 
 
 def is_device_array(obj: Any) -> bool:

@@ -140,7 +140,15 @@ def device_statistics(stat: Any, X: Any, codes: Any, w: Any, classes: Any, xp: A
 
 
 def _scatter(
-    xp: Any, X: Any, codes: Any, w: Any, means: Any, weights: Any, common: Any, bounds: Any, acc: Any
+    xp: Any,
+    X: Any,
+    codes: Any,
+    w: Any,
+    means: Any,
+    weights: Any,
+    common: Any,
+    bounds: Any,
+    acc: Any,
 ) -> ScatterStats:
     """Per-class centred scatter and residual-norm moments: rows in class order, one GEMM a block."""
     K, p = int(weights.size), X.shape[1]
@@ -191,7 +199,7 @@ def _task_statistic(task: Any) -> Any:
     # the seam's one-pass task (``est.summariser()``): an unfitted copy of the
     # estimator whose ``statistics`` summarise a block; other passes' tasks
     # (MDA's EM) carry no estimator
-    est = getattr(task, "estimator", None)
+    est: Any = getattr(task, "estimator", None)
     if type(task).__name__ != "EstimatorSummariser" or not hasattr(est, "input_spec"):
         return None
     stat = est.input_spec().statistic
@@ -236,10 +244,14 @@ def reducer(data: _Data, classes: Any) -> Any:
                 pos = np.searchsorted(classes, data.y)
                 codes = xp.asarray(pos.astype(np.int64), device=data.dev)
                 w = xp.asarray(data.w, dtype=_float_dtype(xp, data.dev), device=data.dev)
-                return task.finish(task.combine(None, device_statistics(stat, X, codes, w, classes, xp)))
+                return task.finish(
+                    task.combine(None, device_statistics(stat, X, codes, w, classes, xp))
+                )
         # no device code for this pass (or NaN, infinity, negative counts: the
         # estimator's own checks and messages, on a host copy)
-        return task.finish(task.combine(None, task.statistics(data.host(), data.y, data.w, classes)))
+        return task.finish(
+            task.combine(None, task.statistics(data.host(), data.y, data.w, classes))
+        )
 
     return reduce
 

@@ -136,7 +136,9 @@ def _gaussian_terms(est: Any, absent: Any, log_prior: Any) -> dict[str, Any] | N
     ``log p_k(x) = log_norm_k - |(x - mean_k) W_k|^2 / 2``; None when the
     class models are not single Gaussians (MDA's mixtures).
     """
-    means, whitenings, c = [], [], []
+    means: list[Any] = []
+    whitenings: list[Any] = []
+    c: list[float] = []
     p = int(est.n_features_in_)
     for k, label in enumerate(est.classes_):
         if absent[k]:
