@@ -31,7 +31,7 @@ def _compat() -> Any:
 
 def dispatch_on() -> bool:
     """Whether scikit-learn's ``array_api_dispatch`` is on (``sklearn.set_config``)."""
-    from sklearn import get_config
+    from sklearn._config import get_config
 
     return bool(get_config().get("array_api_dispatch", False))
 
