@@ -30,8 +30,10 @@ __all__ = ["BLOCK_ROWS", "FLOAT32_PRODUCTS", "collection_statistics", "device_st
 BLOCK_ROWS = 1 << 15
 
 #: float32 X: the scatter's products in float32 (summed in float64 per block of
-#: rows) rather than in float64; see docs/gpu.md for the measurements behind it
-FLOAT32_PRODUCTS = True
+#: rows) rather than in float64. Off: on 6 000 MNIST rows float32 products moved
+#: LDA's rank decision (660 directions instead of 655) and changed predictions;
+#: see docs/gpu.md for the measurements
+FLOAT32_PRODUCTS = False
 
 _DEVICE = (ScatterStats, DiagonalStats, CountStats)
 
@@ -88,9 +90,10 @@ def device_statistics(stat: Any, X: Any, codes: Any, w: Any, classes: Any, xp: A
 
     ``codes`` are the rows' class positions and ``w`` their weights, both on
     X's device. Sums are float64 (where the device has it); a float32 ``X``
-    is centred and multiplied in float32 block by block, each block's
-    product added in float64, and the rounding of its centring removed
-    exactly afterwards (Chan-Golub-LeVeque: ``S - W d d'``).
+    is cast to float64 block by block (with :data:`FLOAT32_PRODUCTS`, centred
+    and multiplied in float32, each block's product added in float64), and
+    the rounding of the centring is removed exactly afterwards
+    (Chan-Golub-LeVeque: ``S - W d d'``).
     """
     K, (n, p) = int(classes.size), X.shape
     acc = _float_dtype(xp, X.device)
