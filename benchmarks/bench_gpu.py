@@ -51,10 +51,11 @@ def _sync(torch: Any, device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _timed(fn: Any, torch: Any, device: str) -> tuple[float, Any]:
+def _timed(torch: Any, device: str, fn: Any, *args: Any) -> tuple[float, Any]:
+    """Seconds of ``fn(*args)`` (the device's queue drained before and after) and its result."""
     _sync(torch, device)
     t = time.perf_counter()
-    out = fn()
+    out = fn(*args)
     _sync(torch, device)
     return time.perf_counter() - t, out
 
@@ -110,12 +111,12 @@ def main() -> int:
         br.GaussianNB().fit(Xd[:2000], y[:2000]).predict_proba(Xted[:10])
     for label, make in models.items():
         rows = slice(0, 60000 if label.startswith("MDA") else None)
-        t_cpu, cpu = _timed(lambda: make().fit(X[rows], y[rows]), torch, "cpu")
-        tp_cpu, p_cpu = _timed(lambda: cpu.predict_proba(Xte), torch, "cpu")
+        t_cpu, cpu = _timed(torch, "cpu", make().fit, X[rows], y[rows])
+        tp_cpu, p_cpu = _timed(torch, "cpu", cpu.predict_proba, Xte)
         with sklearn.config_context(array_api_dispatch=True):
-            t_dev, model = _timed(lambda: make().fit(Xd[rows], yd[rows]), torch, dev)
+            t_dev, model = _timed(torch, dev, make().fit, Xd[rows], yd[rows])
             model.predict_proba(Xted[:10])  # the terms move to the device once
-            tp_dev, p_dev = _timed(lambda: model.predict_proba(Xted), torch, dev)
+            tp_dev, p_dev = _timed(torch, dev, model.predict_proba, Xted)
         p_dev = _host(p_dev)
         for where, t, tp, p in (("device", t_dev, tp_dev, p_dev), ("cpu", t_cpu, tp_cpu, p_cpu)):
             acc = float(np.mean(np.argmax(p, axis=1) == yte))
@@ -130,8 +131,8 @@ def main() -> int:
     ):
         with sklearn.config_context(array_api_dispatch=True):
             try:
-                t, sk = _timed(lambda: make().fit(Xd, yd), torch, dev)
-                tp, p = _timed(lambda: sk.predict_proba(Xted), torch, dev)
+                t, sk = _timed(torch, dev, make().fit, Xd, yd)
+                tp, p = _timed(torch, dev, sk.predict_proba, Xted)
             except Exception as exc:  # scikit-learn's own refusals, reported as such
                 print(f"{label:<34}{'device':<10} failed: {type(exc).__name__}: {exc}"[:160])
                 continue
@@ -162,7 +163,7 @@ def _throughput(torch: Any, dev: str, Xd: Any, y: np.ndarray[Any, Any]) -> None:
     A = Xd[: n // classes.size]
     A.T @ A
     reps = 5
-    tg, _ = _timed(lambda: [A.T @ A for _ in range(reps)], torch, dev)
+    tg, _ = _timed(torch, dev, lambda: [A.T @ A for _ in range(reps)])
     stats_rate = n * p * p / t
     gemm_rate = reps * A.shape[0] * p * p / tg
     print(
