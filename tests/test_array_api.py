@@ -142,12 +142,7 @@ DEVICE_FIT = (
     "BernoulliNB",
     "PoissonNB",
 )
-DEVICE_PREDICT = DEVICE_FIT[:-4] + (
-    "RegularizedDiscriminantAnalysisCV",
-    "MultinomialNB",
-    "BernoulliNB",
-    "PoissonNB",
-)
+DEVICE_PREDICT = DEVICE_FIT + ("RegularizedDiscriminantAnalysisCV",)
 METHODS = ("predict_proba", "predict_log_proba", "decision_function", "score_samples")
 
 
@@ -231,6 +226,33 @@ def _where(a):
     from bayesrule.backends.array_api.arrays import namespace_and_device
 
     return namespace_and_device(a)
+
+
+@needs_dispatch
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    "est",
+    [bayesrule.QuadraticDiscriminantAnalysis(), bayesrule.GaussianNB(), bayesrule.PoissonNB()],
+    ids=["QDA", "GaussianNB", "PoissonNB"],
+)
+def test_device_statistics_equal_numpy_over_shapes_weights_and_absent_classes(est, seed):
+    """Generated shapes, weights on the device (zeros among them), a declared class without rows."""
+    rng = np.random.default_rng(seed)
+    n, p, K = int(rng.integers(8, 200)), int(rng.integers(1, 9)), int(rng.integers(2, 5))
+    y = np.arange(n) % K  # every class has rows ...
+    X = rng.normal(loc=rng.normal(scale=50.0, size=p), size=(n, p)) * rng.uniform(0.1, 10, p)
+    if est.input_spec().positive:
+        X = np.floor(np.abs(X))
+    w = rng.integers(0, 4, size=n).astype(float)
+    w[:K] = 1.0  # ... with positive weight
+    classes = np.arange(K + 1)  # ... and one more is declared
+    ref = clone(est).statistics(X, y, w, classes=classes)
+    with dispatch():
+        got = clone(est).statistics(torch.asarray(X), torch.asarray(y), torch.asarray(w), classes)
+    assert got.allclose(ref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(got.counts, ref.counts)
+    np.testing.assert_array_equal(got.lower, ref.lower)
+    np.testing.assert_array_equal(got.upper, ref.upper)
 
 
 # ---------------------------------------------------- updates and merges

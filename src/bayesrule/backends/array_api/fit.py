@@ -293,7 +293,8 @@ def collection_statistics(
     check_labels(y_host)
     w_host = check_sample_weight(to_host(sample_weight), n)
     if classes is not None:
-        check_labels(np.asarray(classes), "classes")
+        classes = np.asarray(to_host(classes))
+        check_labels(classes, "classes")
     c = as_classes(y_host if classes is None else classes)
     missing = np.setdiff1d(y_host, c)
     if missing.size:

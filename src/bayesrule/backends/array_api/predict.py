@@ -80,6 +80,7 @@ def _host_terms(est: Any) -> dict[str, Any] | None:
     """
     from ...estimators import (
         BernoulliNB,
+        ComplementNB,
         DiagonalLDA,
         GaussianNB,
         LinearDiscriminantAnalysis,
@@ -105,6 +106,12 @@ def _host_terms(est: Any) -> dict[str, Any] | None:
             c = log_prior - 0.5 * np.sum(np.log(2.0 * np.pi * var), axis=1)
             terms.update(theta=np.where(absent[:, None], 0.0, theta), iv=1.0 / var, c=c)
             terms["iv"][absent] = 0.0
+        elif isinstance(est, ComplementNB):
+            # scikit-learn's rule: the complement weights alone, the prior only
+            # for a single class (the probe check below holds it to the NumPy model)
+            B = np.asarray(est.feature_log_prob_, dtype=np.float64).T.copy()
+            c = np.zeros(K) if K > 1 else np.asarray(est.class_log_prior_, dtype=np.float64)
+            terms.update(B=B, c=c)
         elif isinstance(est, MultinomialNB):
             B = np.asarray(est.feature_log_prob_, dtype=np.float64).T.copy()
             terms.update(B=B, c=np.asarray(est.class_log_prior_, dtype=np.float64).copy())
