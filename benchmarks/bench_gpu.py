@@ -159,11 +159,8 @@ def _throughput(torch: Any, dev: str, Xd: Any, y: np.ndarray[Any, Any]) -> None:
         xp, where = namespace_and_device(Xd)
         codes = xp.asarray(np.searchsorted(classes, y), device=where)
         w = xp.ones(n, dtype=xp.float64, device=where)
-        t, _ = _timed(
-            lambda: device_fit.device_statistics(ScatterStats, Xd, codes, w, classes, xp),
-            torch,
-            dev,
-        )
+        args = (ScatterStats, Xd, codes, w, classes, xp)
+        t, _ = _timed(torch, dev, device_fit.device_statistics, *args)
     stats_rate = n * p * p / t
     print(
         f"statistics pass (ScatterStats, {n} x {p} float32 data, float64 products): {t:.3f} s, "
