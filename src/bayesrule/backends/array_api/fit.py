@@ -103,7 +103,7 @@ def device_statistics(stat: Any, X: Any, codes: Any, w: Any, classes: Any, xp: A
     counts = xp.zeros(K, dtype=acc, device=X.device)
     sums = xp.zeros((K, p), dtype=acc, device=X.device)
     for a, b in _blocks(n):
-        Xb, wb = xp.astype(X[a:b, :], acc), w[a:b]
+        Xb, wb = xp.astype(X[a:b, :], acc, copy=False), w[a:b]
         H = _onehot(xp, codes[a:b], wb, K, acc)
         W += xp.sum(H, axis=0)
         counts += xp.sum(xp.astype(H > 0, acc), axis=0)
@@ -124,7 +124,7 @@ def device_statistics(stat: Any, X: Any, codes: Any, w: Any, classes: Any, xp: A
         m2 = xp.zeros((K, p), dtype=acc, device=X.device)
         s1 = xp.zeros((K, p), dtype=acc, device=X.device)
         for a, b in _blocks(n):
-            R = xp.astype(X[a:b, :], acc) - xp.take(means, codes[a:b], axis=0)
+            R = xp.astype(X[a:b, :], acc, copy=False) - xp.take(means, codes[a:b], axis=0)
             H = _onehot(xp, codes[a:b], w[a:b], K, acc)
             s1 += H.T @ R
             m2 += H.T @ (R * R)
@@ -173,10 +173,10 @@ def _scatter(
         m4k = xp.zeros((), dtype=acc, device=X.device)
         for a in range(int(starts[k]), int(starts[k + 1]), BLOCK_ROWS):
             b = min(a + BLOCK_ROWS, int(starts[k + 1]))
-            R = xp.astype(Xs[a:b, :], low) - xp.astype(mk, low)
-            wb = xp.astype(ws[a:b], low)
+            R = xp.astype(Xs[a:b, :], low, copy=False) - xp.astype(mk, low, copy=False)
+            wb = xp.astype(ws[a:b], low, copy=False)
             Sk += xp.astype((R * wb[:, None]).T @ R, acc)
-            R64, w64 = xp.astype(R, acc), ws[a:b]
+            R64, w64 = xp.astype(R, acc, copy=False), ws[a:b]
             s1k += w64 @ R64
             r2 = xp.sum(R64 * R64, axis=1)
             m3k += (w64 * r2) @ R64
