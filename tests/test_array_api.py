@@ -430,6 +430,21 @@ def test_non_finite_rows_take_the_host_repairs():
 
 
 @needs_dispatch
+@pytest.mark.parametrize("n", [50, 5000])
+def test_device_predictions_warn_out_of_range_as_numpy_does(n):
+    rng = np.random.default_rng(0)
+    X, y = rng.random((n, 4)), np.arange(n) % 3
+    with dispatch():
+        for est in (bayesrule.GaussianNB(), bayesrule.QuadraticDiscriminantAnalysis()):
+            model = est.fit(torch.asarray(X), y)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                model.predict_proba(torch.asarray(X))  # in range: no warning
+            with pytest.warns(bayesrule.OutOfRangeWarning, match="feature 2"):
+                model.predict_proba(torch.asarray(X * np.array([1.0, 1.0, 255.0, 1.0])))
+
+
+@needs_dispatch
 @pytest.mark.xfail(raises=AssertionError, reason="fitted attributes stay NumPy (docs/gpu.md)")
 def test_sklearn_check_array_api_input():
     from sklearn.utils.estimator_checks import check_array_api_input

@@ -294,12 +294,46 @@ def device_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> A
     return _back(getattr(est, method)(to_host(X), *args, **kwargs), xp, dev)
 
 
+#: rows of the sample the NumPy model judges for OutOfRangeWarning (its own stride)
+RANGE_ROWS = 1024
+#: the pre-check's margin, in training-range widths: half the NumPy check's, so
+#: that every batch the NumPy check would warn about reaches it
+RANGE_MARGIN = 1.0
+
+
+def _warn_out_of_range(est: Any, X: Any, xp: Any) -> None:
+    """The NumPy model's range warnings, for a batch predicted on the device.
+
+    Two reductions on the device (each feature's least and largest value of
+    the same strided sample the NumPy check reads) against a fence half as
+    far out as the NumPy check's; only when a feature crosses it does the
+    sample (at most 2 048 rows) go to the host, where the NumPy model's own
+    check decides and words the warning.
+    """
+    n = int(X.shape[0])
+    if n == 0:
+        return
+    sample = X[:: n // RANGE_ROWS, :] if n >= 2 * RANGE_ROWS else X
+    lo, hi = est.feature_range_
+    width = hi - lo
+    judged = np.isfinite(width) & (width > 0)
+    if not judged.any():
+        return
+    seen_lo = to_host(xp.min(sample, axis=0)).astype(np.float64)
+    seen_hi = to_host(xp.max(sample, axis=0)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        cross = (seen_lo < lo - RANGE_MARGIN * width) | (seen_hi > hi + RANGE_MARGIN * width)
+    if np.any(judged & cross):
+        est.predict(to_host(sample))  # for its warnings
+
+
 def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any:
     """The method from the device terms; None when a row needs the host's repairs."""
     jll = _jll(xp, xp.astype(X, cached["dtype"]), cached["terms"])
     top = xp.max(jll, axis=1)
     if not bool(xp.all(xp.isfinite(top))):
         return None
+    _warn_out_of_range(est, X, xp)
     if method == "predict":
         idx = xp.argmax(jll, axis=1)
         labels = cached["labels"]
