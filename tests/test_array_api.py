@@ -372,6 +372,25 @@ def test_a_model_fitted_on_one_device_predicts_on_another_only_once_moved():
 
 
 @needs_dispatch
+def test_sklearn_move_estimator_to_points_a_copy_at_the_device():
+    from sklearn.utils._array_api import move_estimator_to
+
+    X, y = gaussian_data()
+    one, two = xps.Device("device1"), xps.Device("CPU_DEVICE")
+    with dispatch():
+        model = bayesrule.GaussianNB().fit(strict(X, device=one), y)
+        moved = move_estimator_to(model, xps, two)
+        assert moved is not model and isinstance(moved.theta_, np.ndarray)
+        out = moved.predict_proba(strict(X, device=two))
+        assert out.device == two
+        with pytest.raises(ValueError, match="fitted on array_api_strict"):
+            model.predict_proba(strict(X, device=two))  # the original stays where it was
+        back = move_estimator_to(model, np, None)
+        back.predict(torch.asarray(X))  # a host model: predicts anywhere
+    np.testing.assert_allclose(host(out), bayesrule.GaussianNB().fit(X, y).predict_proba(X))
+
+
+@needs_dispatch
 def test_predicting_on_device_changes_nothing_on_the_model():
     X, y = gaussian_data()
     with dispatch():

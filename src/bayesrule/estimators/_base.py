@@ -108,6 +108,25 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         tags.array_api_support = self.spec.statistic not in _NO_ARRAY_API and not self.spec.frame
         return tags
 
+    def __sklearn_array_api_convert__(self, converter: Callable[[Any], Any]) -> Any:
+        """scikit-learn's ``move_estimator_to``: a copy that predicts on the target's device.
+
+        The fitted attributes stay NumPy arrays (the statistics, model files
+        and merges need them on the host; see docs/gpu.md); the copy is
+        pointed at the namespace and device ``converter`` moves arrays to,
+        by the engine that holds such arrays (``bayesrule.move_to``).
+        """
+        import copy
+
+        moved = copy.deepcopy(self)
+        if is_fitted(self):
+            probe = converter(np.zeros(1))
+            handler = handler_for(probe)
+            move = getattr(handler, "move", None)
+            if move is not None:
+                move(moved, probe)
+        return moved
+
     @property
     def feature_range_(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Each feature's training range ``(lower, upper)``, two arrays of shape (n_features,).

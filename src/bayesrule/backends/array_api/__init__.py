@@ -72,6 +72,10 @@ class ArrayAPIHandler:
         _refuse_unsupported(estimator)
         return device_method(estimator, method, X, *args, **kwargs)
 
+    def move(self, estimator: Any, where: Any) -> Any:
+        """``bayesrule.move_to(estimator, where)`` (scikit-learn's ``move_estimator_to`` calls it)."""
+        return move_to(estimator, where)
+
     def sample(
         self, estimator: Any, n_samples: Any, *, y: Any, random_state: Any, chunks: Any
     ) -> tuple[Any, Any]:
