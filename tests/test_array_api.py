@@ -336,6 +336,24 @@ def test_unsupported_dtypes_are_refused(dtype, est, match):
 
 
 @needs_dispatch
+@pytest.mark.parametrize("est", COUNTS[:2] + COUNTS[3:], ids=_ids(COUNTS[:2] + COUNTS[3:]))
+def test_negative_counts_are_refused_on_device_as_in_numpy(est):
+    X, y = count_data()
+    bad = X.copy()
+    bad[3, 1] = -1.0
+    with pytest.raises(ValueError) as numpy_error:
+        clone(est).fit(X, y).predict(bad)
+    with dispatch():
+        with pytest.raises(ValueError, match="[Nn]egative"):
+            clone(est).fit(torch.asarray(bad), y)
+        model = clone(est).fit(torch.asarray(X), y)
+        for method in ("predict", "predict_proba"):
+            with pytest.raises(ValueError) as device_error:
+                getattr(model, method)(torch.asarray(bad))
+            assert str(device_error.value) == str(numpy_error.value)
+
+
+@needs_dispatch
 def test_integer_counts_are_counts():
     X, y = count_data()
     ref = bayesrule.MultinomialNB().fit(X, y)

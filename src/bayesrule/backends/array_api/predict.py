@@ -285,7 +285,9 @@ def device_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> A
             f"X has {X.shape[1]} features, but {name} is expecting {est.n_features_in_} "
             "features as input."
         )
-    if method in FAST and not args and not kwargs:
+    # negative counts: the NumPy model's refusal, on the host
+    refused = est.input_spec().positive and bool(xp.any(X < 0))
+    if method in FAST and not args and not kwargs and not refused:
         cached = cached_terms(est, xp, dev)
         if cached is not None and (method != "decision_function" or cached["decision"]):
             out = _fast(est, method, X, xp, cached)
