@@ -143,7 +143,13 @@ DEVICE_FIT = (
     "PoissonNB",
 )
 DEVICE_PREDICT = DEVICE_FIT + ("RegularizedDiscriminantAnalysisCV",)
-METHODS = ("predict_proba", "predict_log_proba", "decision_function", "score_samples")
+METHODS = (
+    "predict_proba",
+    "predict_log_proba",
+    "decision_function",
+    "score_samples",
+    "predict_joint_log_proba",
+)
 
 
 def _data_for(est, dtype=np.float64):

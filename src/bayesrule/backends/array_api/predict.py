@@ -31,6 +31,13 @@ __all__ = ["cached_terms", "device_method", "forget_home", "home_of", "set_home"
 
 #: the prediction methods computed on the device from the cached terms
 FAST = frozenset({"predict", "predict_proba", "predict_log_proba", "decision_function"})
+#: methods computed on the device only where the probe check passed for them
+#: (the decision function's form; the terms' joint log likelihood being absolute)
+NEEDS = {
+    "decision_function": "decision",
+    "predict_joint_log_proba": "joint",
+    "score_samples": "joint",
+}
 #: largest difference from the NumPy model on the probe rows for the terms to be used
 CHECK_TOL = 1e-9
 #: the same for a model fitted on float32 data (float32 attributes and outputs)
@@ -217,6 +224,12 @@ def _checked(est: Any, terms: dict[str, Any]) -> dict[str, bool]:
         warnings.simplefilter("ignore")
         want_lp = np.asarray(est.predict_log_proba(X))
         want_df = np.asarray(est.decision_function(X))
+        # only the class-density terms can be absolute (the linear ones drop a
+        # term common to the classes); and LDA's own joint caches a term
+        absolute = "B" not in terms
+        want_joint = (
+            np.asarray(est.predict_joint_log_proba(X), dtype=np.float64) if absolute else None
+        )
     out_dtype = want_lp.dtype
     want_lp, want_df = want_lp.astype(np.float64), want_df.astype(np.float64)
     jll = _jll(np, X, terms)
@@ -229,6 +242,7 @@ def _checked(est: Any, terms: dict[str, Any]) -> dict[str, bool]:
     return {
         "proba": close(got_lp, want_lp),
         "decision": close(got_df, want_df),
+        "joint": want_joint is not None and close(jll, want_joint),
         "float32": out_dtype == np.float32,
     }
 
@@ -239,11 +253,10 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
     stats = est.__dict__.get("stats_")
     if per_model is None or per_model.get("stats") is not stats:
         host = _host_terms(est)
-        ok = _checked(est, host) if host is not None else {"proba": False, "decision": False}
-        ok.setdefault("float32", False)
+        ok = _checked(est, host) if host is not None else {}
         per_model = {"stats": stats, "host": host, "ok": ok}
         _TERMS[est] = per_model
-    if per_model["host"] is None or not per_model["ok"]["proba"]:
+    if per_model["host"] is None or not per_model["ok"].get("proba", False):
         return None
     key = (str(getattr(xp, "__name__", xp)), str(dev))
     if key not in per_model:
@@ -287,9 +300,9 @@ def device_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> A
         )
     # negative counts: the NumPy model's refusal, on the host
     refused = est.input_spec().positive and bool(xp.any(X < 0))
-    if method in FAST and not args and not kwargs and not refused:
+    if (method in FAST or method in NEEDS) and not args and not kwargs and not refused:
         cached = cached_terms(est, xp, dev)
-        if cached is not None and (method != "decision_function" or cached["decision"]):
+        if cached is not None and cached.get(NEEDS.get(method, "proba"), False):
             out = _fast(est, method, X, xp, cached)
             if out is not None:
                 return out
@@ -342,8 +355,12 @@ def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any
         if labels is None:  # string labels: a NumPy array, as they cannot live on a device
             return est.classes_[to_host(idx)]
         return xp.take(labels, idx)
-    if method == "decision_function":
+    if method == "score_samples":
+        out = top + xp.log(xp.sum(xp.exp(jll - top[:, None]), axis=1))
+    elif method == "decision_function":
         out = jll[:, 1] - jll[:, 0] if jll.shape[1] == 2 else jll
+    elif method == "predict_joint_log_proba":
+        out = jll
     else:
         out = _log_softmax(xp, jll)
         if method == "predict_proba":
