@@ -37,6 +37,7 @@ NEEDS = {
     "decision_function": "decision",
     "predict_joint_log_proba": "joint",
     "score_samples": "joint",
+    "transform": "transform",
 }
 #: largest difference from the NumPy model on the probe rows for the terms to be used
 CHECK_TOL = 1e-9
@@ -247,6 +248,33 @@ def _checked(est: Any, terms: dict[str, Any]) -> dict[str, bool]:
     }
 
 
+def _projection(est: Any) -> dict[str, Any] | None:
+    """LDA's ``transform`` as ``(X - shift) @ S``, when the public attributes reproduce it.
+
+    ``S`` is the leading columns of ``scalings_``, ``shift`` the mean ``xbar_``
+    or nothing; the form that matches the NumPy model on the probe rows (to
+    :data:`CHECK_TOL`) is kept, else None (the host transforms).
+    """
+    scalings = getattr(est, "scalings_", None)
+    if scalings is None or not hasattr(type(est), "transform"):
+        return None
+    X = _probe(est)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = np.asarray(est.transform(X), dtype=np.float64)
+    except (NotImplementedError, ValueError, AttributeError):  # lsqr has no transform
+        return None
+    S = np.asarray(scalings, dtype=np.float64)[:, : want.shape[1]]
+    tol = CHECK_TOL if est.fit_schema().dtype == np.float64 else CHECK_TOL_32
+    xbar = getattr(est, "xbar_", None)
+    for shift in ([np.asarray(xbar, dtype=np.float64)] if xbar is not None else []) + [None]:
+        got = (X - shift if shift is not None else X) @ S
+        if got.shape == want.shape and np.allclose(got, want, rtol=tol, atol=tol):
+            return {"shift": shift, "S": S}
+    return None
+
+
 def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
     """The model's terms on ``dev`` (made and checked once per model, device and statistics)."""
     per_model = _TERMS.get(est)
@@ -254,7 +282,7 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
     if per_model is None or per_model.get("stats") is not stats:
         host = _host_terms(est)
         ok = _checked(est, host) if host is not None else {}
-        per_model = {"stats": stats, "host": host, "ok": ok}
+        per_model = {"stats": stats, "host": host, "ok": ok, "projection": _projection(est)}
         _TERMS[est] = per_model
     if per_model["host"] is None or not per_model["ok"].get("proba", False):
         return None
@@ -267,7 +295,20 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
         }
         classes = est.classes_
         labels = to_device(classes, xp, dev) if classes.dtype.kind in "biuf" else None
-        per_model[key] = {"terms": moved, "labels": labels, "dtype": dt, **per_model["ok"]}
+        proj = per_model["projection"]
+        if proj is not None:
+            proj = {
+                k: (v if v is None else xp.asarray(v, dtype=dt, device=dev))
+                for k, v in proj.items()
+            }
+        per_model[key] = {
+            "terms": moved,
+            "labels": labels,
+            "dtype": dt,
+            "projection": proj,
+            "transform": proj is not None,
+            **per_model["ok"],
+        }
     return per_model[key]
 
 
@@ -344,6 +385,17 @@ def _warn_out_of_range(est: Any, X: Any, xp: Any) -> None:
 
 def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any:
     """The method from the device terms; None when a row needs the host's repairs."""
+    if method == "transform":
+        proj = cached["projection"]
+        Xc = xp.astype(X, cached["dtype"])
+        out = (Xc - proj["shift"] if proj["shift"] is not None else Xc) @ proj["S"]
+        if not bool(xp.all(xp.isfinite(out))):
+            return None
+        _warn_out_of_range(est, X, xp)
+        # NumPy's dtype: that of X (the probe's was float64) with the attributes'
+        x32 = np.float32 if X.dtype == xp.float32 else np.float64
+        attrs = [np.asarray(getattr(est, a, np.float32(0))).dtype for a in ("xbar_", "scalings_")]
+        return xp.astype(out, xp.float32) if np.result_type(x32, *attrs) == np.float32 else out
     jll = _jll(xp, xp.astype(X, cached["dtype"]), cached["terms"])
     top = xp.max(jll, axis=1)
     if not bool(xp.all(xp.isfinite(top))):
