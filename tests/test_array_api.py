@@ -380,6 +380,38 @@ def test_negative_counts_are_refused_on_device_as_in_numpy(est):
 
 
 @needs_dispatch
+@pytest.mark.parametrize(
+    "est",
+    [bayesrule.BernoulliNB(binarize=2.0), bayesrule.GaussianNB(), bayesrule.MultinomialNB()],
+    ids=["BernoulliNB", "GaussianNB", "MultinomialNB"],
+)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_and_infinity_meet_the_numpy_models_handling(est, bad):
+    """Never binarised or multiplied away on the device: the NumPy model's result or error."""
+    X, y = count_data()
+    Xbad = X.copy()
+    Xbad[5, 2] = bad
+
+    def outcome(fit_X, pred_X, convert):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = clone(est).fit(convert(fit_X), y)
+                return host(model.predict_proba(convert(pred_X)))
+        except ValueError as exc:
+            return str(exc)
+
+    for fit_X, pred_X in ((Xbad, X), (X, Xbad)):
+        want = outcome(fit_X, pred_X, lambda a: a)
+        with dispatch():
+            got = outcome(fit_X, pred_X, torch.asarray)
+        if isinstance(want, str):
+            assert got == want
+        else:
+            np.testing.assert_allclose(got, want, atol=1e-8)
+
+
+@needs_dispatch
 def test_integer_counts_are_counts():
     X, y = count_data()
     ref = bayesrule.MultinomialNB().fit(X, y)

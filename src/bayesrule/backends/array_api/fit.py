@@ -213,7 +213,7 @@ def _task_statistic(task: Any) -> Any:
 
 def _prepared(est: Any, X: Any, xp: Any) -> Any:
     """X as the estimator's statistics see it: BernoulliNB's binarising, on the device."""
-    threshold = est.get_params().get("binarize", None) if "binarize" in est.get_params() else None
+    threshold = est.get_params().get("binarize", None)
     if threshold is None:
         return X
     return xp.astype(X > threshold, X.dtype)
@@ -241,7 +241,7 @@ def reducer(data: _Data, classes: Any) -> Any:
         if stat is not None:
             est = task.estimator
             X = _prepared(est, data.X, xp)
-            finite = bool(xp.all(xp.isfinite(X)))
+            finite = bool(xp.all(xp.isfinite(data.X)))  # before binarising hides a NaN
             positive = not est.input_spec().positive or bool(xp.all(X >= 0))
             if finite and positive:
                 pos = np.searchsorted(classes, data.y)

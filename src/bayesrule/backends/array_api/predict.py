@@ -396,6 +396,8 @@ def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any
         x32 = np.float32 if X.dtype == xp.float32 else np.float64
         attrs = [np.asarray(getattr(est, a, np.float32(0))).dtype for a in ("xbar_", "scalings_")]
         return xp.astype(out, xp.float32) if np.result_type(x32, *attrs) == np.float32 else out
+    if cached["terms"]["binarize"] is not None and not bool(xp.all(xp.isfinite(X))):
+        return None  # binarising would hide a NaN: the NumPy model's own handling
     jll = _jll(xp, xp.astype(X, cached["dtype"]), cached["terms"])
     top = xp.max(jll, axis=1)
     if not bool(xp.all(xp.isfinite(top))):
