@@ -448,6 +448,30 @@ def test_a_model_fitted_on_one_device_predicts_on_another_only_once_moved():
 
 
 @needs_dispatch
+def test_a_models_device_follows_its_fits_and_updates():
+    X, y = gaussian_data()
+    one, two = xps.Device("device1"), xps.Device("CPU_DEVICE")
+    refused = pytest.raises(ValueError, match="fitted on array_api_strict")
+    with dispatch():
+        model = bayesrule.GaussianNB().fit(strict(X, device=one), y)
+        model.statistics(strict(X, device=two), y)  # installs nothing: the home stays
+        with refused:
+            model.predict(strict(X, device=two))
+        model.partial_fit(strict(X[:50], device=one), y[:50])  # an update on its device
+        with refused:
+            model.predict(strict(X, device=two))
+        model.fit(X, y)  # a NumPy fit: a host model
+        model.predict(strict(X, device=two))
+        model.partial_fit(strict(X[:50], device=two), y[:50])
+        with refused:
+            model.predict(strict(X, device=one))
+        with pytest.raises(ValueError, match="every sample weight is zero"):
+            model.fit(strict(X, device=one), y, sample_weight=np.zeros(len(y)))  # unchanged
+        with refused:
+            model.predict(strict(X, device=one))
+
+
+@needs_dispatch
 def test_sklearn_move_estimator_to_points_a_copy_at_the_device():
     from sklearn.utils._array_api import move_estimator_to
 

@@ -65,7 +65,7 @@ class ArrayAPIHandler:
             )
         xp, dev = namespace_and_device(X, y, sample_weight)
         stats, schema = collection_statistics(estimator, X, y, sample_weight, classes, reset=reset)
-        set_home(estimator, xp, dev)
+        set_home(estimator, xp, dev, stats if reset else None)
         return stats, schema
 
     def predict(self, estimator: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> Any:
@@ -124,7 +124,7 @@ def move_to(est: Any, where: Any, device: Any = None) -> Any:
         probe = where.asarray([0.0], device=device) if device is not None else where.asarray([0.0])
         xp, dev = array_namespace(probe), probe.device
     _refuse_unsupported(est)
-    set_home(est, xp, dev)
+    set_home(est, xp, dev, est.stats_)
     cached_terms(est, xp, dev)
     return est
 

@@ -45,13 +45,27 @@ CHECK_TOL = 1e-9
 CHECK_TOL_32 = 1e-4
 
 _TERMS: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
-_HOME: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+_HOME: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 # ------------------------------------------------------------- where it lives
-def set_home(est: Any, xp: Any, dev: Any) -> None:
-    """Record that ``est`` is (being) fitted on ``dev``; bound to its statistics when next used."""
-    _HOME[est] = [xp, dev, None]
+def set_home(est: Any, xp: Any, dev: Any, stats: Any = None) -> None:
+    """Record that ``est`` is being fitted on ``dev`` (``xp``).
+
+    ``stats``: the statistics a new fit will install (the home is theirs);
+    None for an update (``partial_fit``, ``forget``, ``statistics``), whose
+    result is known only once installed: the home is then bound to the next
+    statistics the model holds, or, if it holds the same ones as now
+    (nothing was installed), the former home stays.
+    """
+    before = est.__dict__.get("stats_")
+    _HOME[est] = {
+        "xp": xp,
+        "dev": dev,
+        "bound": None if stats is None else weakref.ref(stats),
+        "before": None if before is None else weakref.ref(before),
+        "old": _HOME.get(est),
+    }
 
 
 def forget_home(est: Any) -> None:
@@ -61,19 +75,25 @@ def forget_home(est: Any) -> None:
 def home_of(est: Any) -> tuple[Any, Any] | None:
     """The namespace and device ``est`` was fitted on; None for a host (NumPy) model.
 
-    A home is bound to the statistics installed by the fit that recorded it;
-    once the model is fitted again elsewhere (new statistics) it has none.
+    A home belongs to the statistics installed by the fit or update that
+    recorded it; once the model holds other statistics (a NumPy fit, a
+    merge, a copy or a model file) it has none and predicts anywhere.
     """
     entry = _HOME.get(est)
-    stats = est.__dict__.get("stats_")
-    if entry is None or stats is None:
-        return None
-    if entry[2] is None:
-        entry[2] = weakref.ref(stats)
-    if entry[2]() is not stats:
-        forget_home(est)
-        return None
-    return entry[0], entry[1]
+    current = est.__dict__.get("stats_")
+    while entry is not None and current is not None:
+        before = entry["before"]() if entry["before"] is not None else None
+        if entry["bound"] is None and current is not before:
+            entry["bound"] = weakref.ref(current)
+        if entry["bound"] is not None and entry["bound"]() is current:
+            _HOME[est] = entry
+            return entry["xp"], entry["dev"]
+        if current is before:  # nothing was installed: the home it had
+            entry = entry["old"]
+            continue
+        break
+    forget_home(est)
+    return None
 
 
 # ------------------------------------------------------------------ the terms
