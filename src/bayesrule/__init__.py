@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from ._util.config import config_context, get_config, set_config
 from .backends import dask as _dask_backend  # noqa: F401  (registers the Dask engine)
+from .backends.array_api import move_to  # registers the array API engine (PyTorch, CuPy)
 from .backends.stream import fit_stream, iter_predict, predict_stream, read_blocks
 from .estimators import ESTIMATORS, ClassWarning, OutOfRangeWarning, UnitsWarning
 from .estimators.registry import available as _registered
@@ -80,5 +81,6 @@ __all__ = [
     "get_config",
     "set_config",
     "load",
+    "move_to",
     "save",
 ]

@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._util.dispatch import handler_for
 from .._util.parallel import blas_budget
 from .._util.validation import check_labels
-from ..stats import as_classes
+from ..stats import CategoryStats, ValueCountStats, as_classes
 from ._classes import warn_about_classes
 from ._predict import log_softmax
 from ._priors import resolve_priors
@@ -103,7 +103,29 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = self.spec.sparse
         tags.input_tags.positive_only = self.spec.positive
         tags.classifier_tags.poor_score = self.spec.poor_score
+        # PyTorch, CuPy, array-api-strict input through bayesrule.backends.array_api,
+        # for every model except those whose statistics keep values or categories
+        tags.array_api_support = self.spec.statistic not in _NO_ARRAY_API and not self.spec.frame
         return tags
+
+    def __sklearn_array_api_convert__(self, converter: Callable[[Any], Any]) -> Any:
+        """scikit-learn's ``move_estimator_to``: a copy that predicts on the target's device.
+
+        The fitted attributes stay NumPy arrays (the statistics, model files
+        and merges need them on the host; see docs/gpu.md); the copy is
+        pointed at the namespace and device ``converter`` moves arrays to,
+        by the engine that holds such arrays (``bayesrule.move_to``).
+        """
+        import copy
+
+        moved = copy.deepcopy(self)
+        if is_fitted(self):
+            probe = converter(np.zeros(1))
+            handler = handler_for(probe)
+            move = getattr(handler, "move", None)
+            if move is not None:
+                move(moved, probe)
+        return moved
 
     @property
     def feature_range_(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -455,6 +477,10 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     def _derive(self, stats: Any, priors: NDArray[np.float64], **extra: Any) -> dict[str, Any]:
         raise NotImplementedError
 
+
+#: statistics with no array API path (values kept, categories counted): their
+#: estimators refuse device arrays (KernelNB, CategoricalNB; MixedNB reads frames)
+_NO_ARRAY_API = (ValueCountStats, CategoryStats)
 
 #: the fitted attributes that describe the input's features
 _SCHEMA = ("n_features_in_", "feature_names_in_", "_fit_dtype")
