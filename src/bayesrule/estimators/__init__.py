@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._base import GenerativeClassifier, OutOfRangeWarning, UnitsWarning, as_generator
+from ._base import (
+    EstimatorSummariser,
+    GenerativeClassifier,
+    OutOfRangeWarning,
+    UnitsWarning,
+    as_generator,
+)
 from ._classes import ClassWarning
 from ._updatable import UpdatableMixin
 from .registry import available, discover
@@ -47,6 +53,7 @@ globals().update({cls.__name__: cls for cls in available().values()})
 __all__ = [
     *ESTIMATORS,
     "ClassWarning",
+    "EstimatorSummariser",
     "GenerativeClassifier",
     "InputSpec",
     "OutOfRangeWarning",

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._util.validation import check_table
-from ..models._bandwidth import bandwidths
+from ..models import bandwidths
 from ..models.bernoulli import Bernoulli
 from ..models.categorical import Categorical
 from ..models.kernel import KernelDensity

@@ -5,6 +5,7 @@ Each family holds the parameters of several classes; ``Family.from_stats(stats,
 with positive weight, validating every hyperparameter it uses.
 """
 
+from ._bandwidth import bandwidths
 from ._checks import check_alpha, feature_name
 from ._covariances import SHRINKAGE_TARGETS, shrinkage_scale
 from ._terms import combine_terms
@@ -18,6 +19,7 @@ from .point_mass import PointMassKernelDensity
 from .poisson import Poisson
 
 __all__ = [
+    "bandwidths",
     "Bernoulli",
     "Categorical",
     "ComplementWeights",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..._util.validation import check_labels, check_sample_weight
-from ...estimators import Schema
+from ...estimators import EstimatorSummariser, Schema
 from ...stats import CountStats, DiagonalStats, ScatterStats, as_classes
 from .arrays import namespace_and_device, to_host, where
 
@@ -203,7 +203,7 @@ def _task_statistic(task: Any) -> Any:
     # estimator whose ``statistics`` summarise a block; other passes' tasks
     # (MDA's EM) carry no estimator
     est: Any = getattr(task, "estimator", None)
-    if type(task).__name__ != "EstimatorSummariser" or not hasattr(est, "input_spec"):
+    if not isinstance(task, EstimatorSummariser) or not hasattr(est, "input_spec"):
         return None
     stat = est.input_spec().statistic
     # the class's declared statistic too: RDA-CV's task returns its own
