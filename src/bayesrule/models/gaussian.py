@@ -89,6 +89,7 @@ class Gaussian:
         self.mean = np.asarray(mean, dtype=float)
         self.factor = np.asarray(factor, dtype=float)
         self._whitening = None if whitening is None else np.asarray(whitening, dtype=float)
+        self._derived_whitening = whitening is None
         self.log_pdet = float(log_pdet)
         self.log_norm = -0.5 * (self.log_pdet + self.rank * _LOG_2PI)
         # For a full-rank covariance, the lower Cholesky factor C (Sigma = C C')
@@ -97,6 +98,18 @@ class Gaussian:
         self.cholesky = None if cholesky is None else np.asarray(cholesky, dtype=float)
         if self._whitening is None and self.cholesky is None:
             raise ValueError("a Gaussian needs a whitening matrix or a Cholesky factor.")
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a whitening derived from the Cholesky factor on first use is a cache:
+        # a pickle leaves it out, so that predicting does not change a model's bytes
+        state = dict(self.__dict__)
+        if self.cholesky is not None and self._derived_whitening:
+            state["_whitening"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("_derived_whitening", state.get("_whitening") is None)
+        self.__dict__.update(state)
 
     @property
     def whitening(self) -> _F:

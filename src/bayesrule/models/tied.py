@@ -284,6 +284,13 @@ class TiedGaussian:
         cov = np.asarray(covariance, dtype=float)
         return cls(means, cov, range_whitening(cov, tol), centre, shrinkage)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the densities' constants are built on first use (_densities): a pickle
+        # leaves them out, so that scoring a model does not change its bytes
+        state = dict(self.__dict__)
+        state.update(_log_norm=None, _log_pdet=0.0, _factor=np.zeros((0, 0)))
+        return state
+
     # -- the family ---------------------------------------------------------------
     def __len__(self) -> int:
         return int(self.means.shape[0])
