@@ -8,7 +8,14 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .parallel import PARALLEL_MIN_WORK, blas_threads, idle_cores, in_parallel
+from .parallel import (
+    PARALLEL_MIN_WORK,
+    blas_cap,
+    blas_threads,
+    idle_cores,
+    in_parallel,
+    prediction_threads,
+)
 
 #: Up to this many rows of ``A``, :func:`rows_dot` multiplies in the transposed shape.
 FEW_ROWS = 64
@@ -16,6 +23,10 @@ FEW_ROWS = 64
 #: Rows of a block converted to float64 at once by :func:`rows_dot` (a few MiB:
 #: the converted copy stays in cache and is reused).
 CONVERT_ROWS = 512
+
+#: Values of ``X`` in one block of :func:`rows_dot_lowest` (2 MiB of float64):
+#: the block that its minimum has just read is still in cache for the product.
+FUSED_VALUES = 1 << 18
 
 
 def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
@@ -61,3 +72,48 @@ def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.flo
 
     in_parallel(block, list(range(0, n, CONVERT_ROWS)), float(n) * X.shape[1] * A.shape[0])
     return out
+
+
+def rows_dot_lowest(X: Any, A: NDArray[Any]) -> tuple[NDArray[np.float64], float]:
+    """``X @ A.T`` in float64 and the least entry of ``X``, from one read of a dense ``X``.
+
+    The least entry is NaN when ``X`` holds a NaN (NaN propagates through
+    the minimum) and ``+inf`` when ``X`` has no entry. It is what a check of
+    count data needs (no entry below 0, no NaN), found while ``X`` is read
+    for the product rather than in a pass of its own.
+
+    ``X`` is taken in blocks of about :data:`FUSED_VALUES` values: each
+    block's minimum is taken, then the block (still in cache; converted to
+    float64 when it is float32) is multiplied. The blocks are shared among
+    threads of ours (:func:`~bayesrule._util.parallel.prediction_threads`),
+    each product single-threaded (:func:`~bayesrule._util.parallel.blas_cap`):
+    unlike the threads of one multi-threaded product, ours never wait for
+    one another, so a core taken by other work slows only the blocks it
+    runs (a block's product on two BLAS threads ran up to 20x slower on a
+    loaded 2-core machine). See ``benchmarks/bench_predict.py``.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    X = np.asarray(X)
+    if X.dtype not in (np.float64, np.float32):
+        X = np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    out = np.empty((n, A.shape[0]))
+    rows = max(64, FUSED_VALUES // max(p, 1))
+    starts = list(range(0, n, rows))
+    lows = np.full(len(starts), np.inf)
+    At = np.ascontiguousarray(A.T)
+
+    def block(i: int) -> None:
+        s = starts[i]
+        part = X[s : s + rows]
+        lows[i] = np.min(part, initial=np.inf)
+        if part.dtype != np.float64:
+            part = part.astype(np.float64)
+        np.matmul(part, At, out=out[s : s + rows])
+
+    work = float(n) * p * A.shape[0]
+    # single-threaded products also in the calling thread: a block is too
+    # small for a BLAS's threads, which wait for one another on a busy machine
+    with blas_cap(1):
+        in_parallel(block, range(len(starts)), work, threads=prediction_threads(work))
+    return out, float(np.min(lows, initial=np.inf))
