@@ -7,11 +7,10 @@ the estimator side: input checks and the prior parameters.
 
 from __future__ import annotations
 
-from numbers import Real
-from typing import Any
-
 import contextlib
 from collections.abc import Iterator
+from numbers import Real
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -117,11 +116,15 @@ class _BaseNB(UpdatableMixin):
 
     def _class_log_density(self, X: Any) -> Any:
         with self._sign_in_product(X):
-            return super()._class_log_density(X)  # type: ignore[misc]
+            return super()._class_log_density(X)
 
     def _relative_joint(self, Xv: Any) -> Any:
         with self._sign_in_product(Xv):
-            return super()._relative_joint(Xv)  # type: ignore[misc]
+            return super()._relative_joint(Xv)
+
+    def _family_relative_joint(self, Xv: Any) -> Any:
+        with self._sign_in_product(Xv):
+            return super()._family_relative_joint(Xv)
 
     def _stats_from(self, Xv: Any, y: Any, w: Any, classes: Any) -> Any:
         stats = super()._stats_from(Xv, y, w, classes)  # refuses infinity (the sums carry it)

@@ -33,6 +33,12 @@ class PredictMixin(InputMixin):
     probability zero and no model.
     """
 
+    #: Whether ``predict_joint_log_proba`` leaves out what the family's
+    #: ``relative_log_prob`` leaves out (a constant per row, the same for every
+    #: class), as the scikit-learn namesake's does (MultinomialNB's: no
+    #: multinomial coefficient). ``score_samples`` keeps the full density.
+    _joint_is_relative = False
+
     # set by a fit (annotations only: an unfitted estimator has none of them)
     stats_: Any
     classes_: NDArray[Any]
@@ -144,11 +150,15 @@ class PredictMixin(InputMixin):
             return self._joint(Xv)
         return self._mask_absent(self._scatter(relative(Xv)) + self._log_priors())
 
-    def _terms_of_rows(self, Xv: Any, rows: NDArray[np.intp], prior: bool) -> tuple[Any, Any]:
+    def _terms_of_rows(
+        self, Xv: Any, rows: NDArray[np.intp], prior: bool, family_relative: bool = False
+    ) -> tuple[Any, Any]:
         """Relative and absolute joint log likelihoods of some rows, from scaled terms.
 
         See :mod:`bayesrule.models._terms`: the family gives ``log p_k(x)`` as
         a sum of terms kept apart by powers of two, which never overflows.
+        ``family_relative``: the family's ``relative_log_prob`` instead (its
+        ``relative_log_prob_terms``).
         """
         Xb = Xv[rows]
         if hasattr(Xb, "toarray"):
@@ -156,7 +166,8 @@ class PredictMixin(InputMixin):
         present = self.stats_.weights > 0
         shape = (rows.size, int(present.sum()))
         with np.errstate(all="ignore"):
-            terms_of = getattr(self._model, "log_prob_terms", None)
+            which = "relative_log_prob_terms" if family_relative else "log_prob_terms"
+            terms_of = getattr(self._model, which, None)
             if terms_of is not None:
                 terms = list(terms_of(Xb))
             else:
@@ -174,7 +185,13 @@ class PredictMixin(InputMixin):
         return self._scatter(relative), self._scatter(absolute)
 
     def _repair(
-        self, Xv: Any, values: NDArray[np.float64], *, prior: bool = True, relative: bool = True
+        self,
+        Xv: Any,
+        values: NDArray[np.float64],
+        *,
+        prior: bool = True,
+        relative: bool = True,
+        family_relative: bool = False,
     ) -> NDArray[np.float64]:
         """Recompute the rows of ``values`` that Bayes' rule cannot use, from scaled terms.
 
@@ -190,7 +207,7 @@ class PredictMixin(InputMixin):
             top = np.max(values[:, present], axis=1) if values.shape[0] else values[:, 0]
         bad = np.flatnonzero(~np.isfinite(top))
         if bad.size:
-            rel, absolute = self._terms_of_rows(Xv, bad, prior)
+            rel, absolute = self._terms_of_rows(Xv, bad, prior, family_relative)
             values = np.array(values, dtype=np.float64)
             values[bad] = rel if relative else absolute
         return values
@@ -211,12 +228,23 @@ class PredictMixin(InputMixin):
         where the log likelihood is below the most negative float64 (a row
         far from the class: the density underflows).
         """
+        return self._out(self._joint_log_proba(X, full=not self._joint_is_relative))
+
+    def _joint_log_proba(self, X: ArrayLike, *, full: bool) -> NDArray[np.float64]:
+        """``log pi_k + log p_k(x)``; without ``full``, the family's relative log density."""
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
+        relative = not full and hasattr(self._model, "relative_log_prob")
         with self._deferred(), self._threads(Xv):
-            jll = self._joint(Xv)
+            jll = self._family_relative_joint(Xv) if relative else self._joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
-        return self._out(self._repair(Xv, jll, relative=False))
+        return self._repair(Xv, jll, relative=False, family_relative=relative)
+
+    def _family_relative_joint(self, Xv: Any) -> NDArray[np.float64]:
+        """``log pi_k`` plus the family's ``relative_log_prob`` (see :attr:`_joint_is_relative`)."""
+        return self._mask_absent(
+            self._scatter(self._model.relative_log_prob(Xv)) + self._log_priors()
+        )
 
     @routed
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -262,7 +290,7 @@ class PredictMixin(InputMixin):
         that its log density is below the most negative float64 gets
         ``-inf``: the log of a density that underflows.
         """
-        jll = self.predict_joint_log_proba(X)
+        jll = self._out(self._joint_log_proba(X, full=True))
         with np.errstate(divide="ignore"):
             return np.asarray(logsumexp(jll, axis=1))
 
