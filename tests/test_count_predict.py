@@ -50,7 +50,7 @@ def old_path(est, method: str, X):
 
 
 def in_blocks(threads: bool):
-    """A context where rows_dot_lowest takes blocks of 64 rows (and, with ``threads``, two threads)."""
+    """A context where rows_dot_lowest takes blocks of 16 rows (and, with ``threads``, two threads)."""
     mp = pytest.MonkeyPatch()
     mp.setattr(products, "FUSED_VALUES", 1)
     if threads:
@@ -247,3 +247,28 @@ def test_multinomial_joint_log_proba_of_far_rows_is_never_nan():
     # the same as scikit-learn's wherever the product itself is finite
     theirs = sknb.MultinomialNB().fit(X, y)
     np.testing.assert_allclose(jll[2:], theirs.predict_joint_log_proba(far[2:]), rtol=1e-10)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_rows_dot_lowest_works_in_a_forked_child():
+    """The helper threads of the parent do not exist in a child: it makes its own."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import os, numpy as np\n"
+        "from bayesrule._util import parallel, products\n"
+        "parallel.PARALLEL_MIN_WORK = 0.0\n"
+        "parallel.available_cores = lambda: 2\n"
+        "X = np.arange(6000.0).reshape(200, 30); A = np.ones((3, 30))\n"
+        "products.rows_dot_lowest(X, A)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    out, lo = products.rows_dot_lowest(X, A)\n"
+        "    os._exit(0 if np.allclose(out, X @ A.T) and lo == 0.0 else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "raise SystemExit(os.waitstatus_to_exitcode(status))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], timeout=60, env=os.environ.copy())
+    assert done.returncode == 0
