@@ -50,9 +50,10 @@ def old_path(est, method: str, X):
 
 
 def in_blocks(threads: bool):
-    """A context where rows_dot_lowest takes blocks of 16 rows (and, with ``threads``, two threads)."""
+    """A context where rows_dot_lowest takes small blocks (and, with ``threads``, two threads)."""
     mp = pytest.MonkeyPatch()
-    mp.setattr(products, "FUSED_VALUES", 1)
+    mp.setattr(products, "FUSED_VALUES", 16 * 30)  # 16 rows of 30 features, more of fewer
+    mp.setattr(products, "FUSED_MIN_ROWS", 8)  # wide rows (over 60 features) take two passes
     if threads:
         mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
         mp.setattr(parallel, "available_cores", lambda: 2)
@@ -64,7 +65,7 @@ def in_blocks(threads: bool):
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(0, 300),
-    p=st.integers(1, 30),
+    p=st.integers(1, 80),
     k=st.integers(1, 6),
     dtype=st.sampled_from([np.float64, np.float32]),
     order=st.sampled_from(["C", "F"]),
@@ -261,7 +262,7 @@ def test_rows_dot_lowest_works_in_a_forked_child():
         "from bayesrule._util import parallel, products\n"
         "parallel.PARALLEL_MIN_WORK = 0.0\n"
         "parallel.available_cores = lambda: 2\n"
-        "X = np.arange(6000.0).reshape(200, 30); A = np.ones((3, 30))\n"
+        "X = np.arange(600000.0).reshape(20000, 30); A = np.ones((3, 30))\n"
         "products.rows_dot_lowest(X, A)\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
