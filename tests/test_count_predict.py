@@ -1,14 +1,11 @@
-"""The count models' prediction path against the one it replaces.
+"""The count models' prediction paths.
 
-* :func:`bayesrule._util.products.rows_dot_lowest` (the product and the least
-  entry of ``X`` from one read, in blocks shared among threads) against
-  ``X @ A.T`` and ``np.min(X)``.
-* MultinomialNB and ComplementNB check the sign of dense data to predict in
-  that product instead of a pass of their own: equal predictions,
-  probabilities to 1e-10 against the former path (a separate minimum, then
-  the plain product), over generated shapes, dtypes, memory orders and
-  missing entries; the refusals of negative values and infinities raise the
-  same errors as before.
+* :func:`bayesrule._util.products.rows_dot` takes the transposed shape for
+  narrow rows also on a busy machine: equal to ``X @ A.T``, and
+  MultinomialNB / ComplementNB / BernoulliNB predictions under a simulated
+  busy machine equal those of an idle one (equal predictions, probabilities
+  to 1e-10, over generated shapes, dtypes, memory orders and missing entries).
+* The refusals of negative counts and infinities name the row or column.
 * MultinomialNB's ``predict_joint_log_proba`` is scikit-learn's (no
   multinomial coefficient); ``score_samples`` keeps the full density.
 """
@@ -27,7 +24,6 @@ from sklearn import naive_bayes as sknb
 
 import bayesrule as br
 from bayesrule._util import parallel, products
-from bayesrule.models import multinomial
 
 SETTINGS = settings(max_examples=30, deadline=None)
 COUNT_MODELS = ["MultinomialNB", "ComplementNB"]
@@ -41,60 +37,49 @@ def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.poisson(rates[y]).astype(np.float64), y
 
 
-def old_path(est, method: str, X):
-    """``est.method(X)`` on the former path: a minimum of its own, then the plain product."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(type(est), "_sign_from_product", False)
-        mp.setattr(multinomial, "_dot_counts", products.rows_dot)
-        return getattr(est, method)(X)
+def busy(mp: pytest.MonkeyPatch) -> None:
+    """A machine whose cores are all taken: rows_dot's large products see no idle core."""
+    mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
+    mp.setattr(products, "PARALLEL_MIN_WORK", 0.0)
+    mp.setattr(products, "idle_cores", lambda: 1)
 
 
-def in_blocks(threads: bool):
-    """A context where rows_dot_lowest takes small blocks (and, with ``threads``, two threads)."""
-    mp = pytest.MonkeyPatch()
-    mp.setattr(products, "FUSED_VALUES", 16 * 30)  # 16 rows of 30 features, more of fewer
-    mp.setattr(products, "FUSED_MIN_ROWS", 8)  # wide rows (over 60 features) take two passes
-    if threads:
-        mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
-        mp.setattr(parallel, "available_cores", lambda: 2)
-    return mp
-
-
-# ------------------------------------------------------------ rows_dot_lowest
+# ------------------------------------------------------------------- rows_dot
 @SETTINGS
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(0, 300),
-    p=st.integers(1, 80),
+    p=st.integers(1, 100),
     k=st.integers(1, 6),
     dtype=st.sampled_from([np.float64, np.float32]),
     order=st.sampled_from(["C", "F"]),
-    nan=st.booleans(),
-    threads=st.booleans(),
+    loaded=st.booleans(),
 )
-def test_rows_dot_lowest_is_the_product_and_the_minimum(seed, n, p, k, dtype, order, nan, threads):
+def test_rows_dot_is_the_product_in_every_shape(seed, n, p, k, dtype, order, loaded):
     rng = np.random.default_rng(seed)
     X = np.asarray(rng.normal(size=(n, p)), dtype=dtype, order=order)
-    if nan and n:
-        X[rng.integers(n), rng.integers(p)] = np.nan
     A = rng.normal(size=(k, p))
-    mp = in_blocks(threads)
-    try:
-        out, lowest = products.rows_dot_lowest(X, A)
-    finally:
-        mp.undo()
-    expected = np.asarray(X, dtype=np.float64) @ A.T
+    with pytest.MonkeyPatch.context() as mp:
+        if loaded:
+            busy(mp)
+        out = products.rows_dot(X, A)
     assert out.shape == (n, k) and out.dtype == np.float64
+    expected = np.asarray(X, dtype=np.float64) @ A.T
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
-    if n == 0:
-        assert lowest == np.inf
-    elif nan:
-        assert np.isnan(lowest)
-    else:
-        assert lowest == float(np.min(X))
 
 
-# ------------------------------------------------ the new path against the old
+def test_narrow_rows_take_the_transposed_shape_on_a_busy_machine():
+    p = products.NARROW
+    with pytest.MonkeyPatch.context() as mp:
+        busy(mp)
+        narrow = products.rows_dot(np.ones((1000, p)), np.ones((3, p)))
+        wide = products.rows_dot(np.ones((1000, p + 1)), np.ones((3, p + 1)))
+    assert narrow.flags.f_contiguous and not narrow.flags.c_contiguous  # (A @ X.T).T
+    if parallel.blas_threads() > 1:
+        assert wide.flags.c_contiguous  # X @ A.T, the shape for wide rows when busy
+    np.testing.assert_array_equal(narrow, np.full((1000, 3), float(p)))
+
+
 @SETTINGS
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -104,11 +89,10 @@ def test_rows_dot_lowest_is_the_product_and_the_minimum(seed, n, p, k, dtype, or
     dtype=st.sampled_from([np.float64, np.float32]),
     order=st.sampled_from(["C", "F"]),
     missing=st.sampled_from([0.0, 0.1]),
-    name=st.sampled_from(COUNT_MODELS),
-    threads=st.booleans(),
+    name=st.sampled_from([*COUNT_MODELS, "BernoulliNB"]),
 )
-def test_count_predictions_equal_the_former_path(
-    seed, n, p, k, dtype, order, missing, name, threads
+def test_count_predictions_on_a_busy_machine_equal_the_idle_ones(
+    seed, n, p, k, dtype, order, missing, name
 ):
     X, y = counts(seed, 4 * k + n, p, k)
     est = getattr(br, name)().fit(X, y)
@@ -117,18 +101,17 @@ def test_count_predictions_equal_the_former_path(
     if missing:
         Xt[rng.random(Xt.shape) < missing] = np.nan
     methods = ["predict_proba", "predict_log_proba", "predict_joint_log_proba", "score_samples"]
-    mp = in_blocks(threads)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            new = {m: getattr(est, m)(Xt) for m in ["predict", *methods]}
-            old = {m: old_path(est, m, Xt) for m in ["predict", *methods]}
-    finally:
-        mp.undo()
-    np.testing.assert_array_equal(new["predict"], old["predict"])
+    methods = [m for m in methods if hasattr(est, m)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idle = {m: getattr(est, m)(Xt) for m in ["predict", *methods]}
+        with pytest.MonkeyPatch.context() as mp:
+            busy(mp)
+            loaded = {m: getattr(est, m)(Xt) for m in ["predict", *methods]}
+    np.testing.assert_array_equal(loaded["predict"], idle["predict"])
     for m in methods:
-        np.testing.assert_allclose(new[m], old[m], rtol=1e-10, atol=1e-10, err_msg=m)
-    proba = new["predict_proba"]
+        np.testing.assert_allclose(loaded[m], idle[m], rtol=1e-10, atol=1e-10, err_msg=m)
+    proba = loaded["predict_proba"]
     assert np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
 
@@ -169,12 +152,9 @@ def test_negative_counts_are_refused_naming_the_first_column(
     Xt[40, 4] = -2.0
     Xt[90, 1] = -3.0  # a later row: the first in row order is reported
     if nan_elsewhere:
-        Xt[10, 2] = np.nan  # the check is then made on the observed values
+        Xt[10, 2] = np.nan  # missing: the negative values are still found
     with pytest.raises(ValueError, match=negative_message(name, "4", -2.0)):
         getattr(est, method)(Xt)
-    # the former path's error is the same
-    with pytest.raises(ValueError, match=negative_message(name, "4", -2.0)):
-        old_path(est, method, Xt)
 
 
 @pytest.mark.parametrize("name", COUNT_MODELS)
@@ -196,16 +176,8 @@ def test_infinite_counts_are_refused_by_row_and_column(name, value):
     est = getattr(br, name)().fit(X, y)
     bad = X.copy()
     bad[7, 3] = value
-    for run in (lambda: est.predict_proba(bad), lambda: old_path(est, "predict_proba", bad)):
-        with pytest.raises(ValueError, match="X contains infinity at row 7, column 3"):
-            run()
-
-
-def test_a_count_model_refuses_negative_counts_itself():
-    X, y = counts(4, 60, 3, 2)
-    model = br.MultinomialNB().fit(X, y).class_model(0)
-    with pytest.raises(ValueError, match="counts must be non-negative"):
-        model.log_prob(-X)
+    with pytest.raises(ValueError, match="X contains infinity at row 7, column 3"):
+        est.predict_proba(bad)
 
 
 # ------------------------------------------- MultinomialNB's joint log likelihood
@@ -248,28 +220,3 @@ def test_multinomial_joint_log_proba_of_far_rows_is_never_nan():
     # the same as scikit-learn's wherever the product itself is finite
     theirs = sknb.MultinomialNB().fit(X, y)
     np.testing.assert_allclose(jll[2:], theirs.predict_joint_log_proba(far[2:]), rtol=1e-10)
-
-
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
-def test_rows_dot_lowest_works_in_a_forked_child():
-    """The helper threads of the parent do not exist in a child: it makes its own."""
-    import os
-    import subprocess
-    import sys
-
-    code = (
-        "import os, numpy as np\n"
-        "from bayesrule._util import parallel, products\n"
-        "parallel.PARALLEL_MIN_WORK = 0.0\n"
-        "parallel.available_cores = lambda: 2\n"
-        "X = np.arange(600000.0).reshape(20000, 30); A = np.ones((3, 30))\n"
-        "products.rows_dot_lowest(X, A)\n"
-        "pid = os.fork()\n"
-        "if pid == 0:\n"
-        "    out, lo = products.rows_dot_lowest(X, A)\n"
-        "    os._exit(0 if np.allclose(out, X @ A.T) and lo == 0.0 else 3)\n"
-        "_, status = os.waitpid(pid, 0)\n"
-        "raise SystemExit(os.waitstatus_to_exitcode(status))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], timeout=60, env=os.environ.copy())
-    assert done.returncode == 0

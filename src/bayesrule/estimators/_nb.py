@@ -7,8 +7,6 @@ the estimator side: input checks and the prior parameters.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from numbers import Real
 from typing import Any
 
@@ -20,7 +18,6 @@ from sklearn.utils._param_validation import Interval
 from .._util.validation import check_finite
 from ..models import check_alpha
 from ..models import feature_name as _name
-from ..models.multinomial import NegativeCounts
 from ._priors import PRIORS_CONSTRAINT, resolve_priors
 from ._updatable import UpdatableMixin
 from .seam import InputSpec
@@ -73,23 +70,10 @@ class _BaseNB(UpdatableMixin):
     def _feature_names(self) -> Any:
         return getattr(self, "feature_names_in_", None)
 
-    #: The class models' product finds the sign of dense data to predict while
-    #: it reads them (``NegativeCounts``, see :meth:`_sign_in_product`), so
-    #: that :meth:`_validate_X` need not read them first.
-    _sign_from_product = False
-
     def _validate_X(self, X: Any, *, reset: bool, fitting: bool = False) -> Any:
         Xv = self._numeric_X(X, reset=reset)
         if fitting and self.spec.sign_from_stats:
             return Xv  # the statistics' own pass settles it (see _stats_from)
-        if self._sign_from_product and not (reset or fitting or sp.issparse(Xv)):
-            # data to predict: the product's own read settles it (_sign_in_product)
-            return Xv
-        self._check_values(Xv)
-        return Xv
-
-    def _check_values(self, Xv: Any) -> None:
-        """The checks of :meth:`_validate_X` (no infinity where it matters, the sign)."""
         values = Xv.data if sp.issparse(Xv) else Xv
         # One fast reduction decides the common case: NaN propagates through
         # min, and min gives the sign. +inf is left to the deferred check on
@@ -100,31 +84,7 @@ class _BaseNB(UpdatableMixin):
             check_finite(np.atleast_2d(values), "X", allow_nan=True)
         if self.spec.positive and not lo >= 0:
             _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self.spec.values)
-
-    @contextlib.contextmanager
-    def _sign_in_product(self, Xv: Any) -> Iterator[None]:
-        """Turn a class model's ``NegativeCounts`` into the estimator's error naming the column.
-
-        The errors and their order are those of :meth:`_validate_X`'s own
-        checks, which run here, on the failing input only.
-        """
-        try:
-            yield
-        except NegativeCounts:
-            self._check_values(Xv)
-            raise  # (not reached: the checks above raise on what the model refused)
-
-    def _class_log_density(self, X: Any) -> Any:
-        with self._sign_in_product(X):
-            return super()._class_log_density(X)
-
-    def _relative_joint(self, Xv: Any) -> Any:
-        with self._sign_in_product(Xv):
-            return super()._relative_joint(Xv)
-
-    def _family_relative_joint(self, Xv: Any) -> Any:
-        with self._sign_in_product(Xv):
-            return super()._family_relative_joint(Xv)
+        return Xv
 
     def _stats_from(self, Xv: Any, y: Any, w: Any, classes: Any) -> Any:
         stats = super()._stats_from(Xv, y, w, classes)  # refuses infinity (the sums carry it)

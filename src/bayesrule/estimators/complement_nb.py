@@ -85,8 +85,6 @@ class ComplementNB(_DiscreteNB):
     spec = _DiscreteNB.spec.replace(
         statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
     )
-    #: the class models' product checks the sign of dense data to predict
-    _sign_from_product = True
     _parameter_constraints: dict = {
         "alpha": _ALPHA,
         "force_alpha": ["boolean"],

@@ -80,8 +80,6 @@ class MultinomialNB(_DiscreteNB):
     spec = _DiscreteNB.spec.replace(
         statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
     )
-    #: the class models' product checks the sign of dense data to predict
-    _sign_from_product = True
     #: predict_joint_log_proba as scikit-learn's (no multinomial coefficient)
     _joint_is_relative = True
     _parameter_constraints: dict = {"alpha": _ALPHA, "force_alpha": ["boolean"], **_PRIOR_PARAMS}

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from .._util.products import rows_dot, rows_dot_lowest
+from .._util.products import rows_dot
 from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
@@ -18,7 +18,6 @@ from ._types import Floats as _F
 __all__ = [
     "ComplementWeights",
     "Multinomial",
-    "NegativeCounts",
     "complement_log_theta",
     "log_multinomial_coefficient",
     "multinomial_log_theta",
@@ -53,24 +52,6 @@ def log_multinomial_coefficient(X0: Any) -> _F:
         starts = np.concatenate(([0], np.cumsum(counts[rows])[:-1]))
         per[rows] = np.add.reduceat(terms, starts)
     return np.asarray(total - per)
-
-
-class NegativeCounts(ValueError):
-    """Counts given to a count model hold a negative value (or minus infinity).
-
-    Raised by the ``log_prob`` of :class:`Multinomial` and
-    :class:`ComplementWeights` for dense data, whose least entry they find
-    while multiplying it (:func:`~bayesrule._util.products.rows_dot_lowest`).
-    The estimators catch it and raise their own error, which names the column.
-    """
-
-
-def _dot_counts(X: Any, A: _F) -> _F:
-    """``X @ A.T`` of dense counts with NaN (missing) allowed; :class:`NegativeCounts` below 0."""
-    out, lowest = rows_dot_lowest(X, A)
-    if lowest < 0:
-        raise NegativeCounts(f"counts must be non-negative; X holds {lowest!r}.")
-    return out
 
 
 def _check_counts(sums: _F) -> None:
@@ -188,11 +169,11 @@ class Multinomial(SmoothedFamily):
         if not sp.issparse(X):
             # Optimistic: without NaN this one product is the answer; a NaN
             # shows up in the product, and only then are missing entries split out.
-            out = _dot_counts(X, self.log_theta)
+            out = rows_dot(np.asarray(X), self.log_theta)
             if np.all(np.isfinite(out)):
                 return out
         X0, missing = split_missing(X)
-        out = rows_dot(X0, self.log_theta) if sp.issparse(X0) else _dot_counts(X0, self.log_theta)
+        out = rows_dot(X0, self.log_theta)
         if missing is not None:
             # renormalise theta over the observed features; a row with nothing
             # observed (total 0) keeps 0 rather than 0 * log 0
@@ -312,7 +293,7 @@ class ComplementWeights(SmoothedFamily):
         """The complement score of each row and class, shape (n, n_classes)."""
         if not sp.issparse(X):
             # Optimistic, as Multinomial.relative_log_prob: a NaN shows up in the product
-            out = _dot_counts(X, self.weights)
+            out = rows_dot(np.asarray(X), self.weights)
             if np.all(np.isfinite(out)):
                 return out
         X0, missing = split_missing(X)
@@ -322,9 +303,7 @@ class ComplementWeights(SmoothedFamily):
         total = _row_totals(X0)
         with np.errstate(divide="ignore", invalid="ignore"):
             L = np.log(_observed_mass(missing, np.exp(lt)))  # -inf: nothing observed
-            # (dense: the observed values' sign is checked in this product)
-            dot = rows_dot(X0, lt) if sp.issparse(X0) else _dot_counts(X0, lt)
-            num = dot - np.where(total > 0, total * L, 0.0)
+            num = rows_dot(X0, lt) - np.where(total > 0, total * L, 0.0)
             if not self.norm:
                 return np.asarray(-num)
             n_obs = X0.shape[1] - _row_totals(missing)
