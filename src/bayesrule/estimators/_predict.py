@@ -212,9 +212,21 @@ class PredictMixin(InputMixin):
             values[bad] = rel if relative else absolute
         return values
 
-    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike, *, argmax_only: bool = False) -> NDArray[np.float64]:
+        """The relative joint log likelihood of each row and class, repaired.
+
+        With ``argmax_only`` (for :meth:`predict`) it may come shifted by a
+        per-row term, where the model offers that form in one product (LDA's
+        ``_one_product_decision``: scikit-learn's ``X @ coef_.T + intercept_``,
+        without a centred copy of ``X``); the probabilities never take it.
+        """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
+        shifted = getattr(self, "_one_product_decision", None) if argmax_only else None
+        if shifted is not None:
+            fast = shifted(Xv)  # None where it does not apply or a value is not finite
+            if fast is not None:
+                return np.asarray(fast)
         with self._deferred(), self._threads(Xv):
             jll = self._relative_joint(Xv)
         self._after(Xv, jll[:, self.stats_.weights > 0])
@@ -265,7 +277,7 @@ class PredictMixin(InputMixin):
     @routed
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of largest posterior probability for each row."""
-        jll = self._decision(X)
+        jll = self._decision(X, argmax_only=True)
         return self.classes_[np.argmax(jll, axis=1)]
 
     @routed
