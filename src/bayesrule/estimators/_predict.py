@@ -94,7 +94,7 @@ class PredictMixin(InputMixin):
         Xv = self._input(X, reset=False)
         with self._deferred(), self._threads(Xv):
             out = self._class_log_density(Xv)
-        self._after(Xv, out[:, self.stats_.weights > 0])
+        self._after(Xv, self._with_data(out))
         return self._repair(Xv, out, prior=False, relative=False)
 
     def class_model(self, label: Any) -> Any:
@@ -119,6 +119,11 @@ class PredictMixin(InputMixin):
     def _log_priors(self) -> NDArray[np.float64]:
         with np.errstate(divide="ignore"):
             return np.log(np.asarray(self.priors_, dtype=np.float64))
+
+    def _with_data(self, values: NDArray[Any]) -> NDArray[Any]:
+        """The columns of ``values`` of the classes with data (no copy when all have)."""
+        present = self.stats_.weights > 0
+        return values if present.all() else values[:, present]
 
     def _mask_absent(self, jll: NDArray[np.float64]) -> NDArray[np.float64]:
         absent = self.stats_.weights <= 0
@@ -202,9 +207,8 @@ class PredictMixin(InputMixin):
         others below it, ``-inf`` beyond float64; absolute: ``-inf`` where
         the log density is below -max float). Normal rows cost nothing more.
         """
-        present = self.stats_.weights > 0
         with np.errstate(invalid="ignore"):
-            top = np.max(values[:, present], axis=1) if values.shape[0] else values[:, 0]
+            top = np.max(self._with_data(values), axis=1) if values.shape[0] else values[:, 0]
         bad = np.flatnonzero(~np.isfinite(top))
         if bad.size:
             rel, absolute = self._terms_of_rows(Xv, bad, prior, family_relative)
@@ -229,7 +233,7 @@ class PredictMixin(InputMixin):
                 return np.asarray(fast)
         with self._deferred(), self._threads(Xv):
             jll = self._relative_joint(Xv)
-        self._after(Xv, jll[:, self.stats_.weights > 0])
+        self._after(Xv, self._with_data(jll))
         return self._repair(Xv, jll)
 
     @routed
@@ -249,7 +253,7 @@ class PredictMixin(InputMixin):
         relative = not full and hasattr(self._model, "relative_log_prob")
         with self._deferred(), self._threads(Xv):
             jll = self._family_relative_joint(Xv) if relative else self._joint(Xv)
-        self._after(Xv, jll[:, self.stats_.weights > 0])
+        self._after(Xv, self._with_data(jll))
         return self._repair(Xv, jll, relative=False, family_relative=relative)
 
     def _family_relative_joint(self, Xv: Any) -> NDArray[np.float64]:
