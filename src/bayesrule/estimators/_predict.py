@@ -33,6 +33,12 @@ class PredictMixin(InputMixin):
     probability zero and no model.
     """
 
+    #: Whether ``predict_joint_log_proba`` leaves out what the family's
+    #: ``relative_log_prob`` leaves out (a constant per row, the same for every
+    #: class), as the scikit-learn namesake's does (MultinomialNB's: no
+    #: multinomial coefficient). ``score_samples`` keeps the full density.
+    _joint_is_relative = False
+
     # set by a fit (annotations only: an unfitted estimator has none of them)
     stats_: Any
     classes_: NDArray[Any]
@@ -88,7 +94,7 @@ class PredictMixin(InputMixin):
         Xv = self._input(X, reset=False)
         with self._deferred(), self._threads(Xv):
             out = self._class_log_density(Xv)
-        self._after(Xv, out[:, self.stats_.weights > 0])
+        self._after(Xv, self._with_data(out))
         return self._repair(Xv, out, prior=False, relative=False)
 
     def class_model(self, label: Any) -> Any:
@@ -113,6 +119,11 @@ class PredictMixin(InputMixin):
     def _log_priors(self) -> NDArray[np.float64]:
         with np.errstate(divide="ignore"):
             return np.log(np.asarray(self.priors_, dtype=np.float64))
+
+    def _with_data(self, values: NDArray[Any]) -> NDArray[Any]:
+        """The columns of ``values`` of the classes with data (no copy when all have)."""
+        present = self.stats_.weights > 0
+        return values if present.all() else values[:, present]
 
     def _mask_absent(self, jll: NDArray[np.float64]) -> NDArray[np.float64]:
         absent = self.stats_.weights <= 0
@@ -144,11 +155,15 @@ class PredictMixin(InputMixin):
             return self._joint(Xv)
         return self._mask_absent(self._scatter(relative(Xv)) + self._log_priors())
 
-    def _terms_of_rows(self, Xv: Any, rows: NDArray[np.intp], prior: bool) -> tuple[Any, Any]:
+    def _terms_of_rows(
+        self, Xv: Any, rows: NDArray[np.intp], prior: bool, family_relative: bool = False
+    ) -> tuple[Any, Any]:
         """Relative and absolute joint log likelihoods of some rows, from scaled terms.
 
         See :mod:`bayesrule.models._terms`: the family gives ``log p_k(x)`` as
         a sum of terms kept apart by powers of two, which never overflows.
+        ``family_relative``: the family's ``relative_log_prob`` instead (its
+        ``relative_log_prob_terms``).
         """
         Xb = Xv[rows]
         if hasattr(Xb, "toarray"):
@@ -156,7 +171,8 @@ class PredictMixin(InputMixin):
         present = self.stats_.weights > 0
         shape = (rows.size, int(present.sum()))
         with np.errstate(all="ignore"):
-            terms_of = getattr(self._model, "log_prob_terms", None)
+            which = "relative_log_prob_terms" if family_relative else "log_prob_terms"
+            terms_of = getattr(self._model, which, None)
             if terms_of is not None:
                 terms = list(terms_of(Xb))
             else:
@@ -174,7 +190,13 @@ class PredictMixin(InputMixin):
         return self._scatter(relative), self._scatter(absolute)
 
     def _repair(
-        self, Xv: Any, values: NDArray[np.float64], *, prior: bool = True, relative: bool = True
+        self,
+        Xv: Any,
+        values: NDArray[np.float64],
+        *,
+        prior: bool = True,
+        relative: bool = True,
+        family_relative: bool = False,
     ) -> NDArray[np.float64]:
         """Recompute the rows of ``values`` that Bayes' rule cannot use, from scaled terms.
 
@@ -185,22 +207,33 @@ class PredictMixin(InputMixin):
         others below it, ``-inf`` beyond float64; absolute: ``-inf`` where
         the log density is below -max float). Normal rows cost nothing more.
         """
-        present = self.stats_.weights > 0
         with np.errstate(invalid="ignore"):
-            top = np.max(values[:, present], axis=1) if values.shape[0] else values[:, 0]
+            top = np.max(self._with_data(values), axis=1) if values.shape[0] else values[:, 0]
         bad = np.flatnonzero(~np.isfinite(top))
         if bad.size:
-            rel, absolute = self._terms_of_rows(Xv, bad, prior)
+            rel, absolute = self._terms_of_rows(Xv, bad, prior, family_relative)
             values = np.array(values, dtype=np.float64)
             values[bad] = rel if relative else absolute
         return values
 
-    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike, *, argmax_only: bool = False) -> NDArray[np.float64]:
+        """The relative joint log likelihood of each row and class, repaired.
+
+        With ``argmax_only`` (for :meth:`predict`) it may come shifted by a
+        per-row term, where the model offers that form in one product (LDA's
+        ``_one_product_decision``: scikit-learn's ``X @ coef_.T + intercept_``,
+        without a centred copy of ``X``); the probabilities never take it.
+        """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
+        shifted = getattr(self, "_one_product_decision", None) if argmax_only else None
+        if shifted is not None:
+            fast = shifted(Xv)  # None where it does not apply or a value is not finite
+            if fast is not None:
+                return np.asarray(fast)
         with self._deferred(), self._threads(Xv):
             jll = self._relative_joint(Xv)
-        self._after(Xv, jll[:, self.stats_.weights > 0])
+        self._after(Xv, self._with_data(jll))
         return self._repair(Xv, jll)
 
     @routed
@@ -211,12 +244,23 @@ class PredictMixin(InputMixin):
         where the log likelihood is below the most negative float64 (a row
         far from the class: the density underflows).
         """
+        return self._out(self._joint_log_proba(X, full=not self._joint_is_relative))
+
+    def _joint_log_proba(self, X: ArrayLike, *, full: bool) -> NDArray[np.float64]:
+        """``log pi_k + log p_k(x)``; without ``full``, the family's relative log density."""
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
+        relative = not full and hasattr(self._model, "relative_log_prob")
         with self._deferred(), self._threads(Xv):
-            jll = self._joint(Xv)
-        self._after(Xv, jll[:, self.stats_.weights > 0])
-        return self._out(self._repair(Xv, jll, relative=False))
+            jll = self._family_relative_joint(Xv) if relative else self._joint(Xv)
+        self._after(Xv, self._with_data(jll))
+        return self._repair(Xv, jll, relative=False, family_relative=relative)
+
+    def _family_relative_joint(self, Xv: Any) -> NDArray[np.float64]:
+        """``log pi_k`` plus the family's ``relative_log_prob`` (see :attr:`_joint_is_relative`)."""
+        return self._mask_absent(
+            self._scatter(self._model.relative_log_prob(Xv)) + self._log_priors()
+        )
 
     @routed
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -237,7 +281,7 @@ class PredictMixin(InputMixin):
     @routed
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of largest posterior probability for each row."""
-        jll = self._decision(X)
+        jll = self._decision(X, argmax_only=True)
         return self.classes_[np.argmax(jll, axis=1)]
 
     @routed
@@ -262,7 +306,7 @@ class PredictMixin(InputMixin):
         that its log density is below the most negative float64 gets
         ``-inf``: the log of a density that underflows.
         """
-        jll = self.predict_joint_log_proba(X)
+        jll = self._out(self._joint_log_proba(X, full=True))
         with np.errstate(divide="ignore"):
             return np.asarray(logsumexp(jll, axis=1))
 

@@ -42,9 +42,11 @@ class MultinomialNB(_DiscreteNB):
 
     Notes
     -----
-    ``score_samples`` and ``predict_joint_log_proba`` include the multinomial
-    coefficient, so they are log probabilities of each row given its total;
-    predictions skip it (it is the same for every class).
+    ``predict_joint_log_proba`` is scikit-learn's: ``log pi_k + sum_j x_j log
+    theta_kj``, without the multinomial coefficient (the same for every
+    class, so the posteriors do not need it). ``score_samples`` and
+    ``class_log_density`` include it: they are log probabilities of each row
+    given its total.
 
     References
     ----------
@@ -78,6 +80,8 @@ class MultinomialNB(_DiscreteNB):
     spec = _DiscreteNB.spec.replace(
         statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
     )
+    #: predict_joint_log_proba as scikit-learn's (no multinomial coefficient)
+    _joint_is_relative = True
     _parameter_constraints: dict = {"alpha": _ALPHA, "force_alpha": ["boolean"], **_PRIOR_PARAMS}
 
     def __init__(

@@ -189,6 +189,11 @@ class Multinomial(SmoothedFamily):
         out = self.relative_log_prob(X) + log_multinomial_coefficient(X0)[:, None]
         return finish(out, self._single)
 
+    def relative_log_prob_terms(self, X: Any) -> Terms:
+        """``relative_log_prob`` as one scaled term: ``2^E relative_log_prob(x 2^-E)``."""
+        U, E = scale_rows(X)
+        return [(np.asarray(self.relative_log_prob(U), dtype=np.float64), E)]
+
     def log_prob_terms(self, X: Any) -> Terms:
         """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`).
 
