@@ -312,3 +312,56 @@ def test_a_restore_from_a_fresh_thread_takes_effect(two_blas_threads):
         a.join()
         b.join()
     assert blas_counts() == before
+
+
+def _cap_in_child(queue) -> None:  # pragma: no cover - runs in a forked child
+    from bayesrule._util import parallel
+
+    with parallel.blas_cap(1):
+        a = np.ones((64, 64)) @ np.ones((64, 64))
+    queue.put(float(a[0, 0]))
+
+
+def _run_forked_child() -> None:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_cap_in_child, args=(queue,))
+    child.start()
+    child.join(30)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive, "the forked child hung on its BLAS cap"
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == 64.0
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_can_cap_the_blas_after_the_parent_did():
+    """The change of thread counts runs on a thread of ours, which a forked child lacks:
+    the child gets a setter and a lock of its own, instead of waiting for ever."""
+    from bayesrule._util import parallel
+
+    counts = [int(lib.get_num_threads() or 1) for lib in parallel._blas_controllers()]
+    with parallel.blas_cap(1):  # the parent starts its setter thread
+        np.ones((64, 64)) @ np.ones((64, 64))
+    _run_forked_child()  # no cap held at the fork
+    held = threading.Event()
+    release = threading.Event()
+
+    def holder() -> None:  # a cap held by a thread of the parent while it forks
+        with parallel.blas_cap(1):
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(10)
+    try:
+        _run_forked_child()
+    finally:
+        release.set()
+        t.join()
+    assert [int(lib.get_num_threads() or 1) for lib in parallel._blas_controllers()] == counts

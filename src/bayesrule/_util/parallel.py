@@ -316,6 +316,22 @@ def _set_counts(changes: list[tuple[Any, int]]) -> None:
         run()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's threads: no setter thread to run a change
+    (a submitted change would wait for ever) and perhaps a lock held by a thread that is
+    not there. It starts with its own, and no cap held (the threads that held the
+    parent's caps are not in the child); the BLAS counts it inherited are still known
+    (``_saved``, ``_applied``), so the child's next cap is applied and restored as usual."""
+    global _setter, _lock, _caps
+    _setter = None
+    _lock = threading.Lock()
+    _caps = Counter()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _apply(cap: int | None) -> None:
     """Set the BLAS to ``cap`` threads, or back to its original counts (``None``); under _lock.
 
