@@ -61,7 +61,9 @@ class CrossValidatedStats:
     cv_scores: NDArray[np.float64] = field(metadata=shared("M", allow_neg_inf=True))
     cv: str = ""
     cv_log_likelihoods: NDArray[np.float64] = field(
-        default=cast(Any, None), kw_only=True, metadata=bound("M", allow_nonfinite=False, allow_neg_inf=True)
+        default=cast(Any, None),
+        kw_only=True,
+        metadata=bound("M", allow_nonfinite=False, allow_neg_inf=True),
     )
 
     @property

@@ -476,7 +476,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             return out
         _check_finite(pooled)
         B = regularised(pooled, gamma, ridge, t, reg, scale)
-        b_min = standardised_min_eigenvalue(B)
+        # one eigenvalue problem of size p, under the BLAS cap of the jobs below
+        b_min = in_parallel(standardised_min_eigenvalue, [B], float(p) ** 3)[0]
         if not b_min > 0:
             return out
 
