@@ -327,7 +327,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 out += self._grid_scores(fold, priors, a, gammas, ridges)
             return out / len(splits)
 
-        table = _Table(self._band(total))
+        # the stages steer by the score alone (exact ties to the more regularised
+        # candidate), so the candidates scored are those of the earlier search;
+        # the near-tie rule chooses among them when the model is derived
+        table = _Table()
         table.add_grid(alphas, gammas, ridges, *grid_scores(alphas))
         if self.refine:
             _, g0, r0 = table.best()
