@@ -87,15 +87,18 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ``'identity'`` is Friedman's scaled identity in the features' own units
     (the earlier default, kept for its answers: it depends on
     each feature's unit). Every candidate is scored on the splits of ``cv``;
-    the best (ties go to the more regularised one: smaller alpha, larger
-    ridge, larger gamma) is stored in ``alpha_``, ``gamma_`` and ``ridge_``,
-    and the final model is derived from the statistics of all the data — no
+    the one chosen (see ``tie_break``: among the candidates within one
+    standard error of the best held-out accuracy, the best held-out
+    log-likelihood) is stored in ``alpha_``, ``gamma_`` and ``ridge_``, and
+    the final model is derived from the statistics of all the data — no
     second pass.
 
     The search: the grid ``alphas x gammas x ridges``; then, with
     ``refine=True``, alpha on a grid of step 0.02 at the best ``(gamma,
     ridge)`` (one generalised eigendecomposition per split and class serves
-    them all), and the ``(gamma, ridge)`` grid again at the alpha found. The
+    them all), and the ``(gamma, ridge)`` grid again at the alpha found (the
+    stages steer by the score alone, exact ties going to the more
+    regularised candidate: smaller alpha, larger ridge, larger gamma). The
     defaults contain LDA (alpha 0), QDA (alpha 1), scikit-learn's
     ``QuadraticDiscriminantAnalysis(reg_param=...)`` up to the unit (alpha 1,
     a ridge) and Friedman's RDA.
@@ -167,7 +170,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     cv_points_ : ndarray of shape (n_candidates, 3)
         The ``(alpha, gamma, ridge)`` of every candidate scored.
     cv_scores_ : ndarray of shape (n_candidates,)
-        Mean held-out score of each (``-inf`` where a covariance was singular).
+        Mean held-out score of each (``-inf`` where a covariance was singular);
+        their mean held-out log-likelihoods are ``stats_.cv_log_likelihoods``.
     stats_ : CrossValidatedStats
         The statistics of all the data and the candidates' scores: the model
         file stores them, and ``from_stats`` redoes the choice from the scores.
