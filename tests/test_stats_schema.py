@@ -117,6 +117,8 @@ LEGACY_SCHEMA = {
         # class covariance was singular
         "cv_points": _f8("M", "3", low=0.0),
         "cv_scores": ArraySpec("float64", ("M",), allow_neg_inf=True),
+        # the tie-break of near-equal accuracies; missing from older files
+        "cv_log_likelihoods": ArraySpec("float64", ("M",), allow_neg_inf=True, optional=True),
     },
 }
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.model_selection import StratifiedKFold
 
 from ..stats import ScatterStats, StatisticsError, encode
-from ..stats.schema import nested, shared
+from ..stats.schema import bound, nested, shared
 
 __all__ = ["CrossValidatedStats"]
 
@@ -40,6 +40,11 @@ class CrossValidatedStats:
     cv : str
         A description of the cross-validation that gave the scores (the
         ``repr`` of ``cv``; a splitter object is not kept).
+    cv_log_likelihoods : ndarray of shape (n_candidates,), optional
+        Mean held-out log posterior of the true class of each candidate
+        (``-inf`` where ``cv_scores`` is): the tie-break of held-out
+        accuracies (see :func:`ranked`). Missing from model files written
+        before it existed; the choice then follows ``cv_scores`` alone.
 
     Notes
     -----
@@ -55,6 +60,11 @@ class CrossValidatedStats:
     cv_points: NDArray[np.float64] = field(metadata=shared("M", "3", low=0.0))
     cv_scores: NDArray[np.float64] = field(metadata=shared("M", allow_neg_inf=True))
     cv: str = ""
+    cv_log_likelihoods: NDArray[np.float64] = field(
+        default=cast(Any, None),
+        kw_only=True,
+        metadata=bound("M", allow_nonfinite=False, allow_neg_inf=True),
+    )
 
     @property
     def classes(self) -> NDArray[Any]:
@@ -103,6 +113,15 @@ class CrossValidatedStats:
             and self.total.allclose(other.total, rtol, atol)
             and bool(np.array_equal(self.cv_points, other.cv_points))
             and bool(np.allclose(self.cv_scores, other.cv_scores, rtol=rtol, atol=atol))
+            and (self.cv_log_likelihoods is None) == (other.cv_log_likelihoods is None)
+            and (
+                self.cv_log_likelihoods is None
+                or bool(
+                    np.allclose(
+                        self.cv_log_likelihoods, other.cv_log_likelihoods, rtol=rtol, atol=atol
+                    )
+                )
+            )
         )
 
 
@@ -123,38 +142,73 @@ def _check_finite(cov: _F) -> None:
 
 
 class _Table:
-    """The candidates scored so far, ``(alpha, gamma, ridge)`` and mean held-out score."""
+    """The candidates scored so far: ``(alpha, gamma, ridge)``, held-out score and log-likelihood."""
 
-    def __init__(self) -> None:
+    def __init__(self, band: Any = None) -> None:
         self.points: list[_F] = []
         self.scores: list[_F] = []
+        self.log_liks: list[_F] = []
+        self.band = band
 
-    def add(self, points: _F, scores: _F) -> None:
+    def add(self, points: _F, scores: _F, log_liks: _F) -> None:
         self.points.append(np.asarray(points, dtype=float).reshape(-1, 3))
         self.scores.append(np.asarray(scores, dtype=float).ravel())
+        self.log_liks.append(np.asarray(log_liks, dtype=float).ravel())
 
-    def add_grid(self, alphas: _F, gammas: _F, ridges: _F, scores: _F) -> None:
+    def add_grid(self, alphas: _F, gammas: _F, ridges: _F, scores: _F, log_liks: _F) -> None:
         """``scores`` of shape (A, G * R), candidate ``i * R + j`` = ``(gammas[i], ridges[j])``."""
         a, g, r = np.meshgrid(alphas, gammas, ridges, indexing="ij")
         points = np.column_stack([a.ravel(), g.ravel(), r.ravel()])
+        scores, log_liks = np.asarray(scores).ravel(), np.asarray(log_liks).ravel()
         if self.points:  # a candidate scored before keeps its first score
             seen = {tuple(row) for row in np.concatenate(self.points).tolist()}
             new = np.array([tuple(row) not in seen for row in points.tolist()])
-            points, scores = points[new], np.asarray(scores).ravel()[new]
-        self.add(points, scores)
+            points, scores, log_liks = points[new], scores[new], log_liks[new]
+        self.add(points, scores, log_liks)
 
-    def arrays(self) -> tuple[_F, _F]:
-        return np.concatenate(self.points), np.concatenate(self.scores)
+    def arrays(self) -> tuple[_F, _F, _F]:
+        return (
+            np.concatenate(self.points),
+            np.concatenate(self.scores),
+            np.concatenate(self.log_liks),
+        )
 
     def best(self) -> tuple[float, float, float]:
-        return _ranked(*self.arrays())[0]
+        points, scores, log_liks = self.arrays()
+        return ranked(points, scores, log_liks, self.band)[0]
 
 
-def _ranked(points: _F, scores: _F) -> list[tuple[float, float, float]]:
+def accuracy_band(n_rows: float) -> Any:
+    """The one-standard-error band of a held-out accuracy over ``n_rows`` rows.
+
+    A function of the best accuracy ``a``: ``sqrt(a (1 - a) / n_rows)``, the
+    binomial standard error of ``a`` measured on ``n_rows`` held-out rows.
+    """
+    n = max(float(n_rows), 1.0)
+
+    def band(best: float) -> float:
+        return float(np.sqrt(max(best * (1.0 - best), 0.0) / n))
+
+    return band
+
+
+def ranked(
+    points: _F, scores: _F, log_liks: _F | None = None, band: Any = None
+) -> list[tuple[float, float, float]]:
     """Candidates with a finite score, best first.
 
-    Ties (scores equal to 1e-12) go to the more regularised candidate:
-    smaller alpha, then larger ridge, then larger gamma.
+    Without ``band``: by score; ties (scores equal to 1e-12) go to the more
+    regularised candidate: smaller alpha, then larger ridge, then larger
+    gamma. With ``band`` (a function of the best score, such as
+    :func:`accuracy_band`) and ``log_liks``: the candidates whose score is
+    within ``band(best)`` of the best come first, ordered by held-out
+    log-likelihood (its ties as above); the others follow, by score.
+    Differences of held-out accuracy smaller than its standard error are
+    noise, most of all on small tables, where many candidates tie; the
+    log-likelihood, a proper score that sees each row's posterior and not
+    only its argmax, then decides: the one-standard-error rule (Hastie,
+    Tibshirani and Friedman, section 7.10), with the best log-likelihood in
+    the band in place of the simplest model.
     """
     finite = np.flatnonzero(np.isfinite(scores))
     if finite.size == 0:
@@ -162,9 +216,19 @@ def _ranked(points: _F, scores: _F) -> list[tuple[float, float, float]]:
             "every (alpha, gamma, ridge) candidate gave a singular class covariance on some "
             "split; add gammas > 0 or ridges > 0, or set reg_param > 0."
         )
-    rounded = np.round(scores[finite], 12)
-    order = np.lexsort((-points[finite, 1], -points[finite, 2], points[finite, 0], -rounded))
-    return [tuple(float(v) for v in points[finite[i]]) for i in order]  # type: ignore[misc]
+
+    def order(idx: NDArray[np.intp], key: _F) -> list[int]:
+        rounded = np.round(key[idx], 12)
+        o = np.lexsort((-points[idx, 1], -points[idx, 2], points[idx, 0], -rounded))
+        return [int(i) for i in idx[o]]
+
+    chosen = order(finite, scores)
+    if band is not None and log_liks is not None:
+        best = float(scores[finite].max())
+        near = (scores[finite] >= best - band(best) - 1e-12) & np.isfinite(log_liks[finite])
+        if near.any():
+            chosen = order(finite[near], log_liks) + order(finite[~near], scores)
+    return [tuple(float(v) for v in points[i]) for i in chosen]  # type: ignore[misc]
 
 
 def _fold_structure(

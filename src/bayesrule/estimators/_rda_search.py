@@ -244,6 +244,9 @@ def alpha_sweep_terms(
         All False when ``B`` is not positive definite.
     """
     S_n = alphas.size
+    split = _isolated(A, B)
+    if split is not None:
+        return _with_isolated(split, A, B, b_min, means, X, alphas, tol)
     var_b = np.diag(B)
     none = (
         np.full((X.shape[0], means.shape[0], S_n), np.inf),
@@ -282,6 +285,56 @@ def alpha_sweep_terms(
         Z = Z0 - m @ W
         out[:, j, :] = (Z * Z) @ inv
     return out, logdet_s, ok
+
+
+def _isolated(A: _F, B: _F) -> tuple[NDArray[np.intp], NDArray[np.intp]] | None:
+    """Features alone in both ``A`` and ``B`` with the same variance, and the others.
+
+    Such a feature (a pixel constant in every training row, given the
+    ridge's variance) has the same variance ``v`` and no covariance under
+    every ``alpha A + (1 - alpha) B``: it adds ``(x - m)^2 / v`` to each
+    distance and ``log v`` to each log determinant, and its correlation
+    block (1) never holds the smallest eigenvalue. None when there are none
+    (or only those).
+    """
+    da, db = np.diag(A), np.diag(B)
+    alone = (np.count_nonzero(A, axis=1) == 1) & (np.count_nonzero(B, axis=1) == 1)
+    alone &= (da == db) & (da > 0)
+    if not alone.any() or alone.all():
+        return None
+    return np.flatnonzero(alone), np.flatnonzero(~alone)
+
+
+def _with_isolated(
+    split: tuple[NDArray[np.intp], NDArray[np.intp]],
+    A: _F,
+    B: _F,
+    b_min: float,
+    means: _F,
+    X: _F,
+    alphas: _F,
+    tol: float,
+) -> tuple[_F, _F, NDArray[np.bool_]]:
+    """:func:`alpha_sweep_terms` on the other features, the isolated ones added in closed form.
+
+    ``b_min`` is unchanged: the smallest eigenvalue of a correlation matrix
+    is at most 1, so the isolated features' blocks (1 each) leave it to the others.
+    """
+    alone, live = split
+    maha, logdet, ok = alpha_sweep_terms(
+        A[np.ix_(live, live)],
+        B[np.ix_(live, live)],
+        b_min,
+        means[:, live],
+        X[:, live],
+        alphas,
+        tol,
+    )
+    v = np.diag(A)[alone]
+    for j, m in enumerate(means):
+        R = (X[:, alone] - m[alone]) / np.sqrt(v)
+        maha[:, j, :] += np.einsum("ij,ij->i", R, R)[:, None]
+    return maha, logdet + float(np.sum(np.log(v))), ok
 
 
 def standardised_min_eigenvalue(B: _F) -> float:

@@ -47,9 +47,10 @@ from ._cv_stats import (
     HeldOut,
     SplitStatistics,
     _check_finite,
-    _ranked,
     _Table,
+    accuracy_band,
     cv_splits,
+    ranked,
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
@@ -86,15 +87,18 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ``'identity'`` is Friedman's scaled identity in the features' own units
     (the earlier default, kept for its answers: it depends on
     each feature's unit). Every candidate is scored on the splits of ``cv``;
-    the best (ties go to the more regularised one: smaller alpha, larger
-    ridge, larger gamma) is stored in ``alpha_``, ``gamma_`` and ``ridge_``,
-    and the final model is derived from the statistics of all the data — no
+    the one chosen (see ``tie_break``: among the candidates within one
+    standard error of the best held-out accuracy, the best held-out
+    log-likelihood) is stored in ``alpha_``, ``gamma_`` and ``ridge_``, and
+    the final model is derived from the statistics of all the data — no
     second pass.
 
     The search: the grid ``alphas x gammas x ridges``; then, with
     ``refine=True``, alpha on a grid of step 0.02 at the best ``(gamma,
     ridge)`` (one generalised eigendecomposition per split and class serves
-    them all), and the ``(gamma, ridge)`` grid again at the alpha found. The
+    them all), and the ``(gamma, ridge)`` grid again at the alpha found (the
+    stages steer by the score alone, exact ties going to the more
+    regularised candidate: smaller alpha, larger ridge, larger gamma). The
     defaults contain LDA (alpha 0), QDA (alpha 1), scikit-learn's
     ``QuadraticDiscriminantAnalysis(reg_param=...)`` up to the unit (alpha 1,
     a ridge) and Friedman's RDA.
@@ -144,6 +148,16 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     scoring : {'accuracy', 'log_likelihood'}, default='accuracy'
         Held-out accuracy, or mean held-out log posterior of the true class
         (both weighted by ``sample_weight``).
+    tie_break : {'log_likelihood', 'regularisation'}, default='log_likelihood'
+        How near ties of held-out accuracy are decided (``scoring='accuracy'``).
+        ``'log_likelihood'``: among the candidates whose held-out accuracy is
+        within one standard error of the best (``sqrt(a (1 - a) / n)``, ``a``
+        the best accuracy, ``n`` the rows), the one with the best held-out
+        log-likelihood; accuracy moves by whole rows, so on a small table
+        many candidates tie or differ by noise, and the log-likelihood (a
+        proper score that sees how sure every posterior is) separates them
+        with less noise. ``'regularisation'``: the best accuracy, exact ties
+        going to the more regularised candidate (the earlier rule).
     random_state : int or None, default=0
         Shuffling of the folds when ``cv`` is an int.
     priors, store_covariance, tol, bias
@@ -156,7 +170,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     cv_points_ : ndarray of shape (n_candidates, 3)
         The ``(alpha, gamma, ridge)`` of every candidate scored.
     cv_scores_ : ndarray of shape (n_candidates,)
-        Mean held-out score of each (``-inf`` where a covariance was singular).
+        Mean held-out score of each (``-inf`` where a covariance was singular);
+        their mean held-out log-likelihoods are ``stats_.cv_log_likelihoods``.
     stats_ : CrossValidatedStats
         The statistics of all the data and the candidates' scores: the model
         file stores them, and ``from_stats`` redoes the choice from the scores.
@@ -207,6 +222,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable, None],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
+        "tie_break": [StrOptions({"log_likelihood", "regularisation"})],
         "random_state": ["random_state"],
     }
     _remedy = "add gammas > 0 or ridges > 0, or set reg_param > 0"
@@ -228,6 +244,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         reg_param: float = 0.0,
         cv: Any = 5,
         scoring: str = "accuracy",
+        tie_break: str = "log_likelihood",
         random_state: Any = 0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
@@ -242,6 +259,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         self.reg_param = reg_param
         self.cv = cv
         self.scoring = scoring
+        self.tie_break = tie_break
         self.random_state = random_state
         self.priors = priors
         self.store_covariance = store_covariance
@@ -308,32 +326,42 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 yield HeldOut(training.of_split(i), Xv[test], yi[test], w[test])
 
         def grid_scores(a: _F) -> _F:
-            out = np.zeros((a.size, gammas.size * ridges.size))
+            out = np.zeros((2, a.size, gammas.size * ridges.size))
             for fold in folds():
                 out += self._grid_scores(fold, priors, a, gammas, ridges)
             return out / len(splits)
 
+        # the stages steer by the score alone (exact ties to the more regularised
+        # candidate), so the candidates scored are those of the earlier search;
+        # the near-tie rule chooses among them when the model is derived
         table = _Table()
-        table.add_grid(alphas, gammas, ridges, grid_scores(alphas))
+        table.add_grid(alphas, gammas, ridges, *grid_scores(alphas))
         if self.refine:
             _, g0, r0 = table.best()
             sweep = np.setdiff1d(np.round(np.linspace(0.0, 1.0, 51), 12), alphas)
             if sweep.size:
-                scores = np.zeros(sweep.size)
+                scores = np.zeros((2, sweep.size))
                 for fold in folds():
                     scores += self._sweep_scores(fold, priors, sweep, g0, r0)
+                scores /= len(splits)
                 table.add(
                     np.column_stack([sweep, np.full_like(sweep, g0), np.full_like(sweep, r0)]),
-                    scores / len(splits),
+                    *scores,
                 )
             a1 = table.best()[0]
             if a1 not in alphas:
-                table.add_grid(np.array([a1]), gammas, ridges, grid_scores(np.array([a1])))
-        points, scores = table.arrays()
+                table.add_grid(np.array([a1]), gammas, ridges, *grid_scores(np.array([a1])))
+        points, scores, log_liks = table.arrays()
         cv_text = repr(self.cv)
         if len(cv_text) > 500:
             cv_text = cv_text[:497] + "..."
-        out = CrossValidatedStats(total=total, cv_points=points, cv_scores=scores, cv=cv_text)
+        out = CrossValidatedStats(
+            total=total,
+            cv_points=points,
+            cv_scores=scores,
+            cv=cv_text,
+            cv_log_likelihoods=log_liks,
+        )
         return out, self._schema(X, Xv.shape[1])
 
     def _held_out_setup(
@@ -353,21 +381,28 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         K, p = train.n_classes, train.n_features
         return K, p, float(self.tol), self._ddof(), float(self.reg_param)
 
+    def _band(self, total: ScatterStats) -> Any:
+        """The band of near ties of :func:`ranked` (None: exact ties only)."""
+        if self.scoring != "accuracy" or self.tie_break != "log_likelihood":
+            return None
+        return accuracy_band(float(np.sum(total.counts)))
+
     def _score(self, jll: _F, ok: NDArray[np.bool_], yi: NDArray[np.intp], w: _F) -> _F:
-        """Held-out score of each candidate from ``jll`` of shape (n, K, C)."""
+        """Held-out score and log-likelihood of each candidate, shape (2, C), from ``jll`` (n, K, C)."""
+        with np.errstate(invalid="ignore"):
+            post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
+        log_lik = (w @ post) / w.sum()
         if self.scoring == "accuracy":
             correct = np.argmax(jll, axis=1) == yi[:, None]
             score = (w @ correct) / w.sum()
         else:
-            with np.errstate(invalid="ignore"):
-                post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
-            score = (w @ post) / w.sum()
-        return np.where(ok, score, -np.inf)
+            score = log_lik
+        return np.where(ok, np.stack([score, log_lik]), -np.inf)
 
     def _grid_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
     ) -> _F:
-        """Held-out score of every (alpha, gamma, ridge), shape (len(alphas), G * R).
+        """Held-out score and log-likelihood of every (alpha, gamma, ridge), shape (2, len(alphas), G * R).
 
         One job per (alpha, class) — one per alpha when ``alpha == 0``, where
         every class has the pooled covariance — each an eigendecomposition
@@ -395,7 +430,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             except ValueError:
                 continue
             usable.append(a_i)
-        out = np.full((alphas.size, C), -np.inf)
+        out = np.full((2, alphas.size, C), -np.inf)
         if not usable:
             return out
         pooled = train.pooled_covariance(ddof) if any(alphas[usable] < 1.0) else None
@@ -424,20 +459,20 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 if b_i == a_i:
                     ok &= good
                     jll[:, ks, :] = log_priors[ks, None] - 0.5 * (maha + logdet + p * _LOG_2PI)
-            out[a_i] = self._score(jll, ok, yi, w)
+            out[:, a_i] = self._score(jll, ok, yi, w)
         return out
 
     def _sweep_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gamma: float, ridge: float
     ) -> _F:
-        """Held-out score of every alpha at one ``(gamma, ridge)``, shape (len(alphas),).
+        """Held-out score and log-likelihood of every alpha at one ``(gamma, ridge)``, shape (2, len(alphas)).
 
         One generalised eigendecomposition per class (:func:`alpha_sweep_terms`).
         """
         train, X, yi, w = fold
         log_priors, present, Xc, centre = self._held_out_setup(train, X, priors)
         K, p, tol, ddof, reg = self._held_out_constants(train)
-        out = np.full(alphas.size, -np.inf)
+        out = np.full((2, alphas.size), -np.inf)
         try:
             for k in present:
                 check_own_weight(train, int(k), ddof, 1.0)
@@ -448,7 +483,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             return out
         _check_finite(pooled)
         B = regularised(pooled, gamma, ridge, t, reg, scale)
-        b_min = standardised_min_eigenvalue(B)
+        # one eigenvalue problem of size p, under the BLAS cap of the jobs below
+        b_min = in_parallel(standardised_min_eigenvalue, [B], float(p) ** 3)[0]
         if not b_min > 0:
             return out
 
@@ -487,7 +523,16 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         if not np.all((points >= 0) & (points <= 1)):
             raise ValueError("cv_points must hold (alpha, gamma, ridge) values in [0, 1].")
         last: SingularCovarianceError | None = None
-        for alpha, gamma, ridge in _ranked(points, scores):
+        log_liks = stats.cv_log_likelihoods
+        if log_liks is not None:
+            log_liks = np.asarray(log_liks, dtype=float)
+            if log_liks.shape != scores.shape:
+                raise ValueError(
+                    f"cv_log_likelihoods must have the shape of cv_scores, {scores.shape}; "
+                    f"got {log_liks.shape}."
+                )
+        band = self._band(stats.total)
+        for alpha, gamma, ridge in ranked(points, scores, log_liks, band):
             try:
                 attrs = self._family_attrs(
                     stats.total,

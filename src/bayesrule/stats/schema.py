@@ -111,15 +111,26 @@ def shared(
 
 
 def bound(
-    *dims: str, dtype: str = "float64", low: float | None = None, allow_nonfinite: bool = True
+    *dims: str,
+    dtype: str = "float64",
+    low: float | None = None,
+    allow_nonfinite: bool = True,
+    allow_neg_inf: bool = False,
 ) -> dict[str, Any]:
     """An array a model file may lack (written before the field existed).
 
     For a keyword-only field whose default (``None``) ``__post_init__``
-    replaces: the feature bounds ``lower`` and ``upper``, and MixtureStats'
-    later additions.
+    replaces: the feature bounds ``lower`` and ``upper``, MixtureStats'
+    later additions, and RDA-CV's held-out log-likelihoods.
     """
-    spec = ArraySpec(dtype, dims, low=low, allow_nonfinite=allow_nonfinite, optional=True)
+    spec = ArraySpec(
+        dtype,
+        dims,
+        low=low,
+        allow_neg_inf=allow_neg_inf,
+        allow_nonfinite=allow_nonfinite,
+        optional=True,
+    )
     return _declare(spec)
 
 
