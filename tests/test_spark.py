@@ -558,3 +558,15 @@ def test_the_file_systems_of_uris(tmp_path):
     assert type(fs).__name__ == "PyFileSystem" and path.endswith("bucket/part-0.parquet")
     with pytest.raises(Exception, match="nosuch"):
         filesystem_of("nosuch://host/part-0.parquet")
+
+
+def test_release_destroys_the_model_broadcast(frames, fitted):
+    from bayesrule.backends.spark.predict import release
+
+    _, df, _ = frames["normal"]
+    scored = bspark.predict(fitted[0]["gnb"], df, "predict")
+    assert scored.count() == df.count()
+    assert release(scored) is True
+    assert release(scored) is False  # once
+    with pytest.raises(Exception, match="(?i)destroyed"):
+        scored.count()
