@@ -498,6 +498,15 @@ def test_selected_and_renamed_columns_are_read_from_their_files(spark, parquet, 
     assert "directly" in _read_way(caplog)
     X = pdf[["x1", "x0", "x2"]].set_axis(FEATURES, axis=1)
     _assert_same_model(bayesrule.LinearDiscriminantAnalysis().fit(X, pdf["label"]), got)
+    # integer counts cast to double (as the command line does): read and converted by the tasks
+    counts, folder = parquet["counts"]
+    cast = spark.read.parquet(str(folder))
+    cast = cast.select(*[F.col(c).cast("double").alias(c) for c in FEATURES], "label")
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        got = bspark.fit(bayesrule.GaussianNB(), cast, "label")
+    assert "directly" in _read_way(caplog)
+    ref = bayesrule.GaussianNB().fit(counts[FEATURES].astype(float), counts["label"])
+    _assert_same_model(ref, got)
 
 
 def test_null_labels_classes_and_partial_on_the_fast_path(spark, parquet, tmp_path, caplog):

@@ -86,6 +86,8 @@ def _wanted(cols: Columns) -> tuple[str, ...]:
 
 #: a column as Catalyst prints it: ``name#id``, ``L`` after a long
 _ATTRIBUTE = re.compile(r"^(?P<name>.*)#(?P<id>\d+)L?$", re.S)
+#: a column cast to floating point (the command line casts numeric features to double)
+_CAST = re.compile(r"^cast\((?P<inner>.*) as (?:double|float)\)$", re.S)
 _SEP = "\u0001"
 
 
@@ -105,7 +107,9 @@ def _sources(plan: Any) -> tuple[Any, list[tuple[str, str]]] | str:
     """The scan under ``plan``'s projections and each output column's ``(name, name in the files)``.
 
     A reason (str) where a projection computes a column (anything but a
-    column of the scan, as it is or renamed: ``name#1 AS other#2``).
+    column of the scan, as it is, renamed, ``name#1 AS other#2``, or cast
+    to floating point, ``cast(name#1 as double) AS name#3``; whether the
+    file's type converts exactly is for the task to check, :func:`_readable`).
     """
     projections = []
     while _class(plan).endswith(".Project"):
@@ -129,6 +133,9 @@ def _sources(plan: Any) -> tuple[Any, list[tuple[str, str]]] | str:
         below, held, out = held, {}, []
         for item in items:
             head, tail = item.rsplit(" AS ", 1) if " AS " in item else (item, item)
+            cast = _CAST.match(head)
+            if cast is not None:  # the tasks convert to Spark's type of the column anyway
+                head = cast["inner"]
             ref, alias = _ATTRIBUTE.match(head), _ATTRIBUTE.match(tail)
             if ref is None or alias is None:
                 return f"a column is computed ({item[:80]})"
@@ -297,6 +304,12 @@ def _readable(file_type: Any, want: Any) -> bool:
     if pa.types.is_integer(file_type) and pa.types.is_signed_integer(want):
         extra = 1 if pa.types.is_unsigned_integer(file_type) else 0
         return bool(file_type.bit_width + extra <= want.bit_width)
+    if pa.types.is_floating(want):
+        # Spark's casts to floating point: exact, or (64-bit integers) rounded to nearest
+        # as Arrow's unchecked cast rounds them; decimals are left to Spark
+        if pa.types.is_floating(file_type):
+            return bool(file_type.bit_width <= want.bit_width)
+        return bool(pa.types.is_integer(file_type) or pa.types.is_boolean(file_type))
     return False
 
 
@@ -366,7 +379,9 @@ def summarise_splits(
                             for name, source in zip(scan.names, scan.sources, strict=True):
                                 column = part.column(part.schema.get_field_index(source))
                                 want = scan.schema.field(name).type
-                                arrays.append(column if column.type == want else column.cast(want))
+                                if column.type != want:  # checked by _readable: no value changes
+                                    column = column.cast(want, safe=False)
+                                arrays.append(column)
                             block = pa.RecordBatch.from_arrays(arrays, names=list(scan.names))
                             X, y, w, dropped = block_of(block, cols)
                             nulls += dropped
