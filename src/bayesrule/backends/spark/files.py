@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .arrow import Columns, Outcome, _one, _threads, block_of
+from .arrow import Columns, Outcome, _one, _threads, block_of, block_rows
 
 __all__ = [
     "LOG",
@@ -57,8 +57,6 @@ _LISTING = "org.apache.spark.sql.execution.datasources.InMemoryFileIndex"
 _SKIPPING = ("spark.sql.files.ignoreMissingFiles", "spark.sql.files.ignoreCorruptFiles")
 #: splits per core the driver aims at (a few, so that uneven splits even out)
 SPLITS_PER_CORE = 3
-#: the bytes of a block of features the tasks aim at (its rows: at least 1024)
-BLOCK_BYTES = 1 << 26
 
 
 class Unsupported(Exception):  # noqa: N818  (a reason, carried as a value; never raised to users)
@@ -313,14 +311,6 @@ def _readable(file_type: Any, want: Any) -> bool:
     return False
 
 
-def _block_rows(cols: Columns) -> int:
-    """Rows per block: about ``BLOCK_BYTES`` of features, at least 1024 rows."""
-    import numpy as np
-
-    width = np.dtype(cols.dtype).itemsize * max(1, len(cols.features))
-    return max(1024, BLOCK_BYTES // width)
-
-
 def summarise_splits(
     task: Any,
     cols: Columns,
@@ -369,7 +359,7 @@ def summarise_splits(
                                     f"Spark reads it as {want}"
                                 )
                         parts = handle.iter_batches(
-                            batch_size=_block_rows(cols),
+                            batch_size=block_rows(cols),
                             row_groups=groups,
                             columns=unique,
                             use_threads=threads > 1,
