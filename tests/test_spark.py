@@ -545,7 +545,7 @@ def test_a_file_that_differs_from_the_schema_sends_the_fit_through_spark(spark, 
 
 @pytest.mark.parametrize("parts", [2, 8])
 def test_a_file_that_is_gone_is_a_clear_error(spark, parquet, tmp_path, parts):
-    """2 files: the driver reads the footers; 8: the executors meet the missing file."""
+    """2 files: the driver reads the footers; 8 (over 2 per core): the executors meet it."""
     pdf, _ = parquet["normal"]
     folder = _write_parts(pdf, tmp_path / "gone", parts, 16)
     df = spark.read.parquet(str(folder))

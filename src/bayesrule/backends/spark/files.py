@@ -5,7 +5,7 @@ at most a selection or renaming of its columns), each pass of a fit does not
 push its rows through Spark's JVM (which converts every row to Arrow, column
 by column: most of the time of a wide table's fit). The driver lists the
 files (``DataFrame.inputFiles()``, the listing Spark itself would read) and
-cuts them into a few *splits* per core: whole files, or, when there are
+cuts them into two *splits* per core: whole files, or, when there are
 fewer files than splits, runs of their row groups. A DataFrame of one row per
 split (``spark.range``) is then mapped with ``mapInArrow``, so the work is
 still scheduled, retried and placed by Spark (Spark Connect included); each
@@ -55,8 +55,9 @@ _PARQUET = "org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 _LISTING = "org.apache.spark.sql.execution.datasources.InMemoryFileIndex"
 #: Spark settings under which Spark reads something else than every row of every file
 _SKIPPING = ("spark.sql.files.ignoreMissingFiles", "spark.sql.files.ignoreCorruptFiles")
-#: splits per core the driver aims at (a few, so that uneven splits even out)
-SPLITS_PER_CORE = 3
+#: splits per core the driver aims at: a few, so that uneven splits even out, but each
+#: returns its statistics (tens of MB for a full-covariance model of 784 features)
+SPLITS_PER_CORE = 2
 
 
 class Unsupported(Exception):  # noqa: N818  (a reason, carried as a value; never raised to users)
@@ -417,8 +418,13 @@ def run_direct(
     from .arrow import SUMMARY, decode
 
     ids = spark.range(0, n_splits, 1, numPartitions=n_splits)
-    got = ids.mapInArrow(fn, f"{SUMMARY} binary").collect()
-    return [decode(r[0]) for r in got]
+    summaries = ids.mapInArrow(fn, f"{SUMMARY} binary")
+    to_arrow = getattr(summaries, "toArrow", None)
+    if to_arrow is None:  # pyspark 3.5: rows pickled by the JVM
+        return [decode(r[0]) for r in summaries.collect()]
+    # as Arrow: a full-covariance model's statistics are tens of MB a task, which the
+    # JVM's row pickler copies slowly (and can run out of heap on)
+    return [decode(v) for v in to_arrow().column(0).to_pylist()]
 
 
 def cores(spark: Any) -> int:
