@@ -8,6 +8,7 @@ some partitions empty and others holding a single class.
 
 from __future__ import annotations
 
+import logging
 import re
 import warnings
 from pathlib import Path
@@ -410,3 +411,171 @@ def test_the_readme_spark_block_runs(spark):
         exec(compile(code, str(README), "exec"), namespace)
     scored = namespace["scored"]
     assert "prediction" in scored.columns
+
+
+# ------------------------------------------------------------------ the fast path: Parquet files
+#: one model of each family the fast path must read as Spark does (weight: fitted with "w")
+DIRECT = ["lda", "qda", "gnb", "mnb", "catnb", "mixed", "mda"]
+
+
+def _write_parts(pdf, folder: Path, parts: int, row_group: int) -> Path:
+    """``pdf`` as ``parts`` Parquet files of row groups of ``row_group`` rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, chunk in enumerate(np.array_split(np.arange(len(pdf)), parts)):
+        table = pa.Table.from_pandas(pdf.iloc[chunk], preserve_index=False)
+        pq.write_table(table, folder / f"part-{i}.parquet", row_group_size=row_group)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory):
+    """For each kind of data: (pandas rows, their folder of 3 Parquet files of 16-row groups)."""
+    root = tmp_path_factory.mktemp("direct")
+    out = {}
+    for kind in ("normal", "counts", "codes", "mixed"):
+        pdf = _table(kind, seed=1).drop(columns="part")
+        out[kind] = (pdf, _write_parts(pdf, root / kind, 3, 16))
+    return out
+
+
+def _read_way(caplog) -> str:
+    """How the last fit read the data, from the backend's DEBUG log."""
+    said = [r.getMessage() for r in caplog.records if r.name == "bayesrule.spark"]
+    assert said, "the fit said nothing about how it read the data"
+    return said[-1]
+
+
+@pytest.mark.parametrize("short", DIRECT)
+def test_a_parquet_scan_is_read_directly_and_gives_the_same_model(short, spark, parquet, caplog):
+    """Row groups of 3 files cut into 6 splits (2 cores): the model of an in-memory fit."""
+    pdf, folder = parquet[_kind(short)]
+    features = [c for c in pdf.columns if c not in ("label", "w")]
+    weight = "w" if short in ("lda", "gnb") else None
+    df = spark.read.parquet(str(folder))
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        got = bspark.fit(_make(short), df, "label", features, weight)
+    said = [r.getMessage() for r in caplog.records if "directly" in r.getMessage()]
+    assert said == ["fit reads 3 Parquet file(s) directly, in 6 split(s)"]
+    w = None if weight is None else pdf[weight]
+    ref = _make(short).fit(pdf[features], pdf["label"], sample_weight=w)
+    _assert_same_model(ref, got, 1e-8 if short == "mda" else 1e-10)
+
+
+def test_a_derived_dataframe_is_read_through_spark(spark, parquet, caplog):
+    from pyspark.sql import functions as F
+
+    pdf, folder = parquet["normal"]
+    df = spark.read.parquet(str(folder))
+    derived = {
+        "Filter": df.where(F.col("x0") > 0.0),
+        "computed": df.withColumn("x1", F.col("x1") * 2.0),
+        "Repartition": df.repartition(2),
+    }
+    for why, frame in derived.items():
+        with pytest.raises(ValueError, match=f"direct=True, but .*{why}"):
+            bspark.fit(bayesrule.GaussianNB(), frame, "label", FEATURES, direct=True)
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        got = bspark.fit(bayesrule.GaussianNB(), derived["Filter"], "label", FEATURES)
+    assert "through Spark: the plan reads Filter" in _read_way(caplog)
+    kept = pdf[pdf["x0"] > 0.0]
+    _assert_same_model(bayesrule.GaussianNB().fit(kept[FEATURES], kept["label"]), got)
+
+
+def test_selected_and_renamed_columns_are_read_from_their_files(spark, parquet, caplog):
+    from pyspark.sql import functions as F
+
+    pdf, folder = parquet["normal"]
+    df = spark.read.parquet(str(folder))
+    # x0 and x1 swapped by their names, a label renamed twice
+    swapped = df.select(
+        F.col("x1").alias("x0"), F.col("x0").alias("x1"), "x2", F.col("label").alias("k")
+    ).withColumnRenamed("k", "y")
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        got = bspark.fit(bayesrule.LinearDiscriminantAnalysis(), swapped, "y")
+    assert "directly" in _read_way(caplog)
+    X = pdf[["x1", "x0", "x2"]].set_axis(FEATURES, axis=1)
+    _assert_same_model(bayesrule.LinearDiscriminantAnalysis().fit(X, pdf["label"]), got)
+    # integer counts cast to double (as the command line does): read and converted by the tasks
+    counts, folder = parquet["counts"]
+    cast = spark.read.parquet(str(folder))
+    cast = cast.select(*[F.col(c).cast("double").alias(c) for c in FEATURES], "label")
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        got = bspark.fit(bayesrule.GaussianNB(), cast, "label")
+    assert "directly" in _read_way(caplog)
+    ref = bayesrule.GaussianNB().fit(counts[FEATURES].astype(float), counts["label"])
+    _assert_same_model(ref, got)
+
+
+def test_null_labels_classes_and_partial_on_the_fast_path(spark, parquet, tmp_path, caplog):
+    pdf, _ = parquet["normal"]
+    holed = pdf.copy()
+    holed["label"] = holed["label"].astype(object)
+    holed.loc[holed.index[::9], "label"] = None
+    first = spark.read.parquet(str(_write_parts(holed.iloc[:90], tmp_path / "a", 2, 16)))
+    rest = spark.read.parquet(str(_write_parts(holed.iloc[90:], tmp_path / "b", 1, 16)))
+    classes = ["a", "b", "c", "d"]
+    est = bayesrule.GaussianNB()
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        with pytest.warns(UserWarning, match=r"left out 10 row\(s\) whose label"):
+            bspark.fit(est, first, "label", FEATURES, classes=classes, partial=True)
+        assert "directly" in _read_way(caplog)
+        with pytest.warns(UserWarning, match=r"left out 10 row\(s\) whose label"):
+            bspark.fit(est, rest, "label", FEATURES, partial=True)
+        assert "directly" in _read_way(caplog)
+    kept = holed.dropna(subset=["label"])
+    ref = bayesrule.GaussianNB().partial_fit(kept[FEATURES], kept["label"], classes=classes)
+    assert est.classes_.tolist() == classes
+    _assert_same_model(ref, est)
+
+
+def test_a_file_that_differs_from_the_schema_sends_the_fit_through_spark(spark, parquet, caplog):
+    """A column named in another case: Spark reads it (case-insensitively), the fast path cannot."""
+    pdf, folder = parquet["normal"]
+    df = spark.read.schema("X0 double, x1 double, x2 double, label string").parquet(str(folder))
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        got = bspark.fit(bayesrule.GaussianNB(), df, "label")
+    assert "through Spark from now on" in _read_way(caplog)
+    assert "has no column 'X0'" in _read_way(caplog)
+    X = pdf[FEATURES].set_axis(["X0", "x1", "x2"], axis=1)
+    _assert_same_model(bayesrule.GaussianNB().fit(X, pdf["label"]), got)
+
+
+@pytest.mark.parametrize("parts", [2, 8])
+def test_a_file_that_is_gone_is_a_clear_error(spark, parquet, tmp_path, parts):
+    """2 files: the driver reads the footers; 8 (over 2 per core): the executors meet it."""
+    pdf, _ = parquet["normal"]
+    folder = _write_parts(pdf, tmp_path / "gone", parts, 16)
+    df = spark.read.parquet(str(folder))
+    (folder / "part-1.parquet").unlink()
+    est = bayesrule.GaussianNB()
+    with pytest.raises(FileNotFoundError, match=r"part-1\.parquet.*gone"):
+        bspark.fit(est, df, "label", FEATURES)
+    assert not hasattr(est, "stats_")
+
+
+def test_the_file_systems_of_uris(tmp_path):
+    from bayesrule.backends.spark.files import filesystem_of
+
+    fs, path = filesystem_of("file:///tmp/a%20b/part-0.parquet")
+    assert type(fs).__name__ == "LocalFileSystem" and path == "/tmp/a b/part-0.parquet"
+    assert filesystem_of("/tmp/x.parquet")[1] == "/tmp/x.parquet"
+    pytest.importorskip("fsspec")
+    fs, path = filesystem_of("memory://bucket/part-0.parquet")  # fsspec's, wrapped for pyarrow
+    assert type(fs).__name__ == "PyFileSystem" and path.endswith("bucket/part-0.parquet")
+    with pytest.raises(Exception, match="nosuch"):
+        filesystem_of("nosuch://host/part-0.parquet")
+
+
+def test_release_destroys_the_model_broadcast(frames, fitted):
+    from bayesrule.backends.spark.predict import release
+
+    _, df, _ = frames["normal"]
+    scored = bspark.predict(fitted[0]["gnb"], df, "predict")
+    assert scored.count() == df.count()
+    assert release(scored) is True
+    assert release(scored) is False  # once
+    with pytest.raises(Exception, match="(?i)destroyed"):
+        scored.count()

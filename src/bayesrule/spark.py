@@ -29,6 +29,7 @@ def fit(
     *,
     classes: Any = None,
     partial: bool = False,
+    direct: bool | None = None,
 ) -> Any:
     """Fit ``estimator`` on the rows of a Spark DataFrame; returns the same estimator, fitted.
 
@@ -63,6 +64,14 @@ def fit(
         Add these rows to the estimator's fit (as ``partial_fit``) instead
         of starting afresh. On an unfitted estimator this is ``fit``
         (``partial_fit`` with ``classes`` when given).
+    direct : bool or None, default=None
+        How the executors read a DataFrame that is a plain Parquet scan
+        (``spark.read.parquet(...)``, its columns at most selected or
+        renamed): None reads its files directly with pyarrow where that is
+        sure to read what Spark would, else through Spark; False always
+        through Spark (Spark converts the rows to Arrow); True directly or
+        a ``ValueError`` saying why not. The model is the same either way.
+        See docs/spark.md, "The fast path".
 
     Returns
     -------
@@ -77,6 +86,9 @@ def fit(
     TypeError
         An estimator that cannot be fitted from partitions (RDA-CV), or
         ``partial=True`` for one that cannot continue a fit (MDA).
+    FileNotFoundError
+        A file of a Parquet scan read directly is gone (deleted or moved
+        since the DataFrame was read), naming it.
     ImportError
         pyspark is not installed.
 
@@ -85,7 +97,9 @@ def fit(
     >>> import bayesrule, bayesrule.spark  # doctest: +SKIP
     >>> lda = bayesrule.spark.fit(bayesrule.LinearDiscriminantAnalysis(), df, "label")  # doctest: +SKIP
     """
-    return _fit(estimator, df, target, features, weight, classes=classes, partial=partial)
+    return _fit(
+        estimator, df, target, features, weight, classes=classes, partial=partial, direct=direct
+    )
 
 
 def predict(

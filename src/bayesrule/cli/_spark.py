@@ -401,6 +401,7 @@ def predict_on_spark(job: PredictJob, data: list[Path], reading: Reading) -> Non
     from pyspark.sql import functions as F
 
     from .. import spark as bayesrule_spark
+    from ..backends.spark.predict import release
 
     est, output = job.est, job.output
     fmt, codec = _writer_of(output) if output != STDIN else ("csv", None)
@@ -431,6 +432,7 @@ def predict_on_spark(job: PredictJob, data: list[Path], reading: Reading) -> Non
         if output == STDIN:
             with busy(f"predicting on Spark ({master})"):
                 _to_stdout(result)
+            release(scored)
             return
         from pyspark.sql import Observation
 
@@ -445,6 +447,7 @@ def predict_on_spark(job: PredictJob, data: list[Path], reading: Reading) -> Non
         with busy(f"predicting on Spark ({master})"):
             _write(counted, output, fmt, codec, sep)
         got = seen.get
+        release(scored)
     n, empty = int(got.get("rows") or 0), int(got.get("empty") or 0)
     if empty:
         notes.append(
@@ -518,6 +521,7 @@ def evaluate_on_spark(
     from types import SimpleNamespace
 
     from .. import spark as bayesrule_spark
+    from ..backends.spark.predict import release
 
     master = str(reading.spark)
     numeric = not is_table_model(est)
@@ -543,6 +547,7 @@ def evaluate_on_spark(
                 .mapInArrow(part, "tally binary")
                 .collect()
             )
+        release(scored)
     parts = [pickle.loads(bytes(r[0])) for r in rows]
     errors = [e for _, _, e in parts if e is not None]
     if errors:

@@ -64,11 +64,14 @@ def fit(
     *,
     classes: Any = None,
     partial: bool = False,
+    direct: bool | None = None,
 ) -> Any:
     """Fit ``estimator`` on the rows of a Spark DataFrame; see :func:`bayesrule.spark.fit`."""
     _check_frame(df, "bayesrule.spark.fit")
+    if direct not in (None, True, False):
+        raise ValueError(f"direct must be None, True or False; got {direct!r}.")
     cols = check_columns(estimator, df, target, features, weight)
-    rows = SparkRows(df, cols, classes)
+    rows = SparkRows(df, cols, classes, direct)
     if partial and "stats_" in estimator.__dict__:
         try:
             update = estimator.partial_fit

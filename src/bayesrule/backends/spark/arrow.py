@@ -125,6 +125,39 @@ def block_of(batch: Any, cols: Columns) -> tuple[Any, Any, Any, int]:
     return features_of(batch, cols), y, w, int(nulls)
 
 
+#: the bytes of features a task summarises at once: the statistics' cost per block is
+#: several matrix products' worth, so blocks of Spark's 10,000-row batches are joined
+BLOCK_BYTES = 1 << 27
+
+
+def block_rows(cols: Columns) -> int:
+    """Rows per block: about ``BLOCK_BYTES`` of features, at least 1024 rows."""
+    width = np.dtype(cols.dtype).itemsize * max(1, len(cols.features))
+    return max(1024, BLOCK_BYTES // width)
+
+
+def joined(batches: Iterator[Any], rows: int) -> Iterator[Any]:
+    """Consecutive Arrow batches joined into batches of at least ``rows`` rows (the last: fewer)."""
+    import pyarrow as pa
+
+    pending: list[Any] = []
+    held = 0
+    for batch in batches:
+        pending.append(batch)
+        held += batch.num_rows
+        if held >= rows:
+            yield _concat(pa, pending)
+            pending, held = [], 0
+    if pending:
+        yield _concat(pa, pending)
+
+
+def _concat(pa: Any, batches: list[Any]) -> Any:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
 def _one(outcome: Outcome) -> Any:
     import pyarrow as pa
 
@@ -142,7 +175,7 @@ def summarise_partition(
         total, rows, nulls = None, 0, 0
         try:
             with config_context(n_threads=_threads()):
-                for batch in batches:
+                for batch in joined(batches, block_rows(cols)):
                     X, y, w, dropped = block_of(batch, cols)
                     nulls += dropped
                     if len(y) == 0:

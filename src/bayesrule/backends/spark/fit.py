@@ -19,6 +19,7 @@ column of the wrong type) is checked on the driver before any job runs.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any
 
@@ -34,6 +35,10 @@ from .arrow import (
     summarise_partition,
     value_counts_partition,
 )
+from .files import Unsupported, cores, direct_scan, plan_splits, run_direct, summarise_splits
+
+#: where the backend says which way a fit reads the data (DEBUG)
+LOG = logging.getLogger("bayesrule.spark")
 
 __all__ = [
     "INTEGRAL",
@@ -161,10 +166,13 @@ class SparkRows:
     ``partial_fit`` (as ``X``); the Spark handler claims it.
     """
 
-    def __init__(self, df: Any, cols: Columns, classes: Any = None) -> None:
+    def __init__(
+        self, df: Any, cols: Columns, classes: Any = None, direct: bool | None = None
+    ) -> None:
         self.df = df
         self.cols = cols
         self.classes = classes
+        self.direct = direct
 
     def selected(self) -> Any:
         """The DataFrame cut to the columns the fit reads."""
@@ -173,15 +181,65 @@ class SparkRows:
         return self.df.select(*[quoted(n) for n in wanted])
 
 
+def _direct_plan(rows: SparkRows) -> tuple[Any, list[Any], Any] | None:
+    """The scan, splits and session of the fast path (:mod:`.files`), or None for the general one."""
+    if rows.direct is False:
+        LOG.debug("fit reads the DataFrame through Spark: direct=False")
+        return None
+    scan, reason = direct_scan(rows.df, rows.cols)
+    splits: list[Any] = []
+    spark = None
+    if scan is not None:
+        spark = rows.df.sparkSession
+        try:
+            splits = plan_splits(scan.files, cores(spark))
+        except FileNotFoundError:
+            raise
+        except Exception as exc:
+            scan, reason = None, f"the files' footers could not be read ({exc})"
+    if scan is None:
+        if rows.direct:
+            raise ValueError(
+                f"direct=True, but the DataFrame's files cannot be read directly: {reason}."
+            )
+        LOG.debug("fit reads the DataFrame through Spark: %s", reason)
+        return None
+    LOG.debug("fit reads %d Parquet file(s) directly, in %d split(s)", len(scan.files), len(splits))
+    return scan, splits, spark
+
+
 def reducer(rows: SparkRows, classes: Any, notes: dict[str, Any]) -> Any:
-    """The ``reduce(task)`` of a fit: one Spark job per call; ``notes`` gets the null labels left out."""
+    """The ``reduce(task)`` of a fit: one Spark job per call; ``notes`` gets the null labels left out.
+
+    A plain Parquet scan is read by the tasks themselves (:mod:`.files`);
+    should a task meet a file it cannot read as Spark would, the pass (and
+    every later one) runs on the general path, which converts the rows to
+    Arrow in Spark (``mapInArrow`` over the DataFrame).
+    """
     selected = rows.selected()
     cols = rows.cols
+    direct = _direct_plan(rows)
 
     def reduce(task: Any) -> Any:
-        fn = summarise_partition(task, cols, classes)
-        got = selected.mapInArrow(fn, f"{SUMMARY} binary").collect()
-        outcome = combine_outcomes(task, [decode(r[0]) for r in got])
+        nonlocal direct
+        outcomes = None
+        if direct is not None:
+            scan, splits, spark = direct
+            fn = summarise_splits(task, cols, classes, scan, splits)
+            outcomes = run_direct(spark, len(splits), fn)
+            odd = next((o.error for o in outcomes if isinstance(o.error, Unsupported)), None)
+            if odd is not None:
+                if rows.direct:
+                    raise ValueError(f"direct=True, but a file cannot be read directly: {odd}.")
+                LOG.debug("fit reads the DataFrame through Spark from now on: %s", odd)
+                direct, outcomes = None, None
+            else:
+                notes["direct"] = notes.get("direct", 0) + 1
+        if outcomes is None:
+            fn = summarise_partition(task, cols, classes)
+            got = selected.mapInArrow(fn, f"{SUMMARY} binary").collect()
+            outcomes = [decode(r[0]) for r in got]
+        outcome = combine_outcomes(task, outcomes)
         if outcome.error is not None:
             raise outcome.error
         notes.setdefault("null_labels", outcome.null_labels)

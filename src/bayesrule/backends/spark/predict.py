@@ -35,7 +35,7 @@ import numpy as np
 from .arrow import Columns, predict_partition
 from .fit import NUMERIC, UNREADABLE, quoted, type_names
 
-__all__ = ["METHODS", "output_names", "predict"]
+__all__ = ["METHODS", "output_names", "predict", "release"]
 
 #: each method's column stem, and whether it gives one column per class
 METHODS: dict[str, tuple[str, bool]] = {
@@ -88,14 +88,38 @@ def _held(est: Any) -> Any:
     return est
 
 
-def _loader(df: Any, est: Any) -> Any:
-    """How an executor gets the model: a broadcast variable (classic Spark) or the plan (Connect)."""
+#: the attribute of a predicting DataFrame that holds its model's broadcast variable
+_BROADCAST = "_bayesrule_broadcast"
+
+
+def _loader(df: Any, est: Any) -> tuple[Any, Any]:
+    """How an executor gets the model: a broadcast variable (classic Spark) or the plan (Connect).
+
+    Returns the loader and the broadcast variable (None on Connect).
+    """
     frozen = copy.deepcopy(est)
     try:
         context = df.sparkSession.sparkContext
     except Exception:  # Spark Connect: no SparkContext, no broadcast variables
-        return functools.partial(_held, frozen)
-    return functools.partial(_broadcast_value, context.broadcast(frozen))
+        return functools.partial(_held, frozen), None
+    variable = context.broadcast(frozen)
+    return functools.partial(_broadcast_value, variable), variable
+
+
+def release(scored: Any) -> bool:
+    """Destroy the model's broadcast variable of a DataFrame :func:`predict` returned.
+
+    For a program that is done with the predictions (written, counted): the
+    executors' and the driver's copies of the model are freed at once instead
+    of when the session ends. The DataFrame (and any derived from it) can no
+    longer run afterwards. Returns whether there was a variable to destroy.
+    """
+    variable = getattr(scored, _BROADCAST, None)
+    if variable is None:
+        return False
+    setattr(scored, _BROADCAST, None)
+    variable.destroy()
+    return True
 
 
 def predict(
@@ -193,5 +217,9 @@ def predict(
             "give a prefix= to tell them apart."
         )
     names = tuple(f.name for f in fields)
-    fn = predict_partition(_loader(df, est), methods, cols, tuple(widths), names, label_type)
-    return df.mapInArrow(fn, StructType(fields))
+    load, variable = _loader(df, est)
+    fn = predict_partition(load, methods, cols, tuple(widths), names, label_type)
+    scored = df.mapInArrow(fn, StructType(fields))
+    if variable is not None:
+        setattr(scored, _BROADCAST, variable)
+    return scored
