@@ -5,6 +5,9 @@
   MultinomialNB / ComplementNB / BernoulliNB predictions under a simulated
   busy machine equal those of an idle one (equal predictions, probabilities
   to 1e-10, over generated shapes, dtypes, memory orders and missing entries).
+* MultinomialNB / ComplementNB's sign check fused with the product of wide
+  dense rows (blocks shared by two threads) gives the separate check's
+  predictions, probabilities (1e-10) and refusals, word for word.
 * The refusals of negative counts and infinities name the row or column.
 * MultinomialNB's ``predict_joint_log_proba`` is scikit-learn's (no
   multinomial coefficient); ``score_samples`` keeps the full density.

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .config import get_config
 from .parallel import (
     PARALLEL_MIN_WORK,
     blas_cap,
@@ -55,6 +56,10 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     block multiplied while it is in cache, the blocks shared among threads
     (:func:`~bayesrule._util.parallel.in_parallel`): no float64 copy of ``X``
     is made. Sparse ``X`` keeps the plain product.
+
+    Dense wide float64 rows whose minimum the calling thread tracks
+    (:func:`track_low`, for the count models' sign check) are multiplied in
+    blocks, each block's minimum taken with its product (:func:`fusable`).
     """
     A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
@@ -121,7 +126,9 @@ def fusable(X: Any, n_classes: int) -> bool:
 
     Dense C-ordered float64 rows wider than :data:`NARROW` features, in a
     product of at least ``PARALLEL_MIN_WORK`` multiply-adds with at most
-    :data:`FEW_ROWS` classes (MNIST's test set and ten classes qualify).
+    :data:`FEW_ROWS` classes (MNIST's test set and ten classes qualify), unless
+    ``limit_blas`` is off and the BLAS multi-threaded (its count is then never
+    lowered for the blocks).
     """
     return (
         isinstance(X, np.ndarray)
@@ -131,6 +138,8 @@ def fusable(X: Any, n_classes: int) -> bool:
         and X.shape[1] > NARROW
         and 0 < n_classes <= FEW_ROWS
         and float(X.size) * n_classes >= PARALLEL_MIN_WORK
+        # with limit_blas off, a multi-threaded BLAS is left to the single product
+        and (bool(get_config()["limit_blas"]) or blas_threads() == 1)
     )
 
 
