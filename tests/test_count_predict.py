@@ -326,15 +326,26 @@ def test_fused_refusals_are_the_separate_checks(
         assert f"column '{first_col}'" in expected or f"column {first_col} " in expected
 
 
-def test_fused_path_still_warns_out_of_range_and_leaves_no_tracking():
+def test_fused_path_warns_out_of_range_as_the_separate_check():
     X, y = counts(4, 200, 8, 3)
     est = br.MultinomialNB().fit(X, y)
-    far = np.array(X[:100]) * 1000.0
-    with pytest.MonkeyPatch.context() as mp:
-        small_blocks(mp)
-        with pytest.warns(br.OutOfRangeWarning):
-            est.predict(far)
-        assert not products.tracking(far) and products.tracked_low() is None
+    # 5000 rows: the range check judges a strided sample, taken block by block
+    far = counts(5, 5000, 8, 3)[0]
+    far[:, 2] *= 1000.0
+    far[::50, 5] = 1e4  # 2% of the rows, in and out of the sample
+    far[7, 6] = np.nan
+
+    def messages(fused):
+        with pytest.MonkeyPatch.context() as mp:
+            small_blocks(mp, fused=fused)
+            with pytest.warns(br.OutOfRangeWarning) as record:
+                est.predict(far)
+            assert not products.tracking(far) and products.tracked_low() == (None, None)
+        return [str(w.message) for w in record]
+
+    fused = messages(True)
+    assert fused == messages(False)
+    assert "feature 2:" in " ".join(fused) and "feature 5:" in " ".join(fused)
 
 
 def test_fused_path_from_several_threads_and_in_a_forked_child():
@@ -358,3 +369,31 @@ def test_fused_path_from_several_threads_and_in_a_forked_child():
             with multiprocessing.get_context("fork").Pool(1) as child:
                 out = child.apply_async(est.predict_proba, (parts[0],)).get(timeout=120)
             np.testing.assert_allclose(out, expected[0], rtol=1e-10, atol=1e-10)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    step=st.integers(0, 12),
+    missing=st.booleans(),
+)
+def test_fused_product_records_the_minimum_and_the_samples_bounds(seed, n, step, missing):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 9))
+    if missing:
+        X[rng.integers(n), rng.integers(9)] = np.nan
+    A = rng.normal(size=(3, 9))
+    with pytest.MonkeyPatch.context() as mp:
+        small_blocks(mp)
+        products.track_low(X, step=step)
+        out = products.rows_dot(X, A)
+        low, bounds = products.tracked_low()
+    np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
+    if step == 0:
+        assert bounds is None
+    else:
+        np.testing.assert_array_equal(bounds[0], X[::step].min(axis=0))
+        np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
+    assert not products.tracking(X)

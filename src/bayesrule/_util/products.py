@@ -143,15 +143,17 @@ def fusable(X: Any, n_classes: int) -> bool:
     )
 
 
-def track_low(X: Any) -> None:
+def track_low(X: Any, step: int = 0) -> None:
     """Have the calling thread's next products of ``X`` by :func:`rows_dot` record its minimum.
 
     A prediction's input check (the least value, for the sign of counts;
     NaN if any value is NaN) is then made block by block with the product,
-    while each block is in cache, instead of in a pass of its own. Read it
-    with :func:`tracked_low`; ``None`` stops the tracking.
+    while each block is in cache, instead of in a pass of its own. With
+    ``step``, also the per-column least and largest values of the sample
+    ``X[::step]`` (the out-of-range check's). Read them with
+    :func:`tracked_low`; ``None`` stops the tracking.
     """
-    _fused.X, _fused.low = X, None
+    _fused.X, _fused.step, _fused.low, _fused.bounds = X, step, None, None
 
 
 def tracking(X: Any) -> bool:
@@ -159,11 +161,13 @@ def tracking(X: Any) -> bool:
     return getattr(_fused, "X", None) is X
 
 
-def tracked_low() -> float | None:
-    """The minimum recorded for the tracked ``X`` (None if no product of it ran); ends the tracking."""
-    low = getattr(_fused, "low", None)
-    _fused.X, _fused.low = None, None
-    return low
+def tracked_low() -> tuple[float | None, tuple[NDArray[np.float64], NDArray[np.float64]] | None]:
+    """The minimum recorded for the tracked ``X`` and its sample's per-column bounds (min and
+    max, NaN where the sample has a NaN), each None if no product of it recorded them; ends
+    the tracking."""
+    low, bounds = getattr(_fused, "low", None), getattr(_fused, "bounds", None)
+    track_low(None)
+    return low, bounds
 
 
 def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -175,6 +179,11 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
     At = np.ascontiguousarray(A.T)
     starts = range(0, n, FUSED_ROWS)
     lows = np.empty(len(starts))
+    step = int(getattr(_fused, "step", 0))
+    if step > 0:
+        # each block's rows of the sample X[::step], reduced while the block is in cache
+        seen_lo = np.full((len(starts), X.shape[1]), np.inf)
+        seen_hi = np.full((len(starts), X.shape[1]), -np.inf)
     taken = itertools.count()
 
     def work() -> None:
@@ -183,6 +192,12 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
             s = starts[i]
             block = X[s : s + FUSED_ROWS]
             lows[i] = block.min()
+            if step > 0:
+                first = -(-s // step) * step
+                if first < s + FUSED_ROWS and first < n:
+                    sample = X[first : s + FUSED_ROWS : step]
+                    np.min(sample, axis=0, out=seen_lo[i])
+                    np.max(sample, axis=0, out=seen_hi[i])
             np.matmul(block, At, out=out[s : s + FUSED_ROWS])
 
     threads = prediction_threads(float(X.size) * A.shape[0])
@@ -194,4 +209,6 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
             if helper is not None and not helper.cancel():
                 helper.result()
     _fused.low = float(lows.min()) if lows.size else 0.0
+    if step > 0 and lows.size:
+        _fused.bounds = (seen_lo.min(axis=0), seen_hi.max(axis=0))
     return out

@@ -20,6 +20,7 @@ from .._util.validation import check_finite
 from ..models import check_alpha
 from ..models import feature_name as _name
 from ._priors import PRIORS_CONSTRAINT, resolve_priors
+from ._ranges import sample_step, warn_out_of_range
 from ._updatable import UpdatableMixin
 from .seam import InputSpec
 
@@ -119,14 +120,14 @@ class _BaseNB(UpdatableMixin):
             Xv = self._prepare_X(self._check_values(Xv))
             self._warn_out_of_range(Xv)
             return Xv
-        products.track_low(Xv)
+        products.track_low(Xv, step=sample_step(Xv.shape[0]))
         return Xv
 
     def _after(self, Xv: Any, result: Any) -> None:
         if self._fused_sign and products.tracking(Xv):
-            low = products.tracked_low()
+            low, seen = products.tracked_low()
             self._check_sign(Xv, float(np.min(Xv, initial=0.0)) if low is None else low)
-            self._warn_out_of_range(Xv)
+            warn_out_of_range(self, Xv, seen)
         if not self.spec.inf_reaches_results:
             return  # _validate_X has already refused infinity; NaN is missing
         values = Xv.data if sp.issparse(Xv) else Xv
