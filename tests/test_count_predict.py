@@ -5,6 +5,9 @@
   MultinomialNB / ComplementNB / BernoulliNB predictions under a simulated
   busy machine equal those of an idle one (equal predictions, probabilities
   to 1e-10, over generated shapes, dtypes, memory orders and missing entries).
+* MultinomialNB / ComplementNB's sign check fused with the product of wide
+  dense rows (blocks shared by two threads) gives the separate check's
+  predictions, probabilities (1e-10) and refusals, word for word.
 * The refusals of negative counts and infinities name the row or column.
 * MultinomialNB's ``predict_joint_log_proba`` is scikit-learn's (no
   multinomial coefficient); ``score_samples`` keeps the full density.
@@ -220,3 +223,177 @@ def test_multinomial_joint_log_proba_of_far_rows_is_never_nan():
     # the same as scikit-learn's wherever the product itself is finite
     theirs = sknb.MultinomialNB().fit(X, y)
     np.testing.assert_allclose(jll[2:], theirs.predict_joint_log_proba(far[2:]), rtol=1e-10)
+
+
+# ------------------------------------------- the sign check fused with the product
+METHODS = ["predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba"]
+
+
+def small_blocks(mp: pytest.MonkeyPatch, *, fused: bool = True) -> None:
+    """Make small tables take the fused, blocked path (blocks of 7 rows, > 4 features)."""
+    mp.setattr(products, "NARROW", 4)
+    mp.setattr(products, "FUSED_ROWS", 7)
+    mp.setattr(products, "PARALLEL_MIN_WORK", 0.0)
+    mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
+    if not fused:
+        mp.setattr(products, "fusable", lambda X, k: False)
+
+
+def all_methods(est, X, methods=METHODS):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {m: getattr(est, m)(X) for m in methods if hasattr(est, m)}
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.sampled_from([1, 6, 7, 8, 13, 14, 15, 21, 22, 50]),
+    p=st.integers(5, 12),
+    k=st.integers(2, 5),
+    dtype=st.sampled_from([np.float64, np.float32]),
+    order=st.sampled_from(["C", "F"]),
+    missing=st.sampled_from([0.0, 0.1]),
+    threads=st.sampled_from([None, 1]),
+    name=st.sampled_from(COUNT_MODELS),
+)
+def test_fused_predictions_equal_the_separate_check(
+    seed, n, p, k, dtype, order, missing, threads, name
+):
+    X, y = counts(seed, 4 * k + n, p, k)
+    est = getattr(br, name)().fit(X, y)
+    Xt = np.asarray(counts(seed + 2, n, p, k)[0], dtype=dtype, order=order)
+    if missing:
+        Xt[np.random.default_rng(seed).random(Xt.shape) < missing] = np.nan
+    methods = [*METHODS, "score_samples"]
+    calls = []
+    with pytest.MonkeyPatch.context() as mp:
+        small_blocks(mp, fused=False)
+        before = all_methods(est, Xt, methods)
+    with pytest.MonkeyPatch.context() as mp, br.config_context(n_threads=threads or "auto"):
+        small_blocks(mp)
+        real = products._fused_rows_dot
+        mp.setattr(products, "_fused_rows_dot", lambda X, A: calls.append(1) or real(X, A))
+        after = all_methods(est, Xt, methods)
+    # the fused path is taken exactly where it applies: C-ordered float64 rows
+    assert bool(calls) == (dtype == np.float64 and order == "C")
+    np.testing.assert_array_equal(after["predict"], before["predict"])
+    for m in methods[1:]:
+        np.testing.assert_allclose(after[m], before[m], rtol=1e-10, atol=1e-10, err_msg=m)
+    np.testing.assert_allclose(after["predict_proba"].sum(axis=1), 1.0, rtol=1e-9)
+
+
+def refusal(est, X, method):
+    with pytest.raises(ValueError) as info:
+        getattr(est, method)(X)
+    return str(info.value)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.sampled_from([7, 8, 20, 35]),
+    bad=st.lists(st.tuples(st.integers(0, 34), st.integers(0, 7)), min_size=1, max_size=3),
+    value=st.sampled_from([-1.0, -0.5, -1e300, np.inf, -np.inf]),
+    nan_elsewhere=st.booleans(),
+    threads=st.sampled_from([None, 1]),
+    method=st.sampled_from([*METHODS, "score_samples"]),
+    name=st.sampled_from(COUNT_MODELS),
+)
+def test_fused_refusals_are_the_separate_checks(
+    seed, n, bad, value, nan_elsewhere, threads, method, name
+):
+    X, y = counts(seed, 60, 8, 3)
+    est = getattr(br, name)().fit(X, y)
+    Xt = np.array(counts(seed + 1, n, 8, 3)[0])
+    if nan_elsewhere:
+        Xt[n // 2, 0] = np.nan
+    for r, c in bad:
+        Xt[r % n, c] = value
+    with pytest.MonkeyPatch.context() as mp:
+        small_blocks(mp, fused=False)
+        expected = refusal(est, Xt, method)
+    with pytest.MonkeyPatch.context() as mp, br.config_context(n_threads=threads or "auto"):
+        small_blocks(mp)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning comes before the refusal
+            assert refusal(est, Xt, method) == expected
+    r, c = min((r % n, c) for r, c in bad)
+    if np.isinf(value):
+        assert f"row {r}, column {c}" in expected
+    else:
+        first_col = min(c for rr, c in bad if rr % n == min(b[0] % n for b in bad))
+        assert f"column '{first_col}'" in expected or f"column {first_col} " in expected
+
+
+def test_fused_path_warns_out_of_range_as_the_separate_check():
+    X, y = counts(4, 200, 8, 3)
+    est = br.MultinomialNB().fit(X, y)
+    # 5000 rows: the range check judges a strided sample, taken block by block
+    far = counts(5, 5000, 8, 3)[0]
+    far[:, 2] *= 1000.0
+    far[::50, 5] = 1e4  # 2% of the rows, in and out of the sample
+    far[7, 6] = np.nan
+
+    def messages(fused):
+        with pytest.MonkeyPatch.context() as mp:
+            small_blocks(mp, fused=fused)
+            with pytest.warns(br.OutOfRangeWarning) as record:
+                est.predict(far)
+            assert not products.tracking(far) and products.tracked_low() == (None, None)
+        return [str(w.message) for w in record]
+
+    fused = messages(True)
+    assert fused == messages(False)
+    assert "feature 2:" in " ".join(fused) and "feature 5:" in " ".join(fused)
+
+
+def test_fused_path_from_several_threads_and_in_a_forked_child():
+    import multiprocessing
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = counts(6, 400, 100, 4)
+    est = br.ComplementNB().fit(X, y)
+    parts = [np.array(X[i::4]) for i in range(4)]
+    with pytest.MonkeyPatch.context() as mp:
+        small_blocks(mp, fused=False)
+        expected = [est.predict_proba(P) for P in parts]
+    with pytest.MonkeyPatch.context() as mp:
+        small_blocks(mp)
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(est.predict_proba, parts))
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-10)
+        # the helper thread is not in a forked child, which makes its own
+        if "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(1) as child:
+                out = child.apply_async(est.predict_proba, (parts[0],)).get(timeout=120)
+            np.testing.assert_allclose(out, expected[0], rtol=1e-10, atol=1e-10)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    step=st.integers(0, 12),
+    missing=st.booleans(),
+)
+def test_fused_product_records_the_minimum_and_the_samples_bounds(seed, n, step, missing):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 9))
+    if missing:
+        X[rng.integers(n), rng.integers(9)] = np.nan
+    A = rng.normal(size=(3, 9))
+    with pytest.MonkeyPatch.context() as mp:
+        small_blocks(mp)
+        products.track_low(X, step=step)
+        out = products.rows_dot(X, A)
+        low, bounds = products.tracked_low()
+    np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
+    if step == 0:
+        assert bounds is None
+    else:
+        np.testing.assert_array_equal(bounds[0], X[::step].min(axis=0))
+        np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
+    assert not products.tracking(X)

@@ -15,10 +15,12 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.utils._param_validation import Interval
 
+from .._util import products
 from .._util.validation import check_finite
 from ..models import check_alpha
 from ..models import feature_name as _name
 from ._priors import PRIORS_CONSTRAINT, resolve_priors
+from ._ranges import sample_step, warn_out_of_range
 from ._updatable import UpdatableMixin
 from .seam import InputSpec
 
@@ -74,16 +76,17 @@ class _BaseNB(UpdatableMixin):
         Xv = self._numeric_X(X, reset=reset)
         if fitting and self.spec.sign_from_stats:
             return Xv  # the statistics' own pass settles it (see _stats_from)
+        return self._check_values(Xv)
+
+    def _check_values(self, Xv: Any) -> Any:
+        """The value checks of :meth:`_validate_X` on numeric ``Xv``."""
         values = Xv.data if sp.issparse(Xv) else Xv
         # One fast reduction decides the common case: NaN propagates through
         # min, and min gives the sign. +inf is left to the deferred check on
         # the results (it always reaches them), which saves a pass.
         lo = float(np.min(values, initial=0.0))
         hi = 0.0 if self.spec.inf_reaches_results else float(np.max(values, initial=0.0))
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            check_finite(np.atleast_2d(values), "X", allow_nan=True)
-        if self.spec.positive and not lo >= 0:
-            _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self.spec.values)
+        self._check_sign(Xv, lo, hi)
         return Xv
 
     def _stats_from(self, Xv: Any, y: Any, w: Any, classes: Any) -> Any:
@@ -100,11 +103,43 @@ class _BaseNB(UpdatableMixin):
                     )
         return stats
 
+    #: Data to predict have their sign checked with the product (dense wide
+    #: float64 rows, :func:`~bayesrule._util.products.fusable`): the
+    #: estimators whose prediction multiplies the rows themselves.
+    _fused_sign = False
+
+    def _input(self, X: Any, *, reset: bool) -> Any:
+        """As the base's; with :attr:`_fused_sign`, wide dense rows to predict skip the
+        minimum's pass: the product takes it block by block (checked in :meth:`_after`,
+        before the range warning, so errors and warnings come as they would)."""
+        products.track_low(None)
+        if reset or not self._fused_sign or not self.spec.positive:
+            return super()._input(X, reset=reset)
+        Xv = self._numeric_X(X, reset=False)
+        if not products.fusable(Xv, int(self.classes_.size)):
+            Xv = self._prepare_X(self._check_values(Xv))
+            self._warn_out_of_range(Xv)
+            return Xv
+        products.track_low(Xv, step=sample_step(Xv.shape[0]))
+        return Xv
+
     def _after(self, Xv: Any, result: Any) -> None:
+        if self._fused_sign and products.tracking(Xv):
+            low, seen = products.tracked_low()
+            self._check_sign(Xv, float(np.min(Xv, initial=0.0)) if low is None else low)
+            warn_out_of_range(self, Xv, seen)
         if not self.spec.inf_reaches_results:
             return  # _validate_X has already refused infinity; NaN is missing
         values = Xv.data if sp.issparse(Xv) else Xv
         super()._after(np.atleast_2d(values), result)
+
+    def _check_sign(self, Xv: Any, lo: float, hi: float = 0.0) -> None:
+        """Refuse infinity (when ``lo``/``hi`` are not finite) and, for counts, negative values."""
+        values = Xv.data if sp.issparse(Xv) else Xv
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            check_finite(np.atleast_2d(values), "X", allow_nan=True)
+        if self.spec.positive and not lo >= 0:
+            _check_nonnegative(Xv, type(self).__name__, self._feature_names(), self.spec.values)
 
 
 class _DiscreteNB(_BaseNB):

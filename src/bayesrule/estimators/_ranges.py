@@ -75,7 +75,12 @@ def stats_bounds(stats: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]] 
     return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
 
 
-def warn_out_of_range(est: Any, Xv: Any) -> None:
+def sample_step(n: int) -> int:
+    """The stride of the rows :func:`warn_out_of_range` judges in a batch of ``n`` rows."""
+    return n // OUT_OF_RANGE_ROWS if n >= 2 * OUT_OF_RANGE_ROWS else 1
+
+
+def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
     """Warn (:class:`OutOfRangeWarning`) if some feature of ``Xv`` is far outside its range.
 
     Also warns :class:`UnitsWarning` for features whose values look like
@@ -88,13 +93,15 @@ def warn_out_of_range(est: Any, Xv: Any) -> None:
     strided sample of 1024 to 2048 rows: :data:`OUT_OF_RANGE_ROWS`). Only
     features with a known range of positive width are judged. Two
     reductions over ``Xv`` (its per-feature minimum and maximum) decide
-    which features could be out; only those are counted.
+    which features could be out; only those are counted. ``seen``: those
+    reductions (of the sample) already made, NaN where a value is NaN (the
+    count models take them with their product); they are made again where
+    they are not finite.
     """
     bounds = stats_bounds(getattr(est, "stats_", None))
     if bounds is None or Xv.shape[0] == 0:
         return
-    if Xv.shape[0] >= 2 * OUT_OF_RANGE_ROWS:
-        Xv = Xv[:: Xv.shape[0] // OUT_OF_RANGE_ROWS]
+    Xv = Xv[:: sample_step(Xv.shape[0])]
     n = Xv.shape[0]
     lo, hi = bounds
     with np.errstate(invalid="ignore", over="ignore"):
@@ -104,7 +111,9 @@ def warn_out_of_range(est: Any, Xv: Any) -> None:
             return
         fence_lo = lo - OUT_OF_RANGE_MARGIN * width
         fence_hi = hi + OUT_OF_RANGE_MARGIN * width
-        seen_lo, seen_hi = block_bounds(Xv)
+        if seen is None or not (np.all(np.isfinite(seen[0])) and np.all(np.isfinite(seen[1]))):
+            seen = block_bounds(Xv)
+        seen_lo, seen_hi = seen
         maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
         far = np.empty(0, dtype=np.intp)
         if maybe.any():

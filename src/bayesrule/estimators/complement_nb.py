@@ -85,6 +85,8 @@ class ComplementNB(_DiscreteNB):
     spec = _DiscreteNB.spec.replace(
         statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
     )
+    #: the sign of wide dense rows to predict is checked with their product
+    _fused_sign = True
     _parameter_constraints: dict = {
         "alpha": _ALPHA,
         "force_alpha": ["boolean"],

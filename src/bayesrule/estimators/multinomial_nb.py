@@ -80,6 +80,8 @@ class MultinomialNB(_DiscreteNB):
     spec = _DiscreteNB.spec.replace(
         statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
     )
+    #: the sign of wide dense rows to predict is checked with their product
+    _fused_sign = True
     #: predict_joint_log_proba as scikit-learn's (no multinomial coefficient)
     _joint_is_relative = True
     _parameter_constraints: dict = {"alpha": _ALPHA, "force_alpha": ["boolean"], **_PRIOR_PARAMS}
