@@ -37,7 +37,7 @@ TRANSCRIBED = {
     "rda": ("alpha", "gamma"),
     "dlda": (),
     "pnb": (),
-    "mixed": (),
+    "mixed": ("columns",),
 }
 
 
@@ -52,6 +52,15 @@ def has_reference(short: str, params: dict | None = None) -> bool:
     at the defaults."""
     if short in SKLEARN_NB:
         return set(params or {}) <= set(SKLEARN_NB[short]().get_params())
+    if short == "mixed":
+        # the transcription is MixedNB with every column declared Gaussian: undeclared,
+        # a numeric column's kind is chosen from the data (test_mixed_choice.py)
+        columns = (params or {}).get("columns")
+        return (
+            set(params or {}) <= {"columns"}
+            and isinstance(columns, list | tuple)
+            and all(kind == "gaussian" for kind in columns)
+        )
     return short in TRANSCRIBED and set(params or {}) <= set(TRANSCRIBED[short])
 
 
@@ -152,7 +161,7 @@ def reference_proba(
     k = len(classes)
     if short in ("lda", "qda", "rda"):
         joint = _gaussian_transcription(short, X, codes, k, Xq, params)
-    elif short in ("dlda", "mixed"):  # MixedNB on numeric columns: every column Gaussian
+    elif short in ("dlda", "mixed"):  # MixedNB with every column declared Gaussian
         joint = _diagonal_transcription(X, codes, k, Xq, pooled=short == "dlda")
     else:
         joint = _poisson_transcription(X, codes, k, Xq)

@@ -580,7 +580,10 @@ def non_finite_refused(probe: Probe, orig: Original) -> None:
         arr = np.load(io.BytesIO(orig.members[name]), allow_pickle=False)
         if arr.dtype.kind != "f" or not arr.size:
             continue
-        for bad in [np.nan, np.inf] + ([-np.inf] if "cv_scores" not in where else []):
+        # held-out scores and log-likelihoods may be -inf (a candidate that gave a
+        # held-out row probability zero): declared so, and only that
+        scores = "cv_scores" in where or "cv_log_likelihoods" in where
+        for bad in [np.nan, np.inf] + ([-np.inf] if not scores else []):
             if np.array_equal(arr.flat[:1], [bad], equal_nan=True):
                 continue  # a feature bound that is already unknown or empty: no change
             mutated = arr.copy()

@@ -103,13 +103,9 @@ class Gaussian:
         # a whitening derived from the Cholesky factor on first use is a cache:
         # a pickle leaves it out, so that predicting does not change a model's bytes
         state = dict(self.__dict__)
-        if self.cholesky is not None and self._derived_whitening:
+        if self.cholesky is not None and getattr(self, "_derived_whitening", False):
             state["_whitening"] = None
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state.setdefault("_derived_whitening", state.get("_whitening") is None)
-        self.__dict__.update(state)
 
     @property
     def whitening(self) -> _F:
