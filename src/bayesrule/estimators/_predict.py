@@ -23,7 +23,7 @@ from .._util.parallel import blas_budget
 from ..models import combine_terms
 from ._input import InputMixin
 
-__all__ = ["PredictMixin", "log_softmax"]
+__all__ = ["PredictMixin", "log_softmax", "row_argmax", "softmax"]
 
 
 class PredictMixin(InputMixin):
@@ -276,13 +276,13 @@ class PredictMixin(InputMixin):
     @routed
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes); rows sum to 1."""
-        return self._out(np.exp(log_softmax(self._decision(X))))
+        return self._out(softmax(self._decision(X)))
 
     @routed
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of largest posterior probability for each row."""
         jll = self._decision(X, argmax_only=True)
-        return self.classes_[np.argmax(jll, axis=1)]
+        return self.classes_[row_argmax(jll)]
 
     @routed
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -318,7 +318,57 @@ def log_softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
     which loses the small terms next to a value of -1e300 (rows of
     probabilities that sum to 3); here they are differences from it.
     """
+    d, e = _shifted_exp(jll)
+    return d - np.log(np.sum(e, axis=1, keepdims=True))
+
+
+def softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``exp(log_softmax(jll))``, from one exponential of the (n, K) values, not two.
+
+    Each row's ``exp(jll - top)`` divided by its sum: equal to the exponential of
+    :func:`log_softmax` up to rounding (a few units in the last place).
+    """
+    _, e = _shifted_exp(jll)
+    e /= np.sum(e, axis=1, keepdims=True)
+    return e
+
+
+def _shifted_exp(jll: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``d = jll - top`` (each row's largest value, where it is finite) and ``exp(d)``."""
     top = np.max(jll, axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
         d = jll - np.where(np.isfinite(top), top, 0.0)
-    return d - np.log(np.sum(np.exp(d), axis=1, keepdims=True))
+    return d, np.exp(d)
+
+
+#: Up to this many columns, :func:`row_argmax` of a column-major array runs over its columns.
+ARGMAX_COLUMNS = 32
+
+
+def row_argmax(values: NDArray[Any]) -> NDArray[np.intp]:
+    """``np.argmax(values, axis=1)``, faster for the column-major (n, K) results of few classes.
+
+    NumPy's argmax of a Fortran-ordered array copies it to rows and then
+    searches each row of K values in a call of its own (200,000 rows of five
+    classes: about twice the time of the rows' maximum). With at most
+    :data:`ARGMAX_COLUMNS` columns the rows' maximum is taken a column at a
+    time and each row gets the first column that reaches it: the same index
+    as NumPy's (the first of equal maxima). A row holding NaN (which NumPy
+    answers with its first NaN) is left to NumPy.
+    """
+    values = np.asarray(values)
+    n, K = values.shape if values.ndim == 2 else (0, 0)
+    if K < 2 or K > ARGMAX_COLUMNS or n == 0 or not values.flags.f_contiguous:
+        return np.argmax(values, axis=1)
+    top = values[:, 0].copy()
+    for k in range(1, K):
+        np.maximum(top, values[:, k], out=top)  # NaN propagates: such rows are redone below
+    idx = np.full(n, K - 1, dtype=np.intp)
+    hit = np.empty(n, dtype=np.bool_)
+    for k in range(K - 2, -1, -1):
+        np.equal(values[:, k], top, out=hit)
+        np.copyto(idx, k, where=hit)
+    nan = np.isnan(top)
+    if nan.any():
+        idx[nan] = np.argmax(values[nan], axis=1)
+    return idx
