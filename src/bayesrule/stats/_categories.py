@@ -43,13 +43,16 @@ def check_categories(
     their indices).
     """
     X = np.asarray(X)
-    if X.dtype.kind not in "fc":
+    if X.dtype.kind not in "biufc":
         X = np.asarray(X, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isnan(X) & ((X < 0) | (X != np.floor(X)) | (X >= max_categories))
-    if not bad.any():
+    if X.ndim != 2:
+        X = np.atleast_2d(X)
+    bad = _first_bad_block(X, max_categories)
+    if bad is None:
         return
+    s, bad = bad
     r, j = (int(v[0]) for v in np.nonzero(bad))
+    r += s
     name: Any = j if columns is None else str(np.asarray(columns, dtype=object)[j])
     v = float(X[r, j])
     if v >= max_categories and np.isfinite(v) and v == np.floor(v):
@@ -62,6 +65,39 @@ def check_categories(
     raise ValueError(
         f"column {name!r} must hold non-negative integer category codes; got {label_repr(v)} at row {r}."
     )
+
+
+#: Entries of one block of rows judged at once by :func:`check_categories` (2 MiB
+#: of float64): the block's temporaries stay in cache, none is made at full size.
+CHECK_BLOCK = 2**18
+
+
+def _first_bad_block(X: Any, max_categories: int) -> tuple[int, Any] | None:
+    """The first row of the first block of rows holding an invalid entry, and its mask.
+
+    Per block, the least and largest values (NaN propagates) settle the range,
+    and ``floor`` the integers: the common case of valid codes costs these
+    reductions over cached blocks; a block with a NaN or a bad value is then
+    judged entry by entry. None when every entry is valid (or NaN).
+    """
+    n, p = X.shape
+    if n == 0 or p == 0:
+        return None
+    rows = max(1, CHECK_BLOCK // p)
+    exact = X.dtype.kind in "biu"  # integers: only the range can be wrong
+    for s in range(0, n, rows):
+        block = X[s : s + rows]
+        lo, hi = block.min(), block.max()
+        if lo >= 0 and hi < max_categories and (exact or np.array_equal(np.floor(block), block)):
+            continue
+        values = np.asarray(block, dtype=np.float64) if block.dtype.kind not in "fc" else block
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(values) & (
+                (values < 0) | (values != np.floor(values)) | (values >= max_categories)
+            )
+        if bad.any():
+            return s, bad
+    return None
 
 
 @dataclass(frozen=True, eq=False, repr=False)
