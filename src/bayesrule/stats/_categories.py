@@ -85,11 +85,17 @@ def _first_bad_block(X: Any, max_categories: int) -> tuple[int, Any] | None:
         return None
     rows = max(1, CHECK_BLOCK // p)
     exact = X.dtype.kind in "biu"  # integers: only the range can be wrong
+    floors = None if exact else np.empty((min(rows, n), p), dtype=X.dtype)
+    same = np.empty((min(rows, n), p), dtype=np.bool_)
     for s in range(0, n, rows):
         block = X[s : s + rows]
         lo, hi = block.min(), block.max()
-        if lo >= 0 and hi < max_categories and (exact or np.array_equal(np.floor(block), block)):
-            continue
+        if lo >= 0 and hi < max_categories:
+            if floors is None:
+                continue
+            f, e = floors[: block.shape[0]], same[: block.shape[0]]
+            if np.equal(np.floor(block, out=f), block, out=e).all():
+                continue
         values = np.asarray(block, dtype=np.float64) if block.dtype.kind not in "fc" else block
         with np.errstate(invalid="ignore"):
             bad = ~np.isnan(values) & (
