@@ -125,6 +125,16 @@ def _observed_mass(missing: Any, theta: _F) -> _F:
     return np.asarray(mass)
 
 
+def _all_finite(out: _F) -> bool:
+    """Whether every entry of ``out`` is finite, from one reduction without a temporary.
+
+    A NaN or an infinity makes the sum NaN or infinite; so can finite values
+    whose sum overflows, which then only take the general path (same result).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.sum(out)))
+
+
 def _row_totals(X0: Any) -> _F:
     return np.asarray(X0.sum(axis=1), dtype=np.float64).reshape(-1, 1)
 
@@ -170,7 +180,7 @@ class Multinomial(SmoothedFamily):
             # Optimistic: without NaN this one product is the answer; a NaN
             # shows up in the product, and only then are missing entries split out.
             out = rows_dot(np.asarray(X), self.log_theta)
-            if np.all(np.isfinite(out)):
+            if _all_finite(out):
                 return out
         X0, missing = split_missing(X)
         out = rows_dot(X0, self.log_theta)
@@ -294,7 +304,7 @@ class ComplementWeights(SmoothedFamily):
         if not sp.issparse(X):
             # Optimistic, as Multinomial.relative_log_prob: a NaN shows up in the product
             out = rows_dot(np.asarray(X), self.weights)
-            if np.all(np.isfinite(out)):
+            if _all_finite(out):
                 return out
         X0, missing = split_missing(X)
         if missing is None:
