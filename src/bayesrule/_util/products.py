@@ -79,16 +79,24 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
 
 
 def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``X @ A.T`` with ``X`` converted to float64 one block of rows at a time."""
+    """``X @ A.T`` with ``X`` converted to float64 one block of rows at a time.
+
+    Each block is multiplied as ``A @ block.T`` into the columns of a (K, n)
+    array, so the result is column-major, as the transposed shape's: the
+    reductions over the classes that follow (each row's maximum, its
+    log-sum-exp) then run over whole columns, not K values at a time (for
+    200,000 x 5 results about ten times faster), and the single-threaded
+    products run alike or faster in that shape.
+    """
     n = X.shape[0]
-    out = np.empty((n, A.shape[0]))
-    At = np.ascontiguousarray(A.T)
+    out = np.empty((A.shape[0], n))
 
     def block(s: int) -> None:
-        np.matmul(X[s : s + CONVERT_ROWS].astype(np.float64), At, out=out[s : s + CONVERT_ROWS])
+        part = X[s : s + CONVERT_ROWS].astype(np.float64)
+        np.matmul(A, part.T, out=out[:, s : s + CONVERT_ROWS])
 
     in_parallel(block, list(range(0, n, CONVERT_ROWS)), float(n) * X.shape[1] * A.shape[0])
-    return out
+    return out.T
 
 
 # ------------------------------------------------------------------------------
