@@ -16,8 +16,12 @@ from ._nb import _ALPHA, _F, _PRIOR_PARAMS, _DiscreteNB
 from .registry import register
 
 
-def _binarize(X: Any, threshold: float | None) -> Any:
-    """1 where ``X > threshold``, else 0; NaN stays NaN. A new array: ``X`` is not changed."""
+def _binarize(X: Any, threshold: float | None, *, has_nan: bool | None = None) -> Any:
+    """1 where ``X > threshold``, else 0; NaN stays NaN. A new array: ``X`` is not changed.
+
+    ``has_nan``: whether dense ``X`` holds a NaN, when already known (None: a
+    pass finds out).
+    """
     if threshold is None:
         return X
     if sp.issparse(X):
@@ -28,7 +32,9 @@ def _binarize(X: Any, threshold: float | None) -> Any:
     # float32 holds 0, 1 and NaN exactly at half the memory; the statistics
     # and the products convert blocks to float64 as they go
     out = np.greater(X, threshold).astype(np.float32)  # NaN > t is False
-    if np.isnan(np.min(X, initial=0.0)):
+    if has_nan is None:
+        has_nan = bool(np.isnan(np.min(X, initial=0.0)))
+    if has_nan:
         out[np.isnan(X)] = np.nan
     return out
 
@@ -117,6 +123,25 @@ class BernoulliNB(_DiscreteNB):
 
     def _prepare_X(self, Xv: Any) -> Any:
         return _binarize(Xv, self.binarize)
+
+    def _input(self, X: Any, *, reset: bool) -> Any:
+        """As the base's; dense rows to predict are checked by one sum instead of a minimum
+        and a maximum (and the binarization's NaN search): a finite sum means no NaN and
+        no infinity. Otherwise (or on overflow) the separate checks decide, as before."""
+        if reset or self.binarize is None:
+            return super()._input(X, reset=reset)
+        Xv = self._numeric_X(X, reset=False)
+        if sp.issparse(Xv):
+            Xb = self._prepare_X(self._check_values(Xv))
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                finite = bool(np.isfinite(np.sum(Xv)))
+            if finite:
+                Xb = _binarize(Xv, self.binarize, has_nan=False)
+            else:
+                Xb = self._prepare_X(self._check_values(Xv))
+        self._warn_out_of_range(Xb)
+        return Xb
 
     def _derive(self, stats: CountStats, priors: _F, **extra: Any) -> dict[str, Any]:
         alpha = self._alpha(stats.n_features)
