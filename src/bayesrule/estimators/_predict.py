@@ -141,7 +141,7 @@ class PredictMixin(InputMixin):
         return out
 
     def _joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
-        return self._mask_absent(self._class_log_density(Xv) + self._log_priors())
+        return self._mask_absent(_plus_priors(self._class_log_density(Xv), self._log_priors()))
 
     def _relative_joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
         """The joint log likelihood up to a constant per row (enough for posteriors).
@@ -153,7 +153,7 @@ class PredictMixin(InputMixin):
         relative = getattr(self._model, "relative_log_prob", None)
         if relative is None:
             return self._joint(Xv)
-        return self._mask_absent(self._scatter(relative(Xv)) + self._log_priors())
+        return self._mask_absent(_plus_priors(self._scatter(relative(Xv)), self._log_priors()))
 
     def _terms_of_rows(
         self, Xv: Any, rows: NDArray[np.intp], prior: bool, family_relative: bool = False
@@ -309,6 +309,14 @@ class PredictMixin(InputMixin):
         jll = self._out(self._joint_log_proba(X, full=True))
         with np.errstate(divide="ignore"):
             return np.asarray(logsumexp(jll, axis=1))
+
+
+def _plus_priors(values: NDArray[np.float64], log_priors: NDArray[np.float64]) -> NDArray[Any]:
+    """``values + log_priors`` as a new array; ``values`` itself where every log prior is 0
+    (ComplementNB's decision, which has no priors: a pass over the (n, K) values saved)."""
+    if not np.any(log_priors):
+        return np.asarray(values, dtype=np.float64)
+    return values + log_priors
 
 
 def log_softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
