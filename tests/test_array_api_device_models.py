@@ -19,6 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sklearn.base import clone
+
+import bayesrule
+from bayesrule._util import dispatch as seam
 from test_array_api import (
     COUNTS,
     ENABLED,
@@ -32,9 +35,6 @@ from test_array_api import (
     needs_dispatch,
     strict,
 )
-
-import bayesrule
-from bayesrule._util import dispatch as seam
 
 torch = pytest.importorskip("torch")
 xps = pytest.importorskip("array_api_strict")
@@ -196,7 +196,9 @@ def test_updates_keep_the_arrays_on_the_device_and_merges_give_a_host_model():
     ids=["LDA", "QDA", "GaussianNB", "PoissonNB"],
 )
 def test_sample_of_a_device_model_comes_back_on_its_device(est, ns):
-    convert = torch.asarray if ns == "torch" else (lambda a: strict(a, device=xps.Device("device1")))
+    convert = (
+        torch.asarray if ns == "torch" else (lambda a: strict(a, device=xps.Device("device1")))
+    )
     ref, model, X, y = _fit_both(est, convert)
     Xs, ys = model.sample(500, random_state=3)
     Xr, yr = ref.sample(500, random_state=3)

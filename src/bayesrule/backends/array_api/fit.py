@@ -169,7 +169,11 @@ def _scatter(
     # float32 data: centred and multiplied in float32, summed in float64
     low = X.dtype if FLOAT32_PRODUCTS else acc
     S = np.zeros((K, p, p))
-    T, Q = (np.zeros((K, p, p)), np.zeros((K, p, p))) if fourth else (None, None)
+    # T and Q: the fourth-moment parts (left zero without ``fourth``)
+    T, Q = (
+        np.zeros((K, p, p) if fourth else (K, 0, 0)),
+        np.zeros((K, p, p) if fourth else (K, 0, 0)),
+    )
     s1, m3, m4 = np.zeros((K, p)), np.zeros((K, p)), np.zeros(K)
     for k in range(K):
         if weights[k] <= 0:
@@ -197,7 +201,7 @@ def _scatter(
                 Qk += R2w.T @ (R64 * R64)
         S[k], s1[k], m3[k], m4[k] = to_host(Sk), to_host(s1k), to_host(m3k), float(to_host(m4k))
         if fourth:
-            T[k], Q[k] = to_host(Tk), to_host(Qk)  # type: ignore[index]
+            T[k], Q[k] = to_host(Tk), to_host(Qk)
     safe = np.where(weights > 0, weights, 1.0)
     d = s1 / safe[:, None]
     # T and Q (as m3 and m4) are kept about the device's means: their residual
@@ -257,7 +261,9 @@ class _Data:
     def rows(self) -> DeviceRows:
         """The rows as mixture discriminant analysis' EM passes read them (made once)."""
         if self._rows is None:
-            self._rows = DeviceRows(self.X, self.y, self.w, self.xp, _float_dtype(self.xp, self.dev))
+            self._rows = DeviceRows(
+                self.X, self.y, self.w, self.xp, _float_dtype(self.xp, self.dev)
+            )
         return self._rows
 
     def host(self) -> Any:

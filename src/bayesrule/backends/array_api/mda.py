@@ -85,7 +85,9 @@ def _moments(xp: Any, Z: Any, R: Any, w: Any) -> tuple[Any, Any, Any]:
     counts = to_host(xp.sum(xp.astype(reached, xp.int64), axis=0))
     scatter = []
     for c in range(C):
-        scale = root[:, c] if counts[c] > 0.7 * n else root[:, c] * xp.astype(reached[:, c], Z.dtype)
+        scale = (
+            root[:, c] if counts[c] > 0.7 * n else root[:, c] * xp.astype(reached[:, c], Z.dtype)
+        )
         A = (Z - means[c, :]) * scale[:, None]
         scatter.append(A.T @ A)
     return to_host(W), to_host(means), to_host(xp.stack(scatter))
@@ -156,8 +158,12 @@ def _assign_rows(xp: Any, task: Any, Z: Any, w: Any, which: Any) -> tuple[Any, .
     ss = xp.asarray(np.einsum("cd,cd->c", S, S), dtype=dt, device=dev)
     ks = xp.arange(which.size, device=dev)
     out = None
-    for s in range(0, int(Z.shape[0]), BLOCK_ROWS):
-        Zb, wb = Z[s : s + BLOCK_ROWS, :], w[s : s + BLOCK_ROWS]
+    n = int(Z.shape[0])
+    for s in range(0, n, BLOCK_ROWS):
+        e = min(
+            s + BLOCK_ROWS, n
+        )  # in bounds: the array API leaves a stop past the end unspecified
+        Zb, wb = Z[s:e, :], w[s:e]
         dist = xp.sum(Zb * Zb, axis=1)[:, None] - 2.0 * (Zb @ St) + ss
         nearest = xp.argmin(dist, axis=1)
         R = xp.astype(nearest[:, None] == ks[None, :], dt)
@@ -174,8 +180,12 @@ def _estep_rows(xp: Any, task: Any, Z: Any, w: Any, k: int, which: Any) -> tuple
     out = None
     ll_total = 0.0
     ll_rows = []
-    for s in range(0, int(Z.shape[0]), BLOCK_ROWS):
-        Zb, wb = Z[s : s + BLOCK_ROWS, :], w[s : s + BLOCK_ROWS]
+    n = int(Z.shape[0])
+    for s in range(0, n, BLOCK_ROWS):
+        e = min(
+            s + BLOCK_ROWS, n
+        )  # in bounds: the array API leaves a stop past the end unspecified
+        Zb, wb = Z[s:e, :], w[s:e]
         lp = _log_prob(xp, Zb, t)
         top = xp.max(lp, axis=1)
         finite = xp.isfinite(top)
