@@ -240,3 +240,40 @@ def test_a_model_file_of_a_device_model_holds_host_arrays(est, tmp_path):
         assert isinstance(got, np.ndarray), key
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=key)
     np.testing.assert_allclose(loaded.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+
+
+# --------------------------------------------------------------- CUDA
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+@needs_dispatch
+@cuda
+@pytest.mark.parametrize(
+    "est",
+    [
+        bayesrule.LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto"),
+        bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.05),
+        bayesrule.GaussianNB(),
+        bayesrule.MultinomialNB(),
+        bayesrule.MixtureDiscriminantAnalysis(n_components=2, random_state=0),
+    ],
+    ids=["LDA-auto", "QDA", "GaussianNB", "MultinomialNB", "MDA"],
+)
+def test_cuda_models_hold_their_arrays_there(est, tmp_path):
+    ref, model, X, _ = _fit_both(est, lambda a: torch.asarray(a, device="cuda"))
+    for key, want in _numeric_arrays(ref).items():
+        got = getattr(model, key)
+        assert got.device.type == "cuda", key
+        np.testing.assert_allclose(host(got), want, rtol=1e-7, atol=1e-8, err_msg=key)
+    Xs, ys = model.sample(50, random_state=0)
+    assert Xs.device.type == "cuda" and ys.device.type == "cuda"
+    again = pickle.loads(pickle.dumps(model))
+    with dispatch():
+        proba = again.predict_proba(torch.asarray(X, device="cuda"))
+    assert proba.device.type == "cuda"
+    np.testing.assert_allclose(host(proba), ref.predict_proba(X), atol=1e-8)
+    bayesrule.save(model, tmp_path / "m.bayesrule")
+    assert isinstance(bayesrule.load(tmp_path / "m.bayesrule").classes_, np.ndarray)
+    bayesrule.move_to(model, np)
+    assert all(isinstance(getattr(model, k), np.ndarray) for k in _numeric_arrays(ref))
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), atol=1e-8)
