@@ -191,4 +191,3 @@ def _device_floats(a: Any, xp: Any, dev: Any) -> Any:
 
 _HANDLER = ArrayAPIHandler()
 register_handler(_HANDLER)
-
