@@ -151,6 +151,17 @@ def test_numpy_input_to_a_device_model_is_refused_naming_both(on):
 
 
 @needs_dispatch
+def test_the_host_copy_of_a_fitted_array_is_the_numpy_models():
+    """What NumPy code of the estimators reads for a device model (``_host_array``)."""
+    est = bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.05)
+    ref, model, _, _ = _fit_both(est, lambda a: strict(a, device=xps.Device("device1")))
+    got = model._host_array("_covs_")
+    assert isinstance(got, np.ndarray) and library(model._covs_) == "array_api_strict"
+    np.testing.assert_allclose(got, ref._covs_, rtol=1e-9, atol=1e-12)
+    assert ref._host_array("_covs_") is ref._covs_
+
+
+@needs_dispatch
 def test_numpy_fits_are_never_held():
     X, y = gaussian_data()
     with dispatch():

@@ -127,6 +127,18 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
                 move(moved, probe)
         return moved
 
+    def _host_array(self, name: str) -> Any:
+        """The fitted attribute ``name`` as the NumPy code reads it.
+
+        For a model whose fitted arrays live on a device (an engine holds
+        it: ``bayesrule.backends.array_api``), the host copy that engine
+        keeps; otherwise the attribute itself. For lazily computed
+        attributes written in NumPy (QDA's ``rotations_``).
+        """
+        handler = watcher(self)
+        view = handler.host_view(self) if handler is not None else self
+        return getattr(view, name)
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
         # a pickle of a model whose arrays live on a device: that engine adopts it

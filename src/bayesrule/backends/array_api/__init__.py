@@ -84,6 +84,10 @@ class ArrayAPIHandler:
         else:
             hold(estimator, *home)
 
+    def host_view(self, estimator: Any) -> Any:
+        """The model with host (NumPy) attributes: its twin when its arrays live on a device."""
+        return host_view(estimator)
+
     def adopt(self, estimator: Any) -> bool:
         """A pickle's (or deep copy's) copy holding device arrays is a device model again."""
         home = adopt_home(estimator)
