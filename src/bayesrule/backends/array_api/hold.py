@@ -21,6 +21,7 @@ statistics and loads as a NumPy model.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any
 
@@ -32,6 +33,11 @@ __all__ = ["adopt_home", "held", "hold", "host_view", "release"]
 
 #: fitted attributes that stay NumPy on a device model (labels may be strings)
 KEEP_ON_HOST = frozenset({"classes_"})
+
+#: libraries whose arrays may live on a device (one of them imported, or none can exist)
+_LIBRARIES = ("torch", "cupy", "array_api_strict", "jax", "dpnp", "ndonnx")
+#: values of a model's __dict__ that are never arrays
+_PLAIN = frozenset({int, float, bool, str, type(None), np.ndarray})
 
 _HELD: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
@@ -101,7 +107,9 @@ def release(est: Any) -> None:
 def adopt_home(est: Any) -> tuple[Any, Any] | None:
     """The namespace and device of the device arrays a model's ``__dict__`` holds (a
     pickle's copy); None when it holds none."""
-    found = [v for v in est.__dict__.values() if is_device_array(v)]
+    if not any(name in sys.modules for name in _LIBRARIES):
+        return None  # no array library imported: no device array can exist
+    found = [v for v in est.__dict__.values() if type(v) not in _PLAIN and is_device_array(v)]
     if not found:
         return None
     return namespace_and_device(*found)
