@@ -6,9 +6,13 @@ Run from the repository root:
 
 The data are MNIST's 60 000 training images (pixels / 255, float32)
 repeated ``--rows-factor`` times (default 10: 600 000 rows x 784 features),
-moved to the device once (not timed). In one run, for LDA, QDA
-(``reg_param=0.05``), GaussianNB and MDA (``n_components=4, n_dims=50,
-max_iter=10`` on the first copy only, as in bench_spark.py):
+moved to the device once (not timed). In one run, for LDA, LDA with
+Ledoit-Wolf shrinkage (``solver='eigen', shrinkage='auto'``: the fourth
+moments on the device), QDA (``reg_param=0.05``), GaussianNB, MDA
+(``n_components=4, n_dims=50, max_iter=10`` on the first copy only, as in
+bench_spark.py: its seeding and E-step passes on the device) and RDA-CV
+(``alphas=(0, 0.5, 1), gammas=(0, 0.1), cv=3`` on the first copy only: its
+folds are scored on the host, see docs/gpu.md):
 
 * ``device``: bayesrule's fit and predict_proba of the test images on the
   device, with ``sklearn.config_context(array_api_dispatch=True)``;
@@ -101,20 +105,27 @@ def main() -> int:
     mda_iter = 3 if args.quick else 10
     models = {
         "LDA": lambda: br.LinearDiscriminantAnalysis(),
+        "LDA(eigen, shrinkage='auto')": lambda: br.LinearDiscriminantAnalysis(
+            solver="eigen", shrinkage="auto"
+        ),
         "QDA(reg_param=0.05)": lambda: br.QuadraticDiscriminantAnalysis(reg_param=0.05),
         "GaussianNB": lambda: br.GaussianNB(),
         "MDA": lambda: br.MixtureDiscriminantAnalysis(
             n_components=4, n_dims=50, max_iter=mda_iter, random_state=0
         ),
+        "RDA-CV": lambda: br.RegularizedDiscriminantAnalysisCV(
+            alphas=(0.0, 0.5, 1.0), gammas=(0.0, 0.1), cv=3
+        ),
     }
-    if args.quick:  # the EM passes run on the host (docs/gpu.md): a token run
+    if args.quick:  # a token run of the multi-pass models
         models["MDA"] = lambda: br.MixtureDiscriminantAnalysis(
             n_components=2, n_dims=20, max_iter=mda_iter, random_state=0
         )
+    first_copy = ("MDA", "RDA-CV")
     with sklearn.config_context(array_api_dispatch=True):  # warm-up (kernels, caches)
         br.GaussianNB().fit(Xd[:2000], y[:2000]).predict_proba(Xted[:10])
     for label, make in models.items():
-        rows = slice(0, 60000 if label == "MDA" else None)
+        rows = slice(0, 60000 if label in first_copy else None)
         t_cpu, cpu = _timed(torch, "cpu", make().fit, X[rows], y[rows])
         tp_cpu, p_cpu = _timed(torch, "cpu", cpu.predict_proba, Xte)
         with sklearn.config_context(array_api_dispatch=True):

@@ -14,11 +14,14 @@ imported: check ``sys.modules``).
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 __all__ = [
     "CollectionHandler",
+    "after_install",
+    "after_unpickle",
     "handler_for",
     "handler_named",
     "not_mergeable",
@@ -26,6 +29,9 @@ __all__ = [
     "registered_handlers",
     "routed",
     "unregister_handler",
+    "unwatch",
+    "watch",
+    "watcher",
 ]
 
 _M = TypeVar("_M", bound=Callable[..., Any])
@@ -57,6 +63,41 @@ class CollectionHandler(Protocol):
 
 
 _HANDLERS: list[CollectionHandler] = []
+
+#: estimators an engine holds or is fitting (their fitted arrays live there):
+#: the engine is told when they install new statistics and answers their
+#: prediction methods whatever ``X`` is. Empty unless an engine fitted a model,
+#: so that NumPy models pay one truth test per call.
+_WATCHED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def watch(estimator: Any, handler: Any) -> None:
+    """``handler`` holds (or is fitting) ``estimator``: route its calls there."""
+    _WATCHED[estimator] = handler
+
+
+def unwatch(estimator: Any) -> None:
+    _WATCHED.pop(estimator, None)
+
+
+def watcher(estimator: Any) -> Any:
+    """The engine holding ``estimator``, or None (one truth test when none holds any)."""
+    return _WATCHED.get(estimator) if _WATCHED else None
+
+
+def after_install(estimator: Any) -> None:
+    """Called by the estimators once new statistics and attributes are installed."""
+    handler = watcher(estimator)
+    if handler is not None:
+        handler.installed(estimator)
+
+
+def after_unpickle(estimator: Any) -> None:
+    """Called by the estimators after ``__setstate__``: an engine may adopt the copy."""
+    for handler in _HANDLERS:
+        adopt = getattr(handler, "adopt", None)
+        if adopt is not None and adopt(estimator):
+            return
 
 
 def register_handler(handler: CollectionHandler) -> None:
@@ -101,6 +142,8 @@ def routed(method: _M) -> _M:
     @functools.wraps(method)
     def wrapper(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
         handler = handler_for(X) if _HANDLERS else None
+        if handler is None and _WATCHED:
+            handler = _WATCHED.get(self)
         if handler is not None:
             return handler.predict(self, name, X, *args, **kwargs)
         return method(self, X, *args, **kwargs)

@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from .._util.dispatch import handler_for
+from .._util.dispatch import after_install, after_unpickle, handler_for, handler_named, watcher
 from .._util.parallel import blas_budget
 from .._util.validation import check_labels
 from ..stats import CategoryStats, ValueCountStats, as_classes
@@ -109,23 +109,40 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     def __sklearn_array_api_convert__(self, converter: Callable[[Any], Any]) -> Any:
-        """scikit-learn's ``move_estimator_to``: a copy that predicts on the target's device.
+        """scikit-learn's ``move_estimator_to``: a copy whose fitted arrays live on the target.
 
-        The fitted attributes stay NumPy arrays (the statistics, model files
-        and merges need them on the host; see docs/gpu.md); the copy is
-        pointed at the namespace and device ``converter`` moves arrays to,
-        by the engine that holds such arrays (``bayesrule.move_to``).
+        The copy's numeric fitted arrays are moved to the namespace and
+        device ``converter`` moves arrays to (NumPy: a host model), by the
+        engine holding such arrays (``bayesrule.move_to``); its statistics
+        stay NumPy values (model files and merges need them on the host).
         """
         import copy
 
         moved = copy.deepcopy(self)
         if is_fitted(self):
             probe = converter(np.zeros(1))
-            handler = handler_for(probe)
+            handler = handler_for(probe) or watcher(moved) or handler_named("array API")
             move = getattr(handler, "move", None)
             if move is not None:
                 move(moved, probe)
         return moved
+
+    def _host_array(self, name: str) -> Any:
+        """The fitted attribute ``name`` as the NumPy code reads it.
+
+        For a model whose fitted arrays live on a device (an engine holds
+        it: ``bayesrule.backends.array_api``), the host copy that engine
+        keeps; otherwise the attribute itself. For lazily computed
+        attributes written in NumPy (QDA's ``rotations_``).
+        """
+        handler = watcher(self)
+        view = handler.host_view(self) if handler is not None else self
+        return getattr(view, name)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        # a pickle of a model whose arrays live on a device: that engine adopts it
+        after_unpickle(self)
 
     @property
     def feature_range_(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -459,6 +476,8 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
                     attrs[name] = value[()] if value.ndim == 0 else value
         for name, value in attrs.items():
             setattr(self, name, value)
+        # a model an engine holds (its arrays on a device): the engine moves them
+        after_install(self)
 
     def _input_dtype_names(self) -> tuple[str, ...]:
         """The fitted attributes given in the input's dtype (scikit-learn's choice)."""

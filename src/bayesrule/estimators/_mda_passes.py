@@ -8,8 +8,9 @@ see :mod:`~bayesrule.estimators._mda_em` for the sequence.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -194,12 +195,47 @@ class _Sample:
 
 
 class _ComponentPass(_Task):
-    """A pass of sub-class moments: each class's rows against its own components only."""
+    """A pass of sub-class moments: each class's rows against its own components only.
+
+    An engine that holds the rows elsewhere (the array API backend, on a
+    device) reads the pass's public attributes (``em_pass``: "assign" or
+    "estep"; ``ctx.proj``, ``ctx.classes``, ``owner``, and ``seeds`` or
+    ``comps``), computes each class's result where the rows are, and gives
+    them to :meth:`summarise_classes`.
+    """
+
+    #: which pass this is, for an engine that computes it elsewhere
+    em_pass: ClassVar[str] = ""
 
     def __init__(self, ctx: _Context, owner: NDArray[np.intp]) -> None:
         super().__init__(ctx.est)
         self.ctx = ctx
         self.owner = owner
+
+    def summarise_classes(
+        self, bounds: NDArray[np.intp], class_rows: Callable[[int, int, int, Any], Any]
+    ) -> PassMoments:
+        """The pass's moments from ``class_rows(k, start, stop, which)`` of each class with rows.
+
+        ``bounds``: each class's slice of the rows sorted by class; ``which``:
+        the indices of class ``k``'s components. ``class_rows`` returns what
+        :meth:`class_rows` returns for the class's rows.
+        """
+        K = self.ctx.classes.size
+        starts = np.searchsorted(self.owner, np.arange(K + 1))
+        present = [k for k in range(K) if bounds[k + 1] > bounds[k]]
+        results = [
+            class_rows(k, int(bounds[k]), int(bounds[k + 1]), np.arange(starts[k], starts[k + 1]))
+            for k in present
+        ]
+        return assemble(self.owner, self.ctx.proj.n_dims, K, present, results)
+
+    @staticmethod
+    def worst_of_class(
+        ll_rows: _F, w: _F, k: int, C: int, rows_of: Callable[[Any], _F]
+    ) -> tuple[NDArray[np.intp], _F, _F]:
+        """Class ``k``'s ``C`` worst-explained rows of positive weight (``rows_of(pos)``: their rows)."""
+        return worst_of_class(ll_rows, w, k, C, rows_of)
 
     def summarise(self, rows: _Rows, classes: Any = None) -> PassMoments:
         K = self.ctx.classes.size
@@ -216,27 +252,7 @@ class _ComponentPass(_Task):
             return self.class_rows(Zs[sl], ws[sl], k, np.arange(starts[k], starts[k + 1]))
 
         results = in_parallel(step, present, work)
-        out = PassMoments.empty(owner, d, K)
-        W, means, scatter, ll = out.weights, out.means, out.scatter, out.log_likelihood
-        worst: list[tuple[Any, Any, Any]] = []
-        for k, (moments, total, *rest) in zip(present, results, strict=True):
-            sl = slice(starts[k], starts[k + 1])
-            W[sl], means[sl], scatter[sl] = moments
-            ll[k] = total
-            if rest:
-                worst.append(tuple(rest))
-        if not worst:
-            return out
-        return PassMoments(
-            owner,
-            W,
-            means,
-            scatter,
-            ll,
-            np.concatenate([o for o, _, _ in worst]),
-            np.concatenate([v for _, v, _ in worst]),
-            np.concatenate([r for _, _, r in worst]),
-        )
+        return assemble(owner, d, K, present, results)
 
     def class_rows(self, Z: _F, w: _F, k: int, which: NDArray[np.intp]) -> tuple[Any, ...]:
         raise NotImplementedError
@@ -244,6 +260,8 @@ class _ComponentPass(_Task):
 
 class _Assign(_ComponentPass):
     """The seeding pass: every row to its class's nearest k-means++ seed (hard responsibilities)."""
+
+    em_pass = "assign"
 
     def __init__(self, ctx: _Context, owner: NDArray[np.intp], seeds: _F) -> None:
         super().__init__(ctx, owner)
@@ -266,6 +284,8 @@ class _Assign(_ComponentPass):
 
 class _EStep(_ComponentPass):
     """One EM iteration's pass: responsibilities, their moments, log-likelihood, worst rows."""
+
+    em_pass = "estep"
 
     def __init__(self, ctx: _Context, owner: NDArray[np.intp], comps: Any) -> None:
         super().__init__(ctx, owner)
@@ -290,15 +310,53 @@ class _EStep(_ComponentPass):
             ll_rows[s : s + BLOCK_ROWS] = ll
         assert out is not None
         # the class's worst-explained rows of positive weight, where empty components re-seed
-        C = which.size
-        pos = np.flatnonzero(w > 0)
-        if pos.size > C:
-            cut = np.partition(ll_rows[pos], C - 1)[C - 1]
-            pos = pos[ll_rows[pos] <= cut]  # ties at the cut stay: worst_rows orders them
-        limit = np.zeros(k + 1, dtype=np.intp)
-        limit[k] = C
-        worst = worst_rows(np.full(pos.size, k, dtype=np.intp), ll_rows[pos], Z[pos], limit)
+        worst = worst_of_class(ll_rows, w, k, which.size, lambda pos: Z[pos])
         return (out, ll_total, *worst)
+
+
+def assemble(
+    owner: NDArray[np.intp], d: int, K: int, present: list[int], results: list[tuple[Any, ...]]
+) -> PassMoments:
+    """A pass's :class:`PassMoments` from each present class's ``class_rows`` result.
+
+    ``results[i]`` is ``(moments, log-likelihood[, worst owner, ll, rows])``
+    of class ``present[i]`` (the in-memory pass's and the array API backend's).
+    """
+    starts = np.searchsorted(owner, np.arange(K + 1))
+    out = PassMoments.empty(owner, d, K)
+    W, means, scatter, ll = out.weights, out.means, out.scatter, out.log_likelihood
+    worst: list[tuple[Any, Any, Any]] = []
+    for k, (moments, total, *rest) in zip(present, results, strict=True):
+        sl = slice(starts[k], starts[k + 1])
+        W[sl], means[sl], scatter[sl] = moments
+        ll[k] = total
+        if rest:
+            worst.append(tuple(rest))
+    if not worst:
+        return out
+    return PassMoments(
+        owner,
+        W,
+        means,
+        scatter,
+        ll,
+        np.concatenate([o for o, _, _ in worst]),
+        np.concatenate([v for _, v, _ in worst]),
+        np.concatenate([r for _, _, r in worst]),
+    )
+
+
+def worst_of_class(
+    ll_rows: _F, w: _F, k: int, C: int, rows_of: Any
+) -> tuple[NDArray[np.intp], _F, _F]:
+    """Class ``k``'s ``C`` worst-explained rows of positive weight (``rows_of(pos)``: their rows)."""
+    pos = np.flatnonzero(w > 0)
+    if pos.size > C:
+        cut = np.partition(ll_rows[pos], C - 1)[C - 1]
+        pos = pos[ll_rows[pos] <= cut]  # ties at the cut stay: worst_rows orders them
+    limit = np.zeros(k + 1, dtype=np.intp)
+    limit[k] = C
+    return worst_rows(np.full(pos.size, k, dtype=np.intp), ll_rows[pos], rows_of(pos), limit)
 
 
 def _kmeanspp_seeds(Z: _F, w: _F, C: int, seed: int, d: int) -> _F:

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
-from .._util.dispatch import handler_for, handler_named
+from .._util.dispatch import handler_for, handler_named, watcher
 from ..stats import class_label
 from ._predict import PredictMixin
 
@@ -65,10 +65,14 @@ class SampleMixin(PredictMixin):
         Returns
         -------
         X : ndarray (or Dask array) of shape (n_samples, n_features)
+            For a model fitted on device arrays (or ``y`` on a device), an
+            array of that namespace on that device, drawn on the host.
         y : ndarray (or Dask array) of shape (n_samples,)
         """
         check_is_fitted(self)
         handler = handler_for(y)
+        if handler is None and chunks is None:
+            handler = watcher(self)  # a model whose arrays live on a device
         if chunks is not None or handler is not None:
             handler = handler or handler_named("Dask")
             return handler.sample(self, n_samples, y=y, random_state=random_state, chunks=chunks)

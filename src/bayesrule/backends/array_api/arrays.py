@@ -23,6 +23,10 @@ __all__ = [
 ]
 
 
+#: libraries whose arrays array_api_compat recognises without ``__array_namespace__``
+_ARRAY_LIBRARIES = frozenset({"torch", "cupy", "jax", "jaxlib", "sparse", "dask", "ndonnx"})
+
+
 def _compat() -> Any:
     from sklearn.externals import array_api_compat
 
@@ -39,6 +43,13 @@ def dispatch_on() -> bool:
 def is_device_array(obj: Any) -> bool:
     """An array of the array API that is not NumPy's (nor a Dask collection's)."""
     if obj is None or isinstance(obj, (np.ndarray, np.generic, list, tuple, str, bytes)):
+        return False
+    # a cheap refusal of everything else that cannot be one (numbers, the
+    # statistics, class models: what a model's __dict__ holds), before
+    # array_api_compat's test, which asks every library it knows in turn
+    if type(obj).__module__.partition(".")[0] not in _ARRAY_LIBRARIES and not hasattr(
+        obj, "__array_namespace__"
+    ):
         return False
     compat = _compat()
     if compat.is_numpy_array(obj) or compat.is_dask_array(obj):

@@ -21,8 +21,9 @@ import numpy as np
 
 from ..._util.validation import check_labels, check_sample_weight
 from ...estimators import EstimatorSummariser, Schema
-from ...stats import CountStats, DiagonalStats, ScatterStats, as_classes
+from ...stats import CountStats, DiagonalStats, FourthMomentStats, ScatterStats, as_classes
 from .arrays import namespace_and_device, to_host, where
+from .mda import DeviceRows, is_em_pass, summarise
 
 __all__ = ["BLOCK_ROWS", "FLOAT32_PRODUCTS", "collection_statistics", "device_statistics"]
 
@@ -35,7 +36,7 @@ BLOCK_ROWS = 1 << 15
 #: see docs/gpu.md for the measurements
 FLOAT32_PRODUCTS = False
 
-_DEVICE = (ScatterStats, DiagonalStats, CountStats)
+_DEVICE = (ScatterStats, FourthMomentStats, DiagonalStats, CountStats)
 
 
 def _float_dtype(xp: Any, dev: Any) -> Any:
@@ -139,7 +140,7 @@ def device_statistics(stat: Any, X: Any, codes: Any, w: Any, classes: Any, xp: A
             m2=np.where(present, np.maximum(to_host(m2), 0.0), 0.0),
             **bounds,
         )
-    return _scatter(xp, X, codes, w, means, weights, common, bounds, acc)
+    return _scatter(xp, X, codes, w, means, weights, common, bounds, acc, stat is FourthMomentStats)
 
 
 def _scatter(
@@ -152,8 +153,14 @@ def _scatter(
     common: Any,
     bounds: Any,
     acc: Any,
+    fourth: bool = False,
 ) -> ScatterStats:
-    """Per-class centred scatter and residual-norm moments: rows in class order, one GEMM a block."""
+    """Per-class centred scatter and residual-norm moments: rows in class order, one GEMM a block.
+
+    ``fourth``: also the entrywise third and fourth moments ``T = sum w r_j^2 r_l``
+    and ``Q = sum w r_j^2 r_l^2`` (:class:`~bayesrule.stats.FourthMomentStats`,
+    for Ledoit-Wolf's intensity): two more GEMMs a block, in float64.
+    """
     K, p = int(weights.size), X.shape[1]
     order = xp.argsort(codes, stable=True)
     Xs, ws = xp.take(X, order, axis=0), xp.take(w, order)
@@ -162,6 +169,11 @@ def _scatter(
     # float32 data: centred and multiplied in float32, summed in float64
     low = X.dtype if FLOAT32_PRODUCTS else acc
     S = np.zeros((K, p, p))
+    # T and Q: the fourth-moment parts (left zero without ``fourth``)
+    T, Q = (
+        np.zeros((K, p, p) if fourth else (K, 0, 0)),
+        np.zeros((K, p, p) if fourth else (K, 0, 0)),
+    )
     s1, m3, m4 = np.zeros((K, p)), np.zeros((K, p)), np.zeros(K)
     for k in range(K):
         if weights[k] <= 0:
@@ -171,6 +183,8 @@ def _scatter(
         s1k = xp.zeros(p, dtype=acc, device=X.device)
         m3k = xp.zeros(p, dtype=acc, device=X.device)
         m4k = xp.zeros((), dtype=acc, device=X.device)
+        Tk = xp.zeros((p, p), dtype=acc, device=X.device) if fourth else None
+        Qk = xp.zeros((p, p), dtype=acc, device=X.device) if fourth else None
         for a in range(int(starts[k]), int(starts[k + 1]), BLOCK_ROWS):
             b = min(a + BLOCK_ROWS, int(starts[k + 1]))
             R = xp.astype(Xs[a:b, :], low, copy=False) - xp.astype(mk, low, copy=False)
@@ -181,13 +195,23 @@ def _scatter(
             r2 = xp.sum(R64 * R64, axis=1)
             m3k += (w64 * r2) @ R64
             m4k += xp.sum(w64 * r2 * r2)
+            if fourth:
+                R2w = R64 * R64 * w64[:, None]
+                Tk += R2w.T @ R64
+                Qk += R2w.T @ (R64 * R64)
         S[k], s1[k], m3[k], m4[k] = to_host(Sk), to_host(s1k), to_host(m3k), float(to_host(m4k))
+        if fourth:
+            T[k], Q[k] = to_host(Tk), to_host(Qk)
     safe = np.where(weights > 0, weights, 1.0)
     d = s1 / safe[:, None]
+    # T and Q (as m3 and m4) are kept about the device's means: their residual
+    # sum s1 is the rounding of the division (|d| ~ 1e-16 |mean|), which moves
+    # T and Q by O(|d| S), far below the statistics' tolerances; the scatter,
+    # whose pivots decide ranks, is re-centred exactly
     S -= weights[:, None, None] * d[:, :, None] * d[:, None, :]
     S = 0.5 * (S + np.swapaxes(S, 1, 2))
     present = weights > 0
-    return ScatterStats(
+    values = dict(
         **common,
         means=np.where(present[:, None], to_host(means) + d, 0.0),
         scatter=S,
@@ -195,6 +219,10 @@ def _scatter(
         m4=np.where(present, m4, 0.0),
         **bounds,
     )
+    if fourth:
+        keep = present[:, None, None]
+        return FourthMomentStats(**values, t=np.where(keep, T, 0.0), q=np.where(keep, Q, 0.0))
+    return ScatterStats(**values)
 
 
 def _task_statistic(task: Any) -> Any:
@@ -207,8 +235,11 @@ def _task_statistic(task: Any) -> Any:
         return None
     stat = est.input_spec().statistic
     # the class's declared statistic too: RDA-CV's task returns its own
-    # (CrossValidatedStats), built around the ScatterStats it names here
-    return stat if stat in _DEVICE and est.spec.statistic is stat else None
+    # (CrossValidatedStats), built around the ScatterStats it names here; the
+    # discriminant analyses' fourth moments (``moments``) extend their scatter
+    declared = est.spec.statistic
+    fourth = stat is FourthMomentStats and declared is ScatterStats
+    return stat if stat in _DEVICE and (declared is stat or fourth) else None
 
 
 def _prepared(est: Any, X: Any, xp: Any) -> Any:
@@ -225,6 +256,15 @@ class _Data:
     def __init__(self, X: Any, y: Any, w: Any, xp: Any, dev: Any) -> None:
         self.X, self.y, self.w, self.xp, self.dev = X, y, w, xp, dev
         self._host: Any = None
+        self._rows: DeviceRows | None = None
+
+    def rows(self) -> DeviceRows:
+        """The rows as mixture discriminant analysis' EM passes read them (made once)."""
+        if self._rows is None:
+            self._rows = DeviceRows(
+                self.X, self.y, self.w, self.xp, _float_dtype(self.xp, self.dev)
+            )
+        return self._rows
 
     def host(self) -> Any:
         if self._host is None:
@@ -237,6 +277,8 @@ def reducer(data: _Data, classes: Any) -> Any:
     xp = data.xp
 
     def reduce(task: Any) -> Any:
+        if is_em_pass(task):  # mixture discriminant analysis' per-row passes
+            return task.finish(task.combine(None, summarise(task, data.rows())))
         stat = _task_statistic(task)
         if stat is not None:
             est = task.estimator

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import namespace_and_device, to_device, to_host, where
+from .arrays import is_device_array, namespace_and_device, to_device, to_host, where
 from .fit import _float_dtype, checked_X
+from .hold import held, host_view, release
 
 __all__ = ["cached_terms", "device_method", "forget_home", "home_of", "set_home"]
 
@@ -300,9 +301,10 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
     per_model = _TERMS.get(est)
     stats = est.__dict__.get("stats_")
     if per_model is None or per_model.get("stats") is not stats:
-        host = _host_terms(est)
-        ok = _checked(est, host) if host is not None else {}
-        per_model = {"stats": stats, "host": host, "ok": ok, "projection": _projection(est)}
+        src = host_view(est)  # a device model's NumPy twin
+        host = _host_terms(src)
+        ok = _checked(src, host) if host is not None else {}
+        per_model = {"stats": stats, "host": host, "ok": ok, "projection": _projection(src)}
         _TERMS[est] = per_model
     if per_model["host"] is None or not per_model["ok"].get("proba", False):
         return None
@@ -345,6 +347,8 @@ def device_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> A
 
     name = type(est).__name__
     check_is_fitted(est)
+    if not is_device_array(X):
+        return _host_input(est, method, X, *args, **kwargs)
     xp, dev = namespace_and_device(X)
     home = home_of(est)
     if home is not None and (str(home[1]) != str(dev) or home[0].__name__ != xp.__name__):
@@ -367,7 +371,28 @@ def device_method(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> A
             out = _fast(est, method, X, xp, cached)
             if out is not None:
                 return out
-    return _back(getattr(est, method)(to_host(X), *args, **kwargs), xp, dev)
+    return _back(getattr(host_view(est), method)(to_host(X), *args, **kwargs), xp, dev)
+
+
+def _host_input(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> Any:
+    """NumPy (or array-like) ``X`` given to a model the engine watches.
+
+    A model whose attributes live on a device refuses it, naming both (as
+    scikit-learn's ``check_same_namespace``); a model that turned out to
+    be a host model (its fit failed, a NumPy fit replaced it) predicts.
+    """
+    from ..._util.dispatch import unwatch
+
+    home = home_of(est)
+    if home is not None and held(est) is not None:
+        raise ValueError(
+            f"{type(est).__name__}.{method}() must use the same namespace and device as the "
+            f"fit: the model lives on {where(*home)}, X is a {type(X).__name__} (host memory). "
+            "Give X on that device, or make it a NumPy model: bayesrule.move_to(model, numpy)."
+        )
+    release(est)
+    unwatch(est)
+    return getattr(est, method)(X, *args, **kwargs)
 
 
 #: rows of the sample the NumPy model judges for OutOfRangeWarning (its own stride)
@@ -400,7 +425,7 @@ def _warn_out_of_range(est: Any, X: Any, xp: Any) -> None:
     with np.errstate(invalid="ignore"):
         cross = (seen_lo < lo - RANGE_MARGIN * width) | (seen_hi > hi + RANGE_MARGIN * width)
     if np.any(judged & cross):
-        est.predict(to_host(sample))  # for its warnings
+        host_view(est).predict(to_host(sample))  # for its warnings
 
 
 def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any:
@@ -414,7 +439,8 @@ def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any
         _warn_out_of_range(est, X, xp)
         # NumPy's dtype: that of X (the probe's was float64) with the attributes'
         x32 = np.float32 if X.dtype == xp.float32 else np.float64
-        attrs = [np.asarray(getattr(est, a, np.float32(0))).dtype for a in ("xbar_", "scalings_")]
+        src = host_view(est)
+        attrs = [np.asarray(getattr(src, a, np.float32(0))).dtype for a in ("xbar_", "scalings_")]
         return xp.astype(out, xp.float32) if np.result_type(x32, *attrs) == np.float32 else out
     if cached["terms"]["binarize"] is not None and not bool(xp.all(xp.isfinite(X))):
         return None  # binarising would hide a NaN: the NumPy model's own handling
