@@ -98,7 +98,7 @@ def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int
     else:
         # RDA's default target='pooled': gamma shrinks towards the scaled identity
         # of the features standardised by their pooled variances, diag(pooled) back
-        a, g = params.get("alpha", 0.5), params.get("gamma", 0.0)
+        a, g = params.get("alpha", 0.9), params.get("gamma", 0.0)
         blend = [a * own[c] + (1 - a) * pooled for c in range(k)]
         unit = np.diag(pooled)
         covs = [(1 - g) * S + g * np.sum(np.diag(S) / unit) / p * np.diag(unit) for S in blend]
