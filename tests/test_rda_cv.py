@@ -76,9 +76,9 @@ def test_log_likelihood_scores_equal_a_plain_grid_search():
     )
     ll = []
     for train, test in StratifiedKFold(3, shuffle=True, random_state=2).split(X, y):
-        rda = RegularizedDiscriminantAnalysis(
-            target="range", alpha=0.5, gamma=0.1, ridge=0.0
-        ).fit(X[train], y[train])
+        rda = RegularizedDiscriminantAnalysis(target="range", alpha=0.5, gamma=0.1, ridge=0.0).fit(
+            X[train], y[train]
+        )
         ll.append(rda.predict_log_proba(X[test])[np.arange(len(test)), y[test]].mean())
     assert score_of(m, 0.5, 0.1) == pytest.approx(np.mean(ll), rel=1e-9)
 
