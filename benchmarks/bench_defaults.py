@@ -90,7 +90,12 @@ CASES: dict[str, Case] = {
     "rda": Case(
         br.RegularizedDiscriminantAnalysis,
         None,
-        _grid(alpha=[0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0], gamma=[0.0, 0.01, 0.05, 0.1, 0.3]),
+        # ridge 0 is Friedman's model without the common ridge (it refuses singular classes)
+        _grid(
+            alpha=[0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0],
+            gamma=[0.0, 0.05, 0.3],
+            ridge=[0.0, 0.01, 0.1, 0.3],
+        ),
     ),
     "rdacv": Case(
         br.RegularizedDiscriminantAnalysisCV,

@@ -34,7 +34,7 @@ SKLEARN_NB = {
 TRANSCRIBED = {
     "lda": (),
     "qda": ("reg_param",),
-    "rda": ("alpha", "gamma"),
+    "rda": ("alpha", "gamma", "ridge"),
     "dlda": (),
     "pnb": (),
     "mixed": ("columns",),
@@ -83,8 +83,9 @@ def _moments(X: np.ndarray, codes: np.ndarray, k: int):
 def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int, Xq, params):
     """LDA, QDA (``reg_param``: ``(1 - r) S_k + r I``) and Friedman's RDA
     (``alpha S_k + (1 - alpha) S_pooled``, then ``(1 - gamma) S + gamma tr(D^-1 S)/p D``,
-    ``D`` the diagonal of the pooled covariance: the default ``target='pooled'``),
-    with the unbiased class and pooled covariances."""
+    then ``(1 - ridge) S + ridge D``, ``D`` the diagonal of the pooled covariance: the
+    default ``target='pooled'``, where the ridge's ``t I`` is ``D``), with the unbiased
+    class and pooled covariances."""
     n, p = X.shape
     counts, means, resid = _moments(X, codes, k)
     pooled = resid.T @ resid / (n - k)
@@ -97,10 +98,14 @@ def _gaussian_transcription(short: str, X: np.ndarray, codes: np.ndarray, k: int
     else:
         # RDA's default target='pooled': gamma shrinks towards the scaled identity
         # of the features standardised by their pooled variances, diag(pooled) back
-        a, g = params.get("alpha", 0.5), params.get("gamma", 0.0)
+        a, g = params.get("alpha", 0.9), params.get("gamma", 0.0)
         blend = [a * own[c] + (1 - a) * pooled for c in range(k)]
         unit = np.diag(pooled)
         covs = [(1 - g) * S + g * np.sum(np.diag(S) / unit) / p * np.diag(unit) for S in blend]
+        # the ridge towards t I in the pooled standardised coordinates, where every
+        # feature's pooled variance is t: diag(pooled) in the features' units
+        rho = params.get("ridge", 0.1)
+        covs = [(1 - rho) * S + rho * np.diag(unit) for S in covs]
     joint = np.stack([_mvn_logpdf(Xq, means[c], covs[c]) for c in range(k)], axis=1)
     return joint + np.log(counts / n)
 

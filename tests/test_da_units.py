@@ -332,7 +332,7 @@ def test_pooled_target_keeps_forget_and_merge_exact():
 def test_the_identity_target_is_friedmans_in_the_features_units():
     X, y = _generated(6)
     g = 0.3
-    m = RegularizedDiscriminantAnalysis(target="identity", alpha=1.0, gamma=g)
+    m = RegularizedDiscriminantAnalysis(target="identity", alpha=1.0, gamma=g, ridge=0.0)
     m.set_params(store_covariance=True).fit(X, y)
     for k in range(3):
         S = np.cov(X[y == k], rowvar=False)

@@ -343,11 +343,11 @@ def test_string_labels():
 @pytest.mark.parametrize("name", ["iris", "wine", "synthetic"])
 def test_rda_limits_are_qda_and_lda(name):
     X, y = DATASETS[name]
-    rda_q = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0).fit(X, y)
+    rda_q = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0, ridge=0.0).fit(X, y)
     qda = QuadraticDiscriminantAnalysis().fit(X, y)
     np.testing.assert_allclose(rda_q.predict_proba(X), qda.predict_proba(X), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(rda_q.score_samples(X), qda.score_samples(X), rtol=1e-9)
-    rda_l = RegularizedDiscriminantAnalysis(alpha=0.0, gamma=0.0).fit(X, y)
+    rda_l = RegularizedDiscriminantAnalysis(alpha=0.0, gamma=0.0, ridge=0.0).fit(X, y)
     lda = LinearDiscriminantAnalysis(tol=1e-12).fit(X, y)
     np.testing.assert_allclose(rda_l.predict_proba(X), lda.predict_proba(X), rtol=1e-8, atol=1e-11)
     np.testing.assert_allclose(rda_l.score_samples(X), lda.score_samples(X), rtol=1e-9)
@@ -359,7 +359,7 @@ def test_rda_gamma_shrinks_towards_scaled_identity():
     X, y = DATASETS["iris"]
     for target, r in (("identity", np.ones(4)), ("range", np.ptp(X, axis=0))):
         m = RegularizedDiscriminantAnalysis(
-            alpha=1.0, gamma=1.0, store_covariance=True, target=target
+            alpha=1.0, gamma=1.0, ridge=0.0, store_covariance=True, target=target
         )
         m.fit(X, y)
         for k in range(3):

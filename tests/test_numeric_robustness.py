@@ -269,7 +269,7 @@ def _dominant_class(est: Any, X: np.ndarray, y: np.ndarray, value: float) -> int
     if isinstance(est, (br.GaussianNB, br.MixedNB)):
         return int(np.argmax([X[y == k, 0].var() for k in classes]))
     own = [np.cov(X[y == k], rowvar=False) for k in classes]
-    if isinstance(est, br.RegularizedDiscriminantAnalysis):  # alpha=0.5, the default
+    if isinstance(est, br.RegularizedDiscriminantAnalysis):  # alpha=0.5, no ridge
         resid = X - np.array([X[y == k].mean(axis=0) for k in classes])[np.searchsorted(classes, y)]
         pooled = resid.T @ resid / (len(y) - len(classes))
         own = [0.5 * c + 0.5 * pooled for c in own]
@@ -283,7 +283,7 @@ def _dominant_class(est: Any, X: np.ndarray, y: np.ndarray, value: float) -> int
         _oracle(br.GaussianNB()),
         _oracle(br.DiagonalLDA()),
         _oracle(br.QuadraticDiscriminantAnalysis(store_covariance=True)),
-        _oracle(br.RegularizedDiscriminantAnalysis(store_covariance=True)),
+        _oracle(br.RegularizedDiscriminantAnalysis(alpha=0.5, ridge=0.0, store_covariance=True)),
         _oracle(br.RegularizedDiscriminantAnalysisCV(store_covariance=True)),
         _oracle(br.MixedNB()),
     ],

@@ -36,9 +36,9 @@ def _grid_search(splits, scoring="accuracy"):
         for j, g in enumerate(GAMMAS):
             scores = []
             for train, test in splits:
-                rda = RegularizedDiscriminantAnalysis(target="range", alpha=a, gamma=g).fit(
-                    XW[train], YW[train]
-                )
+                rda = RegularizedDiscriminantAnalysis(
+                    target="range", alpha=a, gamma=g, ridge=0.0
+                ).fit(XW[train], YW[train])
                 scores.append((rda.predict(XW[test]) == YW[test]).mean())
             out[i, j] = np.mean(scores)
     return out
@@ -68,7 +68,9 @@ def test_family_member_samples_its_gaussian():
 @pytest.mark.parametrize("data", [(X, y), (XW, YW)])
 def test_rda_with_alpha_1_gamma_0_is_qda_with_the_same_reg_param(reg_param, data):
     Xd, yd = data
-    rda = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0, reg_param=reg_param).fit(Xd, yd)
+    rda = RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0, ridge=0.0, reg_param=reg_param).fit(
+        Xd, yd
+    )
     qda = QuadraticDiscriminantAnalysis(reg_param=reg_param).fit(Xd, yd)
     np.testing.assert_allclose(rda.predict_proba(Xd), qda.predict_proba(Xd), rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(rda.predict(Xd), qda.predict(Xd))
@@ -85,7 +87,7 @@ def test_rda_reg_param_is_applied_after_the_blend_and_the_shrinkage():
     targets = {"identity": np.ones((p, p)), "range": np.outer(units, units)}
     for target, D in targets.items():  # gamma shrinks in the features' units or range units
         m = RegularizedDiscriminantAnalysis(
-            alpha=a, gamma=g, reg_param=r, store_covariance=True, target=target
+            alpha=a, gamma=g, ridge=0.0, reg_param=r, store_covariance=True, target=target
         )
         m.fit(XW, YW)
         for k in range(3):
@@ -99,8 +101,8 @@ def test_reg_param_makes_a_degenerate_class_regular_in_rda():
     collinear = X.copy()
     collinear[y == 2, 3] = 2.0 * collinear[y == 2, 2]
     with pytest.raises(ValueError, match=r"class 2 is singular.*reg_param > 0"):
-        RegularizedDiscriminantAnalysis(alpha=1.0).fit(collinear, y)
-    m = RegularizedDiscriminantAnalysis(alpha=1.0, reg_param=0.01).fit(collinear, y)
+        RegularizedDiscriminantAnalysis(alpha=1.0, ridge=0.0).fit(collinear, y)
+    m = RegularizedDiscriminantAnalysis(alpha=1.0, ridge=0.0, reg_param=0.01).fit(collinear, y)
     assert np.isfinite(m.predict_proba(collinear)).all()
 
 
@@ -151,8 +153,8 @@ def test_rda_cv_validates_priors_like_every_estimator(priors, message):
     "make",
     [
         QuadraticDiscriminantAnalysis,
-        lambda: RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.0),
-        lambda: RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.1),
+        lambda: RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.0, ridge=0.0),
+        lambda: RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.1, ridge=0.0),
     ],
 )
 def test_tol_has_no_units(make, scale):
@@ -169,7 +171,7 @@ def test_degenerate_classes_still_raise_at_any_scale(scale):
     with pytest.raises(ValueError, match=r"class 2 is singular.*reg_param"):
         QuadraticDiscriminantAnalysis().fit(collinear * scale, y)
     with pytest.raises(ValueError, match=r"class 2 is singular.*gamma"):
-        RegularizedDiscriminantAnalysis(alpha=1.0).fit(collinear * scale, y)
+        RegularizedDiscriminantAnalysis(alpha=1.0, ridge=0.0).fit(collinear * scale, y)
 
 
 # ---------------------------------------------------------------- task 5

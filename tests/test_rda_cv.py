@@ -35,14 +35,14 @@ def test_scores_equal_a_plain_grid_search(reg_param):
             accs = []
             for train, test in folds:
                 rda = RegularizedDiscriminantAnalysis(
-                    target="range", alpha=a, gamma=g, reg_param=reg_param
+                    target="range", alpha=a, gamma=g, ridge=0.0, reg_param=reg_param
                 )
                 rda.fit(X[train], y[train])
                 accs.append((rda.predict(X[test]) == y[test]).mean())
             assert score_of(m, a, g) == pytest.approx(np.mean(accs), abs=1e-12), (a, g)
     # the final model is the plain RDA of the chosen pair, with the same ridge
     ref = RegularizedDiscriminantAnalysis(
-        target="range", alpha=m.alpha_, gamma=m.gamma_, reg_param=reg_param
+        target="range", alpha=m.alpha_, gamma=m.gamma_, ridge=0.0, reg_param=reg_param
     )
     ref.fit(X, y)
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=1e-12)
@@ -63,7 +63,7 @@ def test_log_likelihood_scores_with_reg_param_equal_a_plain_grid_search():
             ll = []
             for train, test in folds:
                 rda = RegularizedDiscriminantAnalysis(
-                    target="range", alpha=a, gamma=g, reg_param=0.05
+                    target="range", alpha=a, gamma=g, ridge=0.0, reg_param=0.05
                 )
                 rda.fit(X[train], y[train])
                 ll.append(rda.predict_log_proba(X[test])[np.arange(len(test)), y[test]].mean())
@@ -76,7 +76,7 @@ def test_log_likelihood_scores_equal_a_plain_grid_search():
     )
     ll = []
     for train, test in StratifiedKFold(3, shuffle=True, random_state=2).split(X, y):
-        rda = RegularizedDiscriminantAnalysis(target="range", alpha=0.5, gamma=0.1).fit(
+        rda = RegularizedDiscriminantAnalysis(target="range", alpha=0.5, gamma=0.1, ridge=0.0).fit(
             X[train], y[train]
         )
         ll.append(rda.predict_log_proba(X[test])[np.arange(len(test)), y[test]].mean())
