@@ -161,6 +161,18 @@ def test_the_host_copy_of_a_fitted_array_is_the_numpy_models():
     assert ref._host_array("_covs_") is ref._covs_
 
 
+
+@needs_dispatch
+def test_rotations_of_a_device_qda_come_from_the_host_copy():
+    """QDA's lazily computed eigenvectors read the host twin, so array-api-strict works."""
+    est = bayesrule.QuadraticDiscriminantAnalysis(reg_param=0.05)
+    ref, model, _, _ = _fit_both(est, lambda a: strict(a, device=xps.Device("device1")))
+    for got, want in zip(model.rotations_, ref.rotations_, strict=True):
+        # eigenvectors are defined up to sign
+        np.testing.assert_allclose(np.abs(got), np.abs(want), rtol=1e-7, atol=1e-9)
+    for got, want in zip(model.scalings_, ref.scalings_, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
 @needs_dispatch
 def test_numpy_fits_are_never_held():
     X, y = gaussian_data()

@@ -196,7 +196,8 @@ class _ClassGaussianDA(_GaussianDA):
         if cached is None or cached[0] is not self._covs_:
             rotations: list[Any] = []
             scalings: list[Any] = []
-            for k, cov in enumerate(self._covs_):
+            # a device model's covariances: their host copy (the eigensolver is NumPy's)
+            for k, cov in enumerate(self._host_array("_covs_")):
                 if self.stats_.weights[k] <= 0:
                     rotations.append(np.zeros((cov.shape[0], 0)))
                     scalings.append(np.zeros(0))
