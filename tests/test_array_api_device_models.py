@@ -161,7 +161,6 @@ def test_the_host_copy_of_a_fitted_array_is_the_numpy_models():
     assert ref._host_array("_covs_") is ref._covs_
 
 
-
 @needs_dispatch
 def test_rotations_of_a_device_qda_come_from_the_host_copy():
     """QDA's lazily computed eigenvectors read the host twin, so array-api-strict works."""
@@ -172,6 +171,7 @@ def test_rotations_of_a_device_qda_come_from_the_host_copy():
         np.testing.assert_allclose(np.abs(got), np.abs(want), rtol=1e-7, atol=1e-9)
     for got, want in zip(model.scalings_, ref.scalings_, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
 
 @needs_dispatch
 def test_numpy_fits_are_never_held():
