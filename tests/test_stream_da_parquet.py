@@ -173,3 +173,52 @@ def test_blocks_are_summarised_side_by_side_on_a_busy_machine(tmp_path, monkeypa
     )
     assert len(seen) == 2 and all(name.startswith("bayesrule") for name in seen)
     assert got.stats_.allclose(br.LinearDiscriminantAnalysis().fit(X, y).stats_, rtol=RTOL)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 400),
+    p=st.integers(2, 12),
+    k=st.integers(1, 5),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    weighted=st.booleans(),
+    zero_column=st.booleans(),
+    offset=st.sampled_from([0.0, 1e4]),
+    seed=st.integers(0, 10_000),
+)
+def test_scatter_of_feature_major_blocks_equals_row_major(
+    n, p, k, dtype, weighted, zero_column, offset, seed
+):
+    # the passes of their own for F-ordered blocks (Parquet's columns side by side)
+    from bayesrule.stats import ScatterStats
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    X = rng.normal(size=(n, p)) * rng.uniform(0.1, 3.0, p) + offset + y[:, None]
+    if zero_column:  # all-zero in one class (left out of its products), and everywhere
+        X[y == y[0], 0] = 0.0
+        X[:, p - 1] = 0.0
+    X = X.astype(dtype)
+    w = rng.integers(0, 3, n).astype(np.float64) if weighted else None
+    if w is not None:
+        w[0] = 1.0
+    by_rows = ScatterStats.from_data(np.ascontiguousarray(X), y, w)
+    by_columns = ScatterStats.from_data(np.asfortranarray(X), y, w)
+    assert by_columns.allclose(by_rows, rtol=RTOL)
+    assert np.array_equal(by_columns.counts, by_rows.counts)
+    assert np.array_equal(by_columns.lower, by_rows.lower)
+    assert np.array_equal(by_columns.upper, by_rows.upper)
+
+
+def test_scatter_of_a_feature_major_block_split_over_threads_equals_row_major():
+    # enough multiply-adds for the rows to be split over two threads
+    from bayesrule.stats import ScatterStats
+
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, 30_000)
+    X = (rng.normal(size=(30_000, 60)) + 50.0 * y[:, None]).astype(np.float32)
+    with br.config_context(n_threads=2):
+        by_columns = ScatterStats.from_data(np.asfortranarray(X), y)
+    with br.config_context(n_threads=1):
+        by_rows = ScatterStats.from_data(np.ascontiguousarray(X), y)
+    assert by_columns.allclose(by_rows, rtol=RTOL)
