@@ -14,26 +14,22 @@ from ._bounds import feature_bounds
 from ._common import (
     BLOCK_VALUES,
     NEGATIVE_MOMENT,
-    PROBE_ROWS,
     Rows,
     StatisticsError,
     arrays_close,
-    class_matrix,
-    class_totals,
     downdate_scatter,
     label_repr,
     noise_floor,
     row_ranges,
+    scratch_array,
 )
 from ._common import (
     Floats as _F,
 )
 from ._moments import (
-    PILOT_PER_CLASS,
     add_outer,
     feature_major,
     matvec,
-    maybe_zero_columns,
     moments_about,
     pilot_centres,
     pooled_covariance,
@@ -111,17 +107,14 @@ class ScatterStats(ClassStatistic):
         accumulation is float64.
         """
         X, c, yi, w, unit = rows
+        counts, weights, centres = pilot_centres(X, yi, w, c.size, unit)
+        # a class's all-zero columns have mean exactly 0 and no residual
+        dead = zero_columns(X, yi, w, c.size)
+        centres = np.where(dead, 0.0, centres)
         if feature_major(X) and X.shape[1] > 1:
-            # blocks laid out column by column (Parquet's, streamed): passes of their own
-            counts, weights, centres = _pilot_by_columns(X, yi, w, c.size, unit)
-            dead = _zero_columns_by_columns(X, yi, w, c.size)
-            centres = np.where(dead, 0.0, centres)
+            # blocks laid out column by column (Parquet's, streamed): a pass of its own
             scatter, m3, m4, s1 = _moments_by_columns(X, yi, w, centres, unit, dead)
         else:
-            counts, weights, centres = pilot_centres(X, yi, w, c.size, unit)
-            # a class's all-zero columns have mean exactly 0 and no residual
-            dead = zero_columns(X, yi, w, c.size)
-            centres = np.where(dead, 0.0, centres)
             scatter, m3, m4, s1, _, _ = moments_about(X, yi, w, centres, unit, dead)
         # The rounding error of the pilot centres, d = sum w r / W, is removed
         # exactly (this keeps every digit for data far from the origin).
@@ -298,60 +291,6 @@ def _trace(S: _F) -> _F:
 # ---------------------------------------------------------------------------------
 # the passes over a feature-major block (F order: Arrow's columns side by side)
 # ---------------------------------------------------------------------------------
-def _pilot_by_columns(
-    X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int, unit: bool
-) -> tuple[NDArray[np.int64], _F, _F]:
-    """:func:`~._moments.pilot_centres` of a feature-major ``X``: the same rows, one product.
-
-    The strided sample of each class's rows (at most ``PILOT_PER_CLASS``)
-    is gathered column by column in one clipped ``take`` (the indices come
-    from ``argsort``, so they are in range) and summed by class with one
-    product by the class matrix, instead of per-class segments of a
-    transposed sample. The centres are provisional: the moments are
-    re-centred exactly at the class means afterwards, so a different
-    rounding of them changes the statistics by rounding only.
-    """
-    n, p = X.shape
-    counts, weights = class_totals(yi, w, k)
-    centres = np.zeros((k, p))
-    order = np.argsort(yi, kind="stable")
-    if not unit:
-        order = order[w[order] > 0]
-    if order.size == 0:
-        return counts, weights, centres
-    sorted_y = yi[order]
-    bounds = np.searchsorted(sorted_y, np.arange(k + 1))
-    step = np.maximum(1, np.diff(bounds) // PILOT_PER_CLASS)
-    take = (np.arange(order.size) - bounds[sorted_y]) % step[sorted_y] == 0
-    rows, ys = order[take], sorted_y[take]
-    ws = w[rows]
-    sw = np.bincount(ys, weights=ws, minlength=k)
-    present = sw > 0
-    sample = np.take(X.T, rows, axis=1, mode="clip").astype(np.float64)  # (p, rows)
-    sums = np.asarray(class_matrix(ys, ws, k) @ sample.T)
-    centres[present] = sums[present] / sw[present, None]
-    return counts, weights, centres
-
-
-def _zero_columns_by_columns(
-    X: NDArray[Any], yi: NDArray[np.intp], w: _F, k: int
-) -> NDArray[np.bool_]:
-    """:func:`~._moments.zero_columns` of a feature-major ``X``, its probe on a row-major sample.
-
-    The probe reads the rows :func:`~._moments.maybe_zero_columns` would
-    read (every ``n // PROBE_ROWS``-th), copied row-major once (strided rows
-    of a feature-major array are slow to compare and gather); only when it
-    finds a class that may have an all-zero column is the exact pass run.
-    """
-    n, p = X.shape
-    stride = max(1, n // PROBE_ROWS)
-    probe = np.ascontiguousarray(X[::stride])
-    # fewer than 2 * PROBE_ROWS rows: maybe_zero_columns reads all of them
-    if not maybe_zero_columns(probe, yi[::stride], w[::stride]):
-        return np.zeros((k, p), dtype=bool)
-    return zero_columns(X, yi, w, k)
-
-
 def _moments_by_columns(
     X: NDArray[Any],
     yi: NDArray[np.intp],
@@ -364,12 +303,15 @@ def _moments_by_columns(
 
     The pass of :func:`~._moments.moments_about` for F-ordered blocks, the
     same products in the same order: each thread's range of the rows in
-    class order is gathered once, as a ``(p, rows)`` array (one clipped
-    ``take`` into an array made for it: the ``argsort`` indices are in
-    range, and a clipped take into a given array runs about twice as fast
-    as a checked one), and each class's residual block is built transposed,
-    ``[R, 1, |R|^2]'`` in float64, for one symmetric product (BLAS syrk)
-    per block of at most ``BLOCK_VALUES`` values.
+    class order is gathered once, as a ``(p, rows)`` array, and each class's
+    residual block is built transposed, ``[R, 1, |R|^2]'`` in float64, for
+    one symmetric product (BLAS syrk) per block of at most ``BLOCK_VALUES``
+    values. Within a streamed pass (:func:`~._common.scratch_space`) both
+    working arrays are the thread's own from the block before, written
+    without faulting fresh pages in, and the gather is a clipped ``take``
+    into the given array (the ``argsort`` indices are in range; a checked
+    take into a given array copies it once more): together about half the
+    gather's time.
     """
     k, p = centres.shape
     scatter = np.zeros((k, p, p))
@@ -400,8 +342,9 @@ def _moments_by_columns(
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
         shared = []
-        flat = np.empty(min(step, hi - lo) * (p + 2))
-        XsT = np.empty((p, hi - lo), dtype=X.dtype)
+        # reused from block to block in a streamed pass (scratch_space)
+        flat = scratch_array("flat", (min(step, hi - lo) * (p + 2),), np.float64)
+        XsT = scratch_array("gathered", (p, hi - lo), X.dtype)
         np.take(XT, order[lo:hi], axis=1, out=XsT, mode="clip")
         for j in range(k):
             a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
