@@ -222,3 +222,50 @@ def test_scatter_of_a_feature_major_block_split_over_threads_equals_row_major():
     with br.config_context(n_threads=1):
         by_rows = ScatterStats.from_data(np.ascontiguousarray(X), y)
     assert by_columns.allclose(by_rows, rtol=RTOL)
+
+
+def test_scratch_arrays_reused_across_blocks_give_fresh_results():
+    # blocks of different shapes summarised in turn with one thread's scratch arrays
+    from bayesrule.stats import ScatterStats
+    from bayesrule.stats._common import scratch_space
+
+    rng = np.random.default_rng(9)
+    shapes = [(500, 7), (120, 7), (800, 3), (60, 9), (500, 7)]
+    blocks = []
+    for n, p in shapes:
+        y = rng.integers(0, 3, n)
+        X = rng.normal(size=(n, p)) * 10.0 + 1e3 * y[:, None]
+        blocks.append((np.asfortranarray(X.astype(np.float32)), y))
+    arrays: dict = {}
+    with scratch_space(arrays):
+        reused = [ScatterStats.from_data(X, y) for X, y in blocks]
+    assert arrays  # the pass's arrays were used
+    for (X, y), got in zip(blocks, reused, strict=True):
+        fresh = ScatterStats.from_data(X, y)
+        assert all(
+            np.array_equal(getattr(got, f), getattr(fresh, f))
+            for f in ("means", "scatter", "m3", "m4", "counts")
+        )
+
+
+def test_a_streamed_pass_drops_its_scratch_arrays(tmp_path, monkeypatch):
+    from bayesrule.backends.stream import passes
+
+    held: list[dict] = []
+    original = passes.scratch_space
+
+    def spied(arrays):
+        held.append(arrays)
+        return original(arrays)
+
+    monkeypatch.setattr(passes, "scratch_space", spied)
+    rng = np.random.default_rng(10)
+    y = np.arange(900) % 3
+    X = rng.normal(size=(900, 5)) + y[:, None]
+    pq.write_table(_table(X, y, [np.float32] * 5), tmp_path / "d.parquet", row_group_size=100)
+    got = br.fit_stream(
+        br.QuadraticDiscriminantAnalysis(), tmp_path / "d.parquet", target="label", block_rows=100
+    )
+    assert held and all(not arrays for arrays in held)  # used, then dropped with the pass
+    ref = br.QuadraticDiscriminantAnalysis().fit(X.astype(np.float32), y)
+    assert got.stats_.allclose(ref.stats_, rtol=RTOL)

@@ -265,6 +265,8 @@ class StreamReduce:
             _close(blocks)  # the summaries under way end before the blocks' reader
             chunks.close()
             bar.__exit__(None, None, None)
+            for arrays in scratch.values():
+                arrays.clear()  # the working arrays go with the pass
             scratch.clear()
         if total is None and self.passes == 1:
             raise ValueError("the source holds no rows: nothing to fit.")
