@@ -7,7 +7,9 @@ the feature bounds in ``_bounds``, the field declarations in ``schema``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -479,3 +481,42 @@ def downdate_scatter(C: Any, B: Any) -> tuple[Floats, Floats, Floats]:
         outer=True,
         classes=C.classes,
     )
+
+
+# ---------------------------------------------------------------------------------
+# scratch arrays reused from one block to the next (a streamed pass)
+# ---------------------------------------------------------------------------------
+_scratch = threading.local()
+
+
+@contextmanager
+def scratch_space(arrays: dict[str, NDArray[Any]]) -> Iterator[None]:
+    """Within this context, :func:`scratch_array` of the calling thread reuses ``arrays``.
+
+    A streamed pass summarises many blocks of one shape in turn: a fresh
+    working array of tens of MB for every block is a fresh mapping whose
+    pages fault in one by one as it is first written (about as long as the
+    gather that fills it). The pass keeps one dict per thread for its
+    duration and passes it here around each block's statistics; the arrays
+    go when the pass drops the dict. Outside such a context (``fit`` in
+    memory) every :func:`scratch_array` is a new array. The statistics
+    never keep a scratch array.
+    """
+    before = getattr(_scratch, "arrays", None)
+    _scratch.arrays = arrays
+    try:
+        yield
+    finally:
+        _scratch.arrays = before
+
+
+def scratch_array(key: str, shape: tuple[int, ...], dtype: Any) -> NDArray[Any]:
+    """An uninitialised array of ``shape`` and ``dtype``: the thread's reused one under :func:`scratch_space`."""
+    arrays = getattr(_scratch, "arrays", None)
+    if arrays is None:
+        return np.empty(shape, dtype=dtype)
+    size = int(np.prod(shape))
+    held = arrays.get(key)
+    if held is None or held.dtype != np.dtype(dtype) or held.size < size:
+        held = arrays[key] = np.empty(size, dtype=dtype)
+    return held[:size].reshape(shape)

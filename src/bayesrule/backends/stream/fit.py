@@ -157,7 +157,7 @@ def fit_stream(
                 "(whose streaming fit bins values), or pass max_values=None to keep them all."
             )
 
-    budget = _parallel.thread_count(_parallel.PARALLEL_MIN_WORK)
+    budget = stream_threads()
     workers = min(PIPELINE, budget) if _side_by_side(spec, budget) else 1
     reducer = StreamReduce(
         read,
@@ -193,6 +193,23 @@ def fit_stream(
         dtype = np.dtype(np.float64 if spec.frame else schema[2])
     estimator.fit_statistics(stats, schema=Schema(int(schema[0]), names, dtype))
     return estimator
+
+
+def stream_threads() -> int:
+    """Threads a streamed fit may summarise its blocks on: the cores, not the idle ones.
+
+    A block's summary never waits for another block (each runs on a thread
+    of its own with a single-threaded BLAS, and the blocks are combined in
+    order afterwards), so, as for QDA's prediction blocks
+    (:func:`~bayesrule._util.parallel.prediction_threads`), a thread that
+    waits for a core delays only its own block. Counting the idle cores
+    instead (:func:`~bayesrule._util.parallel.thread_count`) would drop a
+    whole pass to one thread whenever another process happened to be
+    running at the moment the pass began, and leave a core unused by this
+    fit once that process is done. ``n_threads`` (an int) and
+    ``limit_blas=False`` with a multi-threaded BLAS are obeyed as there.
+    """
+    return _parallel.prediction_threads(_parallel.PARALLEL_MIN_WORK)
 
 
 def _side_by_side(spec: Any, threads: int) -> bool:

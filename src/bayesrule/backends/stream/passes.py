@@ -16,10 +16,12 @@ giving a fresh iterable of blocks (see :func:`reopener`).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from ..._util import parallel as _parallel
+from ...stats._common import scratch_space
 from .blocks import PREFETCH, _Chunk, _prefetched
 from .progress import _Progress
 from .reader import _Reader
@@ -233,13 +235,17 @@ class StreamReduce:
         # a task that summarises a block held as columns (Arrow's buffers) is given them
         by_columns = getattr(task, "column_statistics", None)
 
+        # each thread's working arrays, reused from one block to the next, dropped with the pass
+        scratch: dict[int, dict[str, Any]] = {}
+
         def summary(chunk: _Chunk) -> Any:
             try:
-                if by_columns is not None and chunk.columns is not None:
-                    part = by_columns(chunk.columns, chunk.y, chunk.w, classes)
-                    if part is not None:
-                        return part
-                return task.statistics(chunk.X, chunk.y, chunk.w, classes=classes)
+                with scratch_space(scratch.setdefault(threading.get_ident(), {})):
+                    if by_columns is not None and chunk.columns is not None:
+                        part = by_columns(chunk.columns, chunk.y, chunk.w, classes)
+                        if part is not None:
+                            return part
+                    return task.statistics(chunk.X, chunk.y, chunk.w, classes=classes)
             except ValueError as exc:
                 raise _located(exc, chunk) from exc
 
@@ -259,6 +265,9 @@ class StreamReduce:
             _close(blocks)  # the summaries under way end before the blocks' reader
             chunks.close()
             bar.__exit__(None, None, None)
+            for arrays in scratch.values():
+                arrays.clear()  # the working arrays go with the pass
+            scratch.clear()
         if total is None and self.passes == 1:
             raise ValueError("the source holds no rows: nothing to fit.")
         return task.finish(total)
