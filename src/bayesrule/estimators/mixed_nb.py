@@ -511,6 +511,7 @@ class MixedNB(_BaseNB):
         Fills ``kinds``, ``chosen`` (why and parameters text) and
         ``chosen_vocabs`` (the values of a categorical one) for those columns.
         """
+        observed = np.asarray(part.moments()[0]) > 0
         part = pooled_where_unobserved("kernel", part, names)
         b = self.bandwidth
         if not isinstance(b, str) and np.ndim(b) == 1:
@@ -520,7 +521,9 @@ class MixedNB(_BaseNB):
             b if isinstance(b, str) else np.asarray(b, float),
             float(self.bandwidth_floor),
         )[0]
-        picks = choose_kinds(part, h, var_smoothing=self.var_smoothing, alpha=self.alpha)
+        picks = choose_kinds(
+            part, h, var_smoothing=self.var_smoothing, alpha=self.alpha, observed=observed
+        )
         present = np.asarray(part.weights > 0)
         out = []
         for kind, (sub, sub_stats, vocabs) in kind_parts(part, [c.kind for c in picks]).items():
