@@ -67,8 +67,9 @@ class MixedNB(_BaseNB):
       row is predicted by its class's model fitted without it. 'gaussian' is
       the default; 'kernel' replaces it, and then 'categorical' or 'poisson'
       replaces the continuous choice, only when its mean held-out gain per
-      row exceeds two standard errors (a paired test over the rows): in
-      doubt a column is Gaussian. Categories and counts compete only for
+      row exceeds one standard error of the per-row gains (the
+      one-standard-error rule of cross-validated model choice): in doubt a
+      column is Gaussian. Categories and counts compete only for
       values on a lattice (integers, or numbers recorded to a fixed
       precision), scored by the probability of each value's cell; counts
       only for non-negative integers. Values 0 and 1 only are 'bernoulli',
