@@ -67,8 +67,9 @@ class MixedNB(_BaseNB):
       row is predicted by its class's model fitted without it. 'gaussian' is
       the default; 'kernel' replaces it, and then 'categorical' or 'poisson'
       replaces the continuous choice, only when its mean held-out gain per
-      row exceeds two standard errors (a paired test over the rows): in
-      doubt a column is Gaussian. Categories and counts compete only for
+      row exceeds one standard error of the per-row gains (the
+      one-standard-error rule of cross-validated model choice): in doubt a
+      column is Gaussian. Categories and counts compete only for
       values on a lattice (integers, or numbers recorded to a fixed
       precision), scored by the probability of each value's cell; counts
       only for non-negative integers. Values 0 and 1 only are 'bernoulli',
@@ -511,6 +512,7 @@ class MixedNB(_BaseNB):
         Fills ``kinds``, ``chosen`` (why and parameters text) and
         ``chosen_vocabs`` (the values of a categorical one) for those columns.
         """
+        observed = np.asarray(part.moments()[0]) > 0
         part = pooled_where_unobserved("kernel", part, names)
         b = self.bandwidth
         if not isinstance(b, str) and np.ndim(b) == 1:
@@ -520,7 +522,9 @@ class MixedNB(_BaseNB):
             b if isinstance(b, str) else np.asarray(b, float),
             float(self.bandwidth_floor),
         )[0]
-        picks = choose_kinds(part, h, var_smoothing=self.var_smoothing, alpha=self.alpha)
+        picks = choose_kinds(
+            part, h, var_smoothing=self.var_smoothing, alpha=self.alpha, observed=observed
+        )
         present = np.asarray(part.weights > 0)
         out = []
         for kind, (sub, sub_stats, vocabs) in kind_parts(part, [c.kind for c in picks]).items():
