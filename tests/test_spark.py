@@ -450,7 +450,7 @@ def _read_way(caplog) -> str:
 
 @pytest.mark.parametrize("short", DIRECT)
 def test_a_parquet_scan_is_read_directly_and_gives_the_same_model(short, spark, parquet, caplog):
-    """Row groups of 3 files cut into 6 splits (2 cores): the model of an in-memory fit."""
+    """Row groups of 3 files shared out into 2 tasks (2 cores): the model of an in-memory fit."""
     pdf, folder = parquet[_kind(short)]
     features = [c for c in pdf.columns if c not in ("label", "w")]
     weight = "w" if short in ("lda", "gnb") else None
@@ -458,7 +458,7 @@ def test_a_parquet_scan_is_read_directly_and_gives_the_same_model(short, spark, 
     with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
         got = bspark.fit(_make(short), df, "label", features, weight)
     said = [r.getMessage() for r in caplog.records if "directly" in r.getMessage()]
-    assert said == ["fit reads 3 Parquet file(s) directly, in 6 split(s)"]
+    assert said == ["fit reads 3 Parquet file(s) directly, in 2 task(s)"]
     w = None if weight is None else pdf[weight]
     ref = _make(short).fit(pdf[features], pdf["label"], sample_weight=w)
     _assert_same_model(ref, got, 1e-8 if short == "mda" else 1e-10)
@@ -543,9 +543,9 @@ def test_a_file_that_differs_from_the_schema_sends_the_fit_through_spark(spark, 
     _assert_same_model(bayesrule.GaussianNB().fit(X, pdf["label"]), got)
 
 
-@pytest.mark.parametrize("parts", [2, 8])
+@pytest.mark.parametrize("parts", [3, 8])
 def test_a_file_that_is_gone_is_a_clear_error(spark, parquet, tmp_path, parts):
-    """2 files: the driver reads the footers; 8 (over 2 per core): the executors meet it."""
+    """3 files (not a multiple of 2 cores): the driver reads the footers; 8: the executors meet it."""
     pdf, _ = parquet["normal"]
     folder = _write_parts(pdf, tmp_path / "gone", parts, 16)
     df = spark.read.parquet(str(folder))

@@ -29,11 +29,14 @@ __all__ = [
     "SUMMARY",
     "Columns",
     "Outcome",
+    "Scratch",
     "block_of",
+    "column_views",
     "combine_outcomes",
     "decode",
     "encode",
     "predict_partition",
+    "summarise_block",
     "summarise_partition",
     "value_counts_partition",
 ]
@@ -85,8 +88,32 @@ def _threads() -> int:
         return 1
 
 
-def features_of(batch: Any, cols: Columns) -> Any:
-    """The feature columns of a batch, as the estimator takes them (array or pandas DataFrame)."""
+class Scratch:
+    """One array reused for the blocks of a task (the statistics keep none of them).
+
+    A fresh array for every block would page-fault its memory in each time
+    (hundreds of MB a block for a wide table: system time rivalling the
+    statistics' own); a task lays each block out into the same memory.
+    """
+
+    def __init__(self) -> None:
+        self.flat: Any = None
+
+    def get(self, n: int, p: int, dtype: Any, order: str) -> Any:
+        """An ``(n, p)`` array of ``dtype`` in ``order`` ('C' or 'F'), over the held memory."""
+        size = n * p
+        if self.flat is None or self.flat.dtype != dtype or self.flat.size < size:
+            self.flat = None  # the old memory goes before the new is taken
+            self.flat = np.empty(size, dtype=dtype)
+        return self.flat[:size].reshape((n, p), order="F" if order == "F" else "C")
+
+
+def features_of(batch: Any, cols: Columns, scratch: Scratch | None = None) -> Any:
+    """The feature columns of a batch, as the estimator takes them (array or pandas DataFrame).
+
+    ``scratch``: the memory to lay the array out in (overwritten by the next
+    block's), else a new array.
+    """
     import pyarrow as pa
 
     if cols.frame:
@@ -94,7 +121,10 @@ def features_of(batch: Any, cols: Columns) -> Any:
         return table.to_pandas()
     n = batch.num_rows
     dtype = np.dtype(cols.dtype)
-    X = np.empty((n, len(cols.features)), dtype=dtype, order="F" if cols.order == "F" else "C")
+    if scratch is not None:
+        X = scratch.get(n, len(cols.features), dtype, cols.order)
+    else:
+        X = np.empty((n, len(cols.features)), dtype=dtype, order="F" if cols.order == "F" else "C")
     target_type = pa.float32() if dtype == np.float32 else pa.float64()
     for j, name in enumerate(cols.features):
         column = batch.column(batch.schema.get_field_index(name))
@@ -103,8 +133,8 @@ def features_of(batch: Any, cols: Columns) -> Any:
     return X
 
 
-def block_of(batch: Any, cols: Columns) -> tuple[Any, Any, Any, int]:
-    """``(X, y, sample_weight, null_labels)`` of one batch, its rows of null label left out."""
+def labels_of(batch: Any, cols: Columns) -> tuple[Any, Any, Any, int]:
+    """``(batch, y, sample_weight, null_labels)``: the batch without its rows of null label."""
     import pyarrow.compute as pc
 
     labels = batch.column(batch.schema.get_field_index(cols.target))
@@ -122,7 +152,61 @@ def block_of(batch: Any, cols: Columns) -> tuple[Any, Any, Any, int]:
             .cast(pa.float64())
             .to_numpy(zero_copy_only=False)
         )
-    return features_of(batch, cols), y, w, int(nulls)
+    return batch, y, w, int(nulls)
+
+
+def block_of(
+    batch: Any, cols: Columns, scratch: Scratch | None = None
+) -> tuple[Any, Any, Any, int]:
+    """``(X, y, sample_weight, null_labels)`` of one batch, its rows of null label left out."""
+    batch, y, w, nulls = labels_of(batch, cols)
+    return features_of(batch, cols, scratch), y, w, nulls
+
+
+def column_views(batch: Any, cols: Columns) -> list[Any] | None:
+    """The feature columns as 1-D NumPy views of Arrow's buffers, or None where they cannot be.
+
+    For a task that summarises columns (``column_statistics``): every
+    column must be of the block's float type (float32 or float64) and hold
+    no null (a null's slot holds an arbitrary value where a laid-out block
+    has NaN).
+    """
+    import pyarrow as pa
+
+    if cols.frame or cols.dtype not in ("float32", "float64"):
+        return None
+    want = pa.float32() if cols.dtype == "float32" else pa.float64()
+    out = []
+    for name in cols.features:
+        column = batch.column(batch.schema.get_field_index(name))
+        if column.type != want or column.null_count:
+            return None
+        out.append(column.to_numpy(zero_copy_only=True))
+    return out
+
+
+def summarise_block(
+    task: Any, batch: Any, cols: Columns, classes: Any, scratch: Scratch | None = None
+) -> tuple[Any, int, int]:
+    """``(statistics or None, rows, null labels)`` of one batch.
+
+    A task that summarises columns (``column_statistics``, GaussianNB) is
+    given the batch's columns as they are, without laying them out; where
+    it answers None (weights, an infinity, labels it refuses...), the block
+    laid out goes to ``task.statistics``, whose error names the row.
+    """
+    batch, y, w, nulls = labels_of(batch, cols)
+    if len(y) == 0:
+        return None, 0, nulls
+    by_columns = getattr(task, "column_statistics", None)
+    if by_columns is not None:
+        views = column_views(batch, cols)
+        if views is not None:
+            part = by_columns(views, y, w, classes)
+            if part is not None:
+                return part, len(y), nulls
+    X = features_of(batch, cols, scratch)
+    return task.statistics(X, y, w, classes), len(y), nulls
 
 
 #: the bytes of features a task summarises at once: the statistics' cost per block is
@@ -173,15 +257,15 @@ def summarise_partition(
         from ..._util.config import config_context
 
         total, rows, nulls = None, 0, 0
+        scratch = Scratch()
         try:
             with config_context(n_threads=_threads()):
                 for batch in joined(batches, block_rows(cols)):
-                    X, y, w, dropped = block_of(batch, cols)
+                    part, n, dropped = summarise_block(task, batch, cols, classes, scratch)
                     nulls += dropped
-                    if len(y) == 0:
-                        continue
-                    rows += len(y)
-                    total = task.combine(total, task.statistics(X, y, w, classes))
+                    if part is not None:
+                        rows += n
+                        total = task.combine(total, part)
         except (ValueError, TypeError) as exc:  # the data's fault: the driver raises it
             yield _one(Outcome(None, rows, nulls, exc))
             return

@@ -5,17 +5,19 @@ at most a selection or renaming of its columns), each pass of a fit does not
 push its rows through Spark's JVM (which converts every row to Arrow, column
 by column: most of the time of a wide table's fit). The driver lists the
 files (``DataFrame.inputFiles()``, the listing Spark itself would read) and
-cuts them into two *splits* per core: whole files, or, when there are
-fewer files than splits, runs of their row groups. A DataFrame of one row per
-split (``spark.range``) is then mapped with ``mapInArrow``, so the work is
-still scheduled, retried and placed by Spark (Spark Connect included); each
-task opens its split's file with pyarrow (a ``pyarrow.fs`` file system from
-the path's URI, else fsspec's), reads only the columns the fit needs,
+shares them out into one task per core (:func:`plan_splits`): runs of whole
+files, or, when the files do not share out evenly, runs of their row groups
+of about equal rows. A DataFrame of one row per task (``spark.range``) is
+then mapped with ``mapInArrow``, so the work is still scheduled, retried and
+placed by Spark (Spark Connect included); each task opens its files with
+pyarrow (a ``pyarrow.fs`` file system from the path's URI, else fsspec's),
+reads only the columns the fit needs,
 converts them to the Arrow types Spark would have handed over (so the
 statistics see exactly the same values) and summarises the batches as the
-general path does (:func:`~.arrow.block_of`, the estimator's own
+general path does (:func:`~.arrow.summarise_block`, the estimator's own
 ``task.statistics``), merging them in the task. What comes back is the same
-:class:`~.arrow.Outcome` per task, tree-merged on the driver.
+:class:`~.arrow.Outcome` per task, tree-merged on the driver: one per core,
+however many files.
 
 The path is taken only when the driver can prove it reads what Spark would
 (:func:`direct_scan`, conservative: anything else is the general path,
@@ -31,11 +33,12 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .arrow import Columns, Outcome, _one, _threads, block_of, block_rows
+from .arrow import Columns, Outcome, Scratch, _one, _threads, block_rows, summarise_block
 
 __all__ = [
     "LOG",
@@ -55,9 +58,9 @@ _PARQUET = "org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 _LISTING = "org.apache.spark.sql.execution.datasources.InMemoryFileIndex"
 #: Spark settings under which Spark reads something else than every row of every file
 _SKIPPING = ("spark.sql.files.ignoreMissingFiles", "spark.sql.files.ignoreCorruptFiles")
-#: splits per core the driver aims at: a few, so that uneven splits even out, but each
-#: returns its statistics (tens of MB for a full-covariance model of 784 features)
-SPLITS_PER_CORE = 2
+#: files per core from which a pass reads whole files without looking at their footers
+#: (fewer, and not a multiple of the cores: the driver balances their row groups)
+FOOTERS_BELOW = 8
 
 
 class Unsupported(Exception):  # noqa: N818  (a reason, carried as a value; never raised to users)
@@ -253,17 +256,28 @@ def filesystem_of(uri: str) -> tuple[Any, str]:
         return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
 
 
-def plan_splits(files: tuple[str, ...], cores: int) -> list[tuple[int, tuple[int, ...] | None]]:
-    """The splits of a pass: ``(file index, row groups or None for the whole file)``.
+#: a piece of a task: ``(file index, row groups or None for the whole file)``
+Piece = tuple[int, tuple[int, ...] | None]
 
-    With at least ``SPLITS_PER_CORE * cores`` files, one split per file (no
-    file is opened here). With fewer, the driver reads the footers and cuts
-    each file's row groups into runs of about equal rows, so that every core
-    gets several splits.
+
+def plan_splits(files: tuple[str, ...], cores: int) -> list[tuple[Piece, ...]]:
+    """The tasks of a pass, one per core: each the pieces of files it reads, in order.
+
+    One task per core (at most one per row group), so that each core's
+    statistics are merged in its task and only ``cores`` of them travel to
+    the driver: a full-covariance model's statistics are ``K p²`` doubles a
+    task (49 MB for MNIST), and every task more costs a job's worth of
+    start-up and a result's transfer through the JVM. Where the files share
+    out evenly among the cores (a multiple of them), or there are at least
+    ``FOOTERS_BELOW`` per core, each task reads whole files, consecutive
+    ones (no file is opened here). Otherwise the driver reads the footers
+    and cuts the row groups, in file order, into runs of about equal rows.
     """
-    target = max(1, SPLITS_PER_CORE * max(1, cores))
-    if len(files) >= target:
-        return [(i, None) for i in range(len(files))]
+    n = max(1, cores)
+    if len(files) % n == 0 or len(files) >= FOOTERS_BELOW * n:
+        tasks = min(n, len(files))
+        bounds = [len(files) * t // tasks for t in range(tasks + 1)]
+        return [tuple((i, None) for i in range(bounds[t], bounds[t + 1])) for t in range(tasks)]
     import pyarrow.parquet as pq
 
     counts = []
@@ -275,20 +289,17 @@ def plan_splits(files: tuple[str, ...], cores: int) -> list[tuple[int, tuple[int
             raise FileNotFoundError(gone(uri)) from exc
         counts.append([meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
     total = sum(sum(c) for c in counts)
-    per_split = max(1, -(-total // target))
-    splits: list[tuple[int, tuple[int, ...] | None]] = []
+    # a row group goes to the task its middle row falls in: runs of about total / n rows
+    owner: dict[int, dict[int, list[int]]] = {}
+    seen = 0
     for i, groups in enumerate(counts):
-        run: list[int] = []
-        rows = 0
-        for g, n in enumerate(groups):
-            run.append(g)
-            rows += n
-            if rows >= per_split:
-                splits.append((i, tuple(run)))
-                run, rows = [], 0
-        if run or not groups:
-            splits.append((i, tuple(run)))
-    return splits
+        if not groups:  # a file without rows: read for its schema
+            owner.setdefault(min(n - 1, seen * n // max(1, total)), {}).setdefault(i, [])
+        for g, rows in enumerate(groups):
+            t = min(n - 1, int((seen + rows / 2) * n // max(1, total)))
+            owner.setdefault(t, {}).setdefault(i, []).append(g)
+            seen += rows
+    return [tuple((i, tuple(groups)) for i, groups in owner[t].items()) for t in sorted(owner)]
 
 
 def _readable(file_type: Any, want: Any) -> bool:
@@ -312,74 +323,107 @@ def _readable(file_type: Any, want: Any) -> bool:
     return False
 
 
+def _piece_batches(scan: Scan, piece: Piece, rows: int, threads: int) -> Iterator[Any]:
+    """The Arrow batches of one piece of a file, as Spark would hand them over (``scan.names``).
+
+    Raises :class:`_Gone` for a file that is not there and :class:`Unsupported`
+    for one whose columns or types are not the DataFrame's.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    index, groups = piece
+    uri = scan.files[index]
+    fs, path = filesystem_of(uri)
+    try:
+        handle = pq.ParquetFile(path, filesystem=fs)
+    except FileNotFoundError as exc:
+        raise _Gone(uri) from exc
+    held = handle.schema_arrow
+    wanted = [scan.schema.field(name).type for name in scan.names]
+    for source, want in zip(scan.sources, wanted, strict=True):
+        j = held.get_field_index(source)
+        if j < 0:
+            raise Unsupported(f"{uri} has no column {source!r}")
+        if not _readable(held.field(j).type, want):
+            raise Unsupported(
+                f"{uri}: column {source!r} is {held.field(j).type}, Spark reads it as {want}"
+            )
+    parts = handle.iter_batches(
+        batch_size=rows,
+        row_groups=groups,
+        columns=list(dict.fromkeys(scan.sources)),
+        use_threads=threads > 1,
+    )
+    for part in parts:
+        arrays = []
+        for source, want in zip(scan.sources, wanted, strict=True):
+            column = part.column(part.schema.get_field_index(source))
+            if column.type != want:  # checked by _readable: no value changes
+                column = column.cast(want, safe=False)
+            arrays.append(column)
+        yield pa.RecordBatch.from_arrays(arrays, names=list(scan.names))
+
+
+@contextmanager
+def _system_pool() -> Iterator[None]:
+    """Arrow's allocations made with the C library's ``malloc`` for the while (the default
+    pool restored after).
+
+    Arrow's default pool (mimalloc) hands the memory of a decoded block back
+    to the system soon after it is freed, so that every block of a task
+    page-faults its hundreds of MB in anew; ``malloc`` keeps it for the next
+    block. Measured on MNIST's 784 float columns: half the system time of
+    reading a file.
+    """
+    import pyarrow as pa
+
+    previous = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
+
+
 def summarise_splits(
     task: Any,
     cols: Columns,
     classes: Any,
     scan: Scan,
-    splits: list[tuple[int, tuple[int, ...] | None]],
+    splits: list[tuple[Piece, ...]],
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The ``mapInArrow`` function over the splits' ids: each task's statistics, one row per task.
+    """The ``mapInArrow`` function over the tasks' ids: each task's statistics, one row per task.
 
-    The task reads its splits' files with pyarrow (only the fit's columns),
-    each batch cast to the types Spark would hand over, and summarises them
-    as :func:`~.arrow.summarise_partition` does. A file that is gone is a
-    ``FileNotFoundError`` carried to the driver; a file whose columns or
-    types are not the DataFrame's, an :class:`Unsupported` outcome.
+    ``splits``: the pieces each task reads (:func:`plan_splits`). The task
+    reads its pieces with pyarrow (only the fit's columns), each batch cast
+    to the types Spark would hand over, and summarises them as
+    :func:`~.arrow.summarise_partition` does, merging everything it read
+    into one summary. A file that is gone is a ``FileNotFoundError`` carried
+    to the driver; a file whose columns or types are not the DataFrame's,
+    an :class:`Unsupported` outcome.
     """
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         from ..._util.config import config_context
 
         total, rows, nulls = None, 0, 0
         threads = _threads()
-        unique = list(dict.fromkeys(scan.sources))
+        size = block_rows(cols)
+        scratch = Scratch()
         try:
-            with config_context(n_threads=threads):
+            with config_context(n_threads=threads), _system_pool():
                 for batch in batches:
                     for sid in batch.column(0).to_pylist():
-                        index, groups = splits[sid]
-                        uri = scan.files[index]
-                        fs, path = filesystem_of(uri)
-                        try:
-                            handle = pq.ParquetFile(path, filesystem=fs)
-                        except FileNotFoundError as exc:
-                            raise _Gone(uri) from exc
-                        held = handle.schema_arrow
-                        for name, source in zip(scan.names, scan.sources, strict=True):
-                            j = held.get_field_index(source)
-                            if j < 0:
-                                raise Unsupported(f"{uri} has no column {source!r}")
-                            want = scan.schema.field(name).type
-                            if not _readable(held.field(j).type, want):
-                                raise Unsupported(
-                                    f"{uri}: column {source!r} is {held.field(j).type}, "
-                                    f"Spark reads it as {want}"
+                        for piece in splits[sid]:
+                            for block in _piece_batches(scan, piece, size, threads):
+                                part, n, dropped = summarise_block(
+                                    task, block, cols, classes, scratch
                                 )
-                        parts = handle.iter_batches(
-                            batch_size=block_rows(cols),
-                            row_groups=groups,
-                            columns=unique,
-                            use_threads=threads > 1,
-                        )
-                        for part in parts:
-                            arrays = []
-                            for name, source in zip(scan.names, scan.sources, strict=True):
-                                column = part.column(part.schema.get_field_index(source))
-                                want = scan.schema.field(name).type
-                                if column.type != want:  # checked by _readable: no value changes
-                                    column = column.cast(want, safe=False)
-                                arrays.append(column)
-                            block = pa.RecordBatch.from_arrays(arrays, names=list(scan.names))
-                            X, y, w, dropped = block_of(block, cols)
-                            nulls += dropped
-                            if len(y) == 0:
-                                continue
-                            rows += len(y)
-                            total = task.combine(total, task.statistics(X, y, w, classes))
+                                nulls += dropped
+                                if part is not None:
+                                    rows += n
+                                    total = task.combine(total, part)
         except _Gone as gone:
             yield _one(Outcome(None, rows, nulls, FileNotFoundError(str(gone))))
             return
@@ -410,10 +454,10 @@ class _Gone(Exception):
 def run_direct(
     spark: Any, n_splits: int, fn: Callable[[Iterator[Any]], Iterator[Any]]
 ) -> list[Any]:
-    """One pass on the fast path: the decoded outcomes of the tasks of ``n_splits`` splits.
+    """One pass on the fast path: the decoded outcomes of its ``n_splits`` tasks.
 
-    ``fn``: :func:`summarise_splits` of the pass. One split per partition of
-    ``spark.range``, so Spark places and retries each split's task.
+    ``fn``: :func:`summarise_splits` of the pass. One task per partition of
+    ``spark.range``, so Spark places and retries each task.
     """
     from .arrow import SUMMARY, decode
 

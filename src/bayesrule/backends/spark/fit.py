@@ -182,7 +182,7 @@ class SparkRows:
 
 
 def _direct_plan(rows: SparkRows) -> tuple[Any, list[Any], Any] | None:
-    """The scan, splits and session of the fast path (:mod:`.files`), or None for the general one."""
+    """The scan, tasks and session of the fast path (:mod:`.files`), or None for the general one."""
     if rows.direct is False:
         LOG.debug("fit reads the DataFrame through Spark: direct=False")
         return None
@@ -204,7 +204,7 @@ def _direct_plan(rows: SparkRows) -> tuple[Any, list[Any], Any] | None:
             )
         LOG.debug("fit reads the DataFrame through Spark: %s", reason)
         return None
-    LOG.debug("fit reads %d Parquet file(s) directly, in %d split(s)", len(scan.files), len(splits))
+    LOG.debug("fit reads %d Parquet file(s) directly, in %d task(s)", len(scan.files), len(splits))
     return scan, splits, spark
 
 
@@ -216,12 +216,14 @@ def reducer(rows: SparkRows, classes: Any, notes: dict[str, Any]) -> Any:
     every later one) runs on the general path, which converts the rows to
     Arrow in Spark (``mapInArrow`` over the DataFrame).
     """
-    selected = rows.selected()
     cols = rows.cols
     direct = _direct_plan(rows)
+    # the general path's DataFrame, made when first needed: selecting hundreds of
+    # columns is a JVM call per column and an analysis (seconds), which the fast path skips
+    selected: Any = None
 
     def reduce(task: Any) -> Any:
-        nonlocal direct
+        nonlocal direct, selected
         outcomes = None
         if direct is not None:
             scan, splits, spark = direct
@@ -236,6 +238,8 @@ def reducer(rows: SparkRows, classes: Any, notes: dict[str, Any]) -> Any:
             else:
                 notes["direct"] = notes.get("direct", 0) + 1
         if outcomes is None:
+            if selected is None:
+                selected = rows.selected()
             fn = summarise_partition(task, cols, classes)
             got = selected.mapInArrow(fn, f"{SUMMARY} binary").collect()
             outcomes = [decode(r[0]) for r in got]
