@@ -139,7 +139,9 @@ def test_minus_infinity_stays_without_nan():
     """alpha=0: a zero probability is -inf, missing entries beside it add nothing (no NaN)."""
     X = np.array([[0, 1], [1, 0], [0, 0], [1, 1]], dtype=float)
     y = np.array([0, 0, 1, 1])
-    model = CategoricalNB(alpha=0, force_alpha=True).fit(np.array([[0, 0], [0, 1], [1, 1], [1, 0]]), y)
+    model = CategoricalNB(alpha=0, force_alpha=True).fit(
+        np.array([[0, 0], [0, 1], [1, 1], [1, 0]]), y
+    )
     X = np.vstack([X, [[np.nan, 0], [np.nan, np.nan]]])
     got = model._model.log_prob(X)
     np.testing.assert_array_equal(got, one_hot_reference(model._model, X))
@@ -150,7 +152,9 @@ def test_minus_infinity_stays_without_nan():
 def test_gather_sum_edges():
     """No rows, or no features: the right shapes (a row of no features has log probability 0)."""
     flat = np.zeros((1, 3))
-    assert categorical.gather_sum(flat, np.empty(0), 2.0, np.empty((4, 0))).tolist() == [[0.0] * 3] * 4
+    assert (
+        categorical.gather_sum(flat, np.empty(0), 2.0, np.empty((4, 0))).tolist() == [[0.0] * 3] * 4
+    )
     flat = np.arange(12.0).reshape(4, 3)
     assert categorical.gather_sum(flat, np.array([0.0]), 2.0, np.empty((0, 1))).shape == (0, 3)
     got = categorical.gather_sum(flat, np.array([0.0]), 2.0, np.array([[0.0], [5.0], [np.nan]]))

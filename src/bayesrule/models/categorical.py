@@ -127,7 +127,6 @@ def gather_sum(flat: _F, offsets: _F, n_codes: float, X: _F) -> _F:
     return out
 
 
-
 class Categorical(SmoothedFamily):
     r"""``x_j ~ Categorical(probs_j)`` independently, for one or several classes.
 
