@@ -199,3 +199,11 @@ def test_codes_beyond_training_within_the_bound_are_unseen(fitted):
     model = fitted._model
     expected = loop_reference(model, np.array([[9.0, 0, 0]]))[0] + np.log(fitted.priors_)
     np.testing.assert_allclose(got[0], expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_class_model_refuses_negative_codes(fitted, order):
+    """The class model called directly: a negative code raises rather than reading a neighbour."""
+    X = np.asarray([[0.0, 1, 2], [0, -2.0, np.nan]], order=order)
+    with pytest.raises(ValueError, match="category codes must be non-negative; got -2"):
+        fitted.class_model(0).log_prob(X)

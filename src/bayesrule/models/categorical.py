@@ -79,7 +79,7 @@ def gather_sum(flat: _F, offsets: _F, n_codes: float, X: _F) -> _F:
     ``flat`` (shape (rows, K)) holds each feature's table at ``offsets[j]``:
     ``n_codes`` known codes and then the unseen code's entry, and a last row of
     zeros read by NaN (missing) entries. ``X`` holds non-negative integer codes
-    (or NaN), as floats. Blocks of rows are gathered (``np.take``) and summed
+    (or NaN), as floats; a negative code is a ValueError. Blocks of rows are gathered (``np.take``) and summed
     over the features in the features' order; they are shared among threads of
     ours (:func:`~bayesrule._util.parallel.prediction_threads`: a block never
     waits for another, so a busy core delays only its own). Every temporary
@@ -116,11 +116,23 @@ def gather_sum(flat: _F, offsets: _F, n_codes: float, X: _F) -> _F:
             c, ix = codes[: p * m].reshape(p, m), index[: p * m].reshape(p, m)
             g = gathered[: p * m * K].reshape(p, m, K)
             np.minimum(X[s : s + m].T, n_codes, out=c)
-            c += offsets[:, None]
-            if np.isnan(c.min()):
-                np.copyto(c, missing, where=np.isnan(c))
+            if c.min() >= 0:  # the common case: every entry a code (NaN fails)
+                c += offsets[:, None]
+            else:
+                nan = np.isnan(c)
+                with np.errstate(invalid="ignore"):
+                    if np.any(c < 0):
+                        # a negative code would read another feature's entries
+                        raise ValueError(
+                            "category codes must be non-negative; got "
+                            f"{float(np.nanmin(c)):g} (rows {s}..{s + m - 1})."
+                        )
+                c += offsets[:, None]
+                np.copyto(c, missing, where=nan)
             np.copyto(ix, c, casting="unsafe")
-            np.take(flat, ix, axis=0, out=g)
+            # every index is in range (checked above): 'clip' spares the copy
+            # that 'raise' makes of the output
+            np.take(flat, ix, axis=0, out=g, mode="clip")
             np.sum(g, axis=0, out=out[s : s + m])
 
     in_parallel(part, starts, work, threads=threads)
