@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from .._util.parallel import in_parallel, prediction_threads
 from ._checks import check_observed
 from ._family import SmoothedFamily, Smoothing
 from ._types import Floats as _F
 
-__all__ = ["Categorical", "categorical_tables", "check_min_categories"]
+__all__ = ["Categorical", "categorical_tables", "check_min_categories", "gather_sum"]
 
 
 def check_min_categories(min_categories: Any, n_features: int) -> Any:
@@ -68,6 +68,77 @@ def categorical_tables(
     return n_cat, log_probs, log_unseen
 
 
+#: Table entries gathered per block of rows (2 MiB of float64): a block's
+#: codes, indices and gathered entries stay in cache, none is made at full size.
+GATHER_BLOCK = 2**18
+
+
+def gather_sum(flat: _F, offsets: _F, n_codes: float, X: _F) -> _F:
+    """``out[i] = sum_j flat[offsets[j] + min(X[i, j], n_codes)]``, shape (n, K).
+
+    ``flat`` (shape (rows, K)) holds each feature's table at ``offsets[j]``:
+    ``n_codes`` known codes and then the unseen code's entry, and a last row of
+    zeros read by NaN (missing) entries. ``X`` holds non-negative integer codes
+    (or NaN), as floats; a negative code is a ValueError. Blocks of rows are gathered (``np.take``) and summed
+    over the features in the features' order; they are shared among threads of
+    ours (:func:`~bayesrule._util.parallel.prediction_threads`: a block never
+    waits for another, so a busy core delays only its own). Every temporary
+    has the size of a block.
+    """
+    n, p = X.shape
+    K = flat.shape[1]
+    out = np.empty((n, K))
+    if n == 0:
+        return out
+    if p == 0:
+        out.fill(0.0)
+        return out
+    missing = float(flat.shape[0] - 1)
+    rows = max(1, GATHER_BLOCK // (p * K))
+    work = float(n) * p * K
+    threads = prediction_threads(work)
+    # a few parts per thread, each of whole blocks: a thread that waits for
+    # a core leaves the remaining parts to the others
+    per_part = max(rows, -(-n // (4 * threads)) if threads > 1 else n)
+    per_part = -(-per_part // rows) * rows
+    starts = list(range(0, n, per_part))
+
+    def part(start: int) -> None:
+        stop = min(n, start + per_part)
+        b = min(rows, stop - start)
+        # feature-major buffers: the sum over the features then adds whole
+        # (rows, K) slices, contiguous, in the features' order
+        codes = np.empty(p * b)
+        index = np.empty(p * b, dtype=np.intp)
+        gathered = np.empty(p * b * K)
+        for s in range(start, stop, rows):
+            m = min(rows, stop - s)
+            c, ix = codes[: p * m].reshape(p, m), index[: p * m].reshape(p, m)
+            g = gathered[: p * m * K].reshape(p, m, K)
+            np.minimum(X[s : s + m].T, n_codes, out=c)
+            if c.min() >= 0:  # the common case: every entry a code (NaN fails)
+                c += offsets[:, None]
+            else:
+                nan = np.isnan(c)
+                with np.errstate(invalid="ignore"):
+                    if np.any(c < 0):
+                        # a negative code would read another feature's entries
+                        raise ValueError(
+                            "category codes must be non-negative; got "
+                            f"{float(np.nanmin(c)):g} (rows {s}..{s + m - 1})."
+                        )
+                c += offsets[:, None]
+                np.copyto(c, missing, where=nan)
+            np.copyto(ix, c, casting="unsafe")
+            # every index is in range (checked above): 'clip' spares the copy
+            # that 'raise' makes of the output
+            np.take(flat, ix, axis=0, out=g, mode="clip")
+            np.sum(g, axis=0, out=out[s : s + m])
+
+    in_parallel(part, starts, work, threads=threads)
+    return out
+
+
 class Categorical(SmoothedFamily):
     r"""``x_j ~ Categorical(probs_j)`` independently, for one or several classes.
 
@@ -86,7 +157,7 @@ class Categorical(SmoothedFamily):
         below it (by default every code of ``log_probs``).
 
     ``log_prob`` gathers the table entries of all features and classes by
-    one sparse one-hot matrix product; NaN entries are missing.
+    blocks of rows (:func:`gather_sum`); NaN entries are missing.
     """
 
     def __init__(
@@ -102,9 +173,13 @@ class Categorical(SmoothedFamily):
             else np.broadcast_to(np.asarray(n_categories, dtype=np.int64), (p,)).copy()
         )
         self.log_unseen = np.broadcast_to(np.asarray(log_unseen, dtype=float), (K, p)).copy()
-        # one table row per (feature, code), plus an "unseen" code per feature
+        # one table row per (feature, code), an "unseen" code per feature, and
+        # a last row of zeros that missing entries read (they add nothing)
         table = np.concatenate([self.log_probs, self.log_unseen[:, :, None]], axis=2)
-        self._table = table.reshape(K, p * (C + 1)).T
+        flat = np.zeros((p * (C + 1) + 1, K))
+        flat[:-1] = table.reshape(K, p * (C + 1)).T
+        self._flat = flat
+        self._offsets = np.arange(p, dtype=np.float64) * (C + 1)
 
     #: the number of categories is checked before the observed features
     checks_observed = False
@@ -122,29 +197,16 @@ class Categorical(SmoothedFamily):
         return cls(log_probs[s.present], log_unseen[s.present], n_cat)
 
     def log_prob(self, X: ArrayLike) -> _F:
-        """Log probability of each row, shape (n,) or (n, n_classes)."""
+        """Log probability of each row, shape (n,) or (n, n_classes).
+
+        A gather and a sum per block of rows (:func:`gather_sum`), the blocks
+        shared among threads; codes at or beyond ``n_categories`` read the
+        unseen entry, NaN entries add nothing.
+        """
         X = np.asarray(X, dtype=np.float64)
-        K, p, C = self.log_probs.shape
-        n = X.shape[0]
-        shape = (n, p * (C + 1))
-        codes = np.minimum(X, C)
-        if not np.isnan(np.min(codes, initial=0.0)):
-            # nothing missing: row i's entries are its p (feature, code) positions,
-            # already in order, so the one-hot matrix is laid out directly
-            idx = codes.astype(np.intp)
-            idx += np.arange(p, dtype=np.intp) * (C + 1)
-            onehot = sp.csr_matrix(
-                (np.ones(n * p), idx.ravel(), np.arange(0, n * p + 1, p, dtype=np.intp)),
-                shape=shape,
-            )
-        else:
-            rows, cols = np.nonzero(~np.isnan(X))
-            onehot = sp.csr_matrix(
-                (np.ones(rows.size), (rows, cols * (C + 1) + codes[rows, cols].astype(np.intp))),
-                shape=shape,
-            )
-        # a sparse product touches only the stored entries, so -inf stays -inf
-        out = np.asarray(onehot @ self._table)
+        if X.ndim != 2:
+            X = np.atleast_2d(X)
+        out = gather_sum(self._flat, self._offsets, float(self.log_probs.shape[2]), X)
         return out[:, 0] if self._single else out
 
     def log_prob_terms(self, X: ArrayLike) -> list[tuple[_F, Any]]:
