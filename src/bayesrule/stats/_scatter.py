@@ -28,6 +28,7 @@ from ._common import (
 )
 from ._moments import (
     add_outer,
+    class_order,
     feature_major,
     matvec,
     moments_about,
@@ -107,15 +108,19 @@ class ScatterStats(ClassStatistic):
         accumulation is float64.
         """
         X, c, yi, w, unit = rows
-        counts, weights, centres = pilot_centres(X, yi, w, c.size, unit)
+        # the rows in class order, sorted once for the pilot and the moment pass
+        ordered = class_order(yi, w, c.size, unit)
+        counts, weights, centres = pilot_centres(X, yi, w, c.size, unit, ordered)
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
         if feature_major(X) and X.shape[1] > 1:
             # blocks laid out column by column (Parquet's, streamed): a pass of its own
-            scatter, m3, m4, s1 = _moments_by_columns(X, yi, w, centres, unit, dead)
+            scatter, m3, m4, s1 = _moments_by_columns(X, yi, w, centres, unit, dead, ordered)
         else:
-            scatter, m3, m4, s1, _, _ = moments_about(X, yi, w, centres, unit, dead)
+            scatter, m3, m4, s1, _, _ = moments_about(
+                X, yi, w, centres, unit, dead, ordered=ordered
+            )
         # The rounding error of the pilot centres, d = sum w r / W, is removed
         # exactly (this keeps every digit for data far from the origin).
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
@@ -298,6 +303,7 @@ def _moments_by_columns(
     centres: _F,
     unit: bool,
     dead: NDArray[np.bool_],
+    ordered: tuple[NDArray[np.intp], list[int]],
 ) -> tuple[_F, _F, _F, _F]:
     """Scatter, ``M3``, ``M4`` and residual sums of a feature-major ``X`` about ``centres``.
 
@@ -309,7 +315,7 @@ def _moments_by_columns(
     values. Within a streamed pass (:func:`~._common.scratch_space`) both
     working arrays are the thread's own from the block before, written
     without faulting fresh pages in, and the gather is a clipped ``take``
-    into the given array (the ``argsort`` indices are in range; a checked
+    into the given array (the :func:`~._moments.class_order` indices are in range; a checked
     take into a given array copies it once more): together about half the
     gather's time.
     """
@@ -318,10 +324,7 @@ def _moments_by_columns(
     m3 = np.zeros((k, p))
     m4 = np.zeros(k)
     s1 = np.zeros((k, p))
-    order = np.argsort(yi, kind="stable")
-    if not unit:
-        order = order[w[order] > 0]
-    bounds = np.searchsorted(yi[order], np.arange(k + 1)).tolist()
+    order, bounds = ordered  # class_order of the block
     cols = [np.flatnonzero(~dead[j]) if dead[j].any() else None for j in range(k)]
     width = [p if c is None else c.size for c in cols]
     step = max(64, BLOCK_VALUES // (p + 2))
