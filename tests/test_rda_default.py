@@ -78,9 +78,9 @@ def test_the_default_fits_every_singular_class(seed, K, p, rows, kinds, exponent
     X, y = _singular_table(seed, K, n_k, p, kinds)
     X = X * 10.0 ** np.asarray(exponents[: X.shape[1]])
     singular = rows < 0 or bool(kinds)
-    if singular:  # the old default refuses these data: the case is a real one
+    if singular:  # every class is singular: QDA's limit (no ridge) refuses them
         with pytest.raises(SingularCovarianceError, match=r"class \d+ is singular"):
-            RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.0, ridge=0.0).fit(X, y)
+            RegularizedDiscriminantAnalysis(alpha=1.0, gamma=0.0, ridge=0.0).fit(X, y)
     model = RegularizedDiscriminantAnalysis().fit(X, y)
     _check_probabilities(model, X)
     # the training classes are told apart (every class is a shifted Gaussian)

@@ -20,6 +20,7 @@ from ._common import (
     encode,
     label_repr,
     one_hot_classes,
+    scratch_space,
 )
 from ._counts import CountStats
 from ._diagonal import DiagonalStats
@@ -60,4 +61,5 @@ __all__ = [
     "check_categories",
     "encode",
     "one_hot_classes",
+    "scratch_space",
 ]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from ..._util import parallel as _parallel
-from ...stats._common import scratch_space
+from ...stats import scratch_space
 from .blocks import PREFETCH, _Chunk, _prefetched
 from .progress import _Progress
 from .reader import _Reader
