@@ -150,6 +150,12 @@ def _log_prob(xp: Any, Z: Any, t: dict[str, Any]) -> Any:
     return t["const"] - 0.5 * out
 
 
+def _row_blocks(n: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of blocks of :data:`BLOCK_ROWS` rows, stops in bounds (the array
+    API leaves a slice stop past the end unspecified)."""
+    return [(s, min(s + BLOCK_ROWS, n)) for s in range(0, n, BLOCK_ROWS)]
+
+
 def _assign_rows(xp: Any, task: Any, Z: Any, w: Any, which: Any) -> tuple[Any, ...]:
     """The seeding pass of one class: each row to its nearest seed (hard responsibilities)."""
     S = task.seeds[which]
@@ -159,10 +165,7 @@ def _assign_rows(xp: Any, task: Any, Z: Any, w: Any, which: Any) -> tuple[Any, .
     ks = xp.arange(which.size, device=dev)
     out = None
     n = int(Z.shape[0])
-    for s in range(0, n, BLOCK_ROWS):
-        e = min(
-            s + BLOCK_ROWS, n
-        )  # in bounds: the array API leaves a stop past the end unspecified
+    for s, e in _row_blocks(n):
         Zb, wb = Z[s:e, :], w[s:e]
         dist = xp.sum(Zb * Zb, axis=1)[:, None] - 2.0 * (Zb @ St) + ss
         nearest = xp.argmin(dist, axis=1)
@@ -181,10 +184,7 @@ def _estep_rows(xp: Any, task: Any, Z: Any, w: Any, k: int, which: Any) -> tuple
     ll_total = 0.0
     ll_rows = []
     n = int(Z.shape[0])
-    for s in range(0, n, BLOCK_ROWS):
-        e = min(
-            s + BLOCK_ROWS, n
-        )  # in bounds: the array API leaves a stop past the end unspecified
+    for s, e in _row_blocks(n):
         Zb, wb = Z[s:e, :], w[s:e]
         lp = _log_prob(xp, Zb, t)
         top = xp.max(lp, axis=1)
