@@ -45,6 +45,7 @@ def busy(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
     mp.setattr(products, "PARALLEL_MIN_WORK", 0.0)
     mp.setattr(products, "idle_cores", lambda: 1)
+    mp.setattr(products, "free_cores", lambda: 1)
 
 
 # ------------------------------------------------------------------- rows_dot
@@ -237,6 +238,8 @@ def small_blocks(mp: pytest.MonkeyPatch, *, fused: bool = True) -> None:
     mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
     if not fused:
         mp.setattr(products, "fusable", lambda X, k: False)
+    else:  # the blocked path of a busy machine, also where the BLAS finds its cores
+        mp.setattr(products, "blas_has_the_cores", lambda: False)
 
 
 def all_methods(est, X, methods=METHODS):

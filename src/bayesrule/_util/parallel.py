@@ -124,11 +124,67 @@ def idle_cores() -> int:
 #: to one prediction or pass, and sampling it costs a few milliseconds.
 IDLE_CACHE_SECONDS = 0.25
 _idle_cache: tuple[float, int] | None = None
+_free_cache: tuple[float, int] | None = None
 
 
 def _cache_idle(when: float, idle: int) -> None:
     global _idle_cache
     _idle_cache = (when, idle)
+
+
+def _own_running() -> int | None:
+    """Threads of this process running or runnable now (Linux), or None when unknown."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    running = 0
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # a thread that has ended
+            continue
+        # the state follows the command name, which is in parentheses
+        if stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"R":
+            running += 1
+    return running
+
+
+def free_cores() -> int:
+    """Cores of :func:`available_cores` that no task of another process is using, at least 1.
+
+    As :func:`idle_cores`, but this process's own running threads do not
+    count as load: after a multi-threaded product, OpenBLAS's worker threads
+    spin, runnable, for up to a tenth of a second waiting for the next one
+    (measured with the scipy-openblas wheels), and read as busy cores by
+    :func:`idle_cores` although the next product of this process is what
+    they wait for. For the choice between the BLAS's own threads and ours
+    in a prediction (:func:`~bayesrule._util.products.rows_dot`). The
+    process's threads are read once, in the middle of the samples; the
+    reading is reused for ``IDLE_CACHE_SECONDS``.
+    """
+    global _free_cache
+    now = time.monotonic()
+    cached = _free_cache
+    if cached is not None and now - cached[0] < IDLE_CACHE_SECONDS:
+        return cached[1]
+    cores = available_cores()
+    readings = []
+    own: int | None = 1
+    for i in range(LOAD_SAMPLES):
+        if i:
+            time.sleep(LOAD_PAUSE)
+        r = _running_tasks()
+        if r is None:
+            return cores
+        readings.append(r)
+        if i == LOAD_SAMPLES // 2:
+            own = _own_running()
+    others = max(0, sorted(readings)[len(readings) // 2] - max(1, own or 1))
+    free = max(1, cores - others)
+    _free_cache = (now, free)
+    return free
 
 
 _local = threading.local()

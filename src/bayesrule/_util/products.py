@@ -16,6 +16,7 @@ from .parallel import (
     PARALLEL_MIN_WORK,
     blas_cap,
     blas_threads,
+    free_cores,
     idle_cores,
     in_parallel,
     prediction_threads,
@@ -59,7 +60,11 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
 
     Dense wide float64 rows whose minimum the calling thread tracks
     (:func:`track_low`, for the count models' sign check) are multiplied in
-    blocks, each block's minimum taken with its product (:func:`fusable`).
+    blocks, each block's minimum taken with its product (:func:`fusable`),
+    on a busy machine; with a core for each thread of a multi-threaded BLAS
+    (:func:`~bayesrule._util.parallel.free_cores`) their minimum is taken in
+    one pass and the product is one multi-threaded call in the transposed
+    shape (:func:`_checked_rows_dot`).
     """
     A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
@@ -69,6 +74,8 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
         return _converted_blocks(X, A)
     X = np.asarray(X, dtype=np.float64)
     if tracking(X) and fusable(X, A.shape[0]):
+        if blas_has_the_cores():
+            return _checked_rows_dot(X, A)
         return _fused_rows_dot(X, A)
     if X.ndim == 2 and X.shape[1] <= NARROW:
         return (A @ X.T).T
@@ -176,6 +183,31 @@ def tracked_low() -> tuple[float | None, tuple[NDArray[np.float64], NDArray[np.f
     low, bounds = getattr(_fused, "low", None), getattr(_fused, "bounds", None)
     track_low(None)
     return low, bounds
+
+
+def blas_has_the_cores() -> bool:
+    """Whether a multi-threaded BLAS finds a free core for each of its threads.
+
+    Then a tracked product (:func:`track_low`) is one call of the BLAS's own
+    threads after one pass for the minimum (:func:`_checked_rows_dot`), as
+    scikit-learn's check and product; otherwise (a single-threaded BLAS, or
+    a busy machine, where a multi-threaded product waits at its barrier for
+    threads that wait for a core) it is the fused, blocked product of
+    :func:`_fused_rows_dot`. The spinning worker threads a multi-threaded
+    BLAS leaves after each product are not load (:func:`~.parallel.free_cores`):
+    the single product is what they wait for, while threads of ours would
+    share the cores with them.
+    """
+    threads = blas_threads()
+    return threads > 1 and free_cores() >= threads
+
+
+def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``X @ A.T`` of tracked rows on an idle machine: ``X``'s minimum in one pass (NaN if it
+    holds one), then one product in the transposed shape on the BLAS's threads (a
+    Fortran-ordered result). The sample's bounds are left to the range check."""
+    _fused.low = float(np.min(X)) if X.size else 0.0
+    return (A @ X.T).T
 
 
 def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -19,6 +19,7 @@ from .._util import products
 from .._util.validation import check_finite
 from ..models import check_alpha
 from ..models import feature_name as _name
+from ._predict import all_finite
 from ._priors import PRIORS_CONSTRAINT, resolve_priors
 from ._ranges import sample_step, warn_out_of_range
 from ._updatable import UpdatableMixin
@@ -130,6 +131,8 @@ class _BaseNB(UpdatableMixin):
             warn_out_of_range(self, Xv, seen)
         if not self.spec.inf_reaches_results:
             return  # _validate_X has already refused infinity; NaN is missing
+        if all_finite(result):
+            return  # one sum of the results, not a temporary of their size
         values = Xv.data if sp.issparse(Xv) else Xv
         super()._after(np.atleast_2d(values), result)
 

@@ -23,7 +23,7 @@ from .._util.parallel import blas_budget
 from ..models import combine_terms
 from ._input import InputMixin
 
-__all__ = ["PredictMixin", "log_softmax", "row_argmax", "softmax"]
+__all__ = ["PredictMixin", "all_finite", "log_softmax", "row_argmax", "softmax"]
 
 
 class PredictMixin(InputMixin):
@@ -207,6 +207,8 @@ class PredictMixin(InputMixin):
         others below it, ``-inf`` beyond float64; absolute: ``-inf`` where
         the log density is below -max float). Normal rows cost nothing more.
         """
+        if all_finite(values):
+            return values  # one reduction: no row to repair (the common case)
         with np.errstate(invalid="ignore"):
             top = np.max(self._with_data(values), axis=1) if values.shape[0] else values[:, 0]
         bad = np.flatnonzero(~np.isfinite(top))
@@ -309,6 +311,18 @@ class PredictMixin(InputMixin):
         jll = self._out(self._joint_log_proba(X, full=True))
         with np.errstate(divide="ignore"):
             return np.asarray(logsumexp(jll, axis=1))
+
+
+def all_finite(values: NDArray[Any]) -> bool:
+    """Whether every entry of ``values`` is finite, from one sum (no temporary array).
+
+    NaN or an infinity makes the sum non-finite; so can finite values whose
+    sum overflows, for which the answer is then computed entry by entry.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(values)):
+            return True
+    return bool(np.all(np.isfinite(values)))
 
 
 def _plus_priors(values: NDArray[np.float64], log_priors: NDArray[np.float64]) -> NDArray[Any]:

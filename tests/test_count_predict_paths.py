@@ -1,0 +1,273 @@
+"""The three prediction paths of the count models' wide dense rows agree.
+
+MultinomialNB and ComplementNB check the sign of wide dense float64 rows
+with their product. On a machine with a free core for each BLAS thread
+(:func:`bayesrule._util.products.blas_has_the_cores`) that is one pass for
+the minimum and one multi-threaded product (``_checked_rows_dot``); on a
+busy one, the fused, blocked product (``_fused_rows_dot``); other input
+takes the separate check. Every path gives equal predictions, probabilities
+to 1e-10, scikit-learn's results (~1e-8) and the same refusals, over
+generated shapes, dtypes, memory orders, missing entries and sparse input.
+Also: :func:`bayesrule._util.parallel.free_cores` leaves out the process's
+own running threads, and ``all_finite`` is ``np.all(np.isfinite(.))``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import naive_bayes as sknb
+
+import bayesrule as br
+from bayesrule._util import parallel, products
+from bayesrule.estimators._predict import all_finite
+
+SETTINGS = settings(max_examples=25, deadline=None)
+COUNT_MODELS = ["MultinomialNB", "ComplementNB", "BernoulliNB"]
+METHODS = [
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "predict_joint_log_proba",
+    "score_samples",
+]
+PATHS = ["separate", "fused", "checked"]
+
+
+def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Poisson counts of ``k`` classes with their own rates, every class present."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    rates = rng.uniform(0.2, 6.0, size=(k, p))
+    return rng.poisson(rates[y]).astype(np.float64), y
+
+
+def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
+    """Small tables (more than 4 features) take ``path``; ``calls`` records the products."""
+    mp.setattr(products, "NARROW", 4)
+    mp.setattr(products, "FUSED_ROWS", 7)
+    mp.setattr(products, "PARALLEL_MIN_WORK", 0.0)
+    mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
+    if path == "separate":
+        mp.setattr(products, "fusable", lambda X, k: False)
+    mp.setattr(products, "blas_has_the_cores", lambda: path == "checked")
+    for name in ("_fused_rows_dot", "_checked_rows_dot"):
+        real = getattr(products, name)
+        mp.setattr(
+            products,
+            name,
+            lambda X, A, real=real, name=name: calls.append(name) or real(X, A),
+        )
+
+
+def run(est, X, path, methods=METHODS):
+    calls: list[str] = []
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        take(mp, path, calls)
+        out = {m: getattr(est, m)(X) for m in methods}
+    assert not products.tracking(X)
+    return out, calls
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.sampled_from([1, 6, 7, 8, 15, 50, 120]),
+    p=st.integers(5, 40),
+    k=st.integers(2, 6),
+    dtype=st.sampled_from([np.float64, np.float32]),
+    order=st.sampled_from(["C", "F"]),
+    missing=st.sampled_from([0.0, 0.1]),
+    name=st.sampled_from(COUNT_MODELS),
+)
+def test_every_path_gives_the_same_predictions(seed, n, p, k, dtype, order, missing, name):
+    X, y = counts(seed, 4 * k + n, p, k)
+    est = getattr(br, name)().fit(X, y)
+    Xt = np.asarray(counts(seed + 2, n, p, k)[0], dtype=dtype, order=order)
+    if missing:
+        Xt[np.random.default_rng(seed).random(Xt.shape) < missing] = np.nan
+    results = {path: run(est, Xt, path) for path in PATHS}
+    base, _ = results["separate"]
+    fits_fused = dtype == np.float64 and order == "C" and name != "BernoulliNB"
+    for path, (out, calls) in results.items():
+        if path != "separate":
+            expected = "_checked_rows_dot" if path == "checked" else "_fused_rows_dot"
+            assert (expected in calls) == fits_fused, (path, calls)
+        np.testing.assert_array_equal(out["predict"], base["predict"])
+        for m in METHODS[1:]:
+            np.testing.assert_allclose(out[m], base[m], rtol=1e-10, atol=1e-10, err_msg=m)
+        np.testing.assert_allclose(out["predict_proba"].sum(axis=1), 1.0, rtol=1e-9)
+        assert np.all(np.isfinite(out["predict_proba"]))
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 80),
+    p=st.integers(5, 30),
+    k=st.integers(2, 5),
+    path=st.sampled_from(PATHS),
+    name=st.sampled_from(COUNT_MODELS),
+)
+def test_every_path_matches_scikit_learn(seed, n, p, k, path, name):
+    X, y = counts(seed, 5 * k + n, p, k)
+    ours = getattr(br, name)().fit(X, y)
+    theirs = getattr(sknb, name)().fit(X, y)
+    Xt = counts(seed + 1, n, p, k)[0]
+    out, _ = run(ours, Xt, path, METHODS[:4])
+    np.testing.assert_array_equal(out["predict"], theirs.predict(Xt))
+    for m in METHODS[1:4]:
+        np.testing.assert_allclose(out[m], getattr(theirs, m)(Xt), rtol=1e-8, atol=1e-8, err_msg=m)
+
+
+@pytest.mark.parametrize("name", COUNT_MODELS)
+@pytest.mark.parametrize("path", PATHS)
+def test_sparse_rows_predict_as_dense_on_every_path(name, path):
+    X, y = counts(3, 200, 30, 4)
+    est = getattr(br, name)().fit(X, y)
+    Xt = counts(4, 90, 30, 4)[0]
+    Xt[Xt < 3] = 0.0
+    dense, _ = run(est, Xt, path)
+    sparse, calls = run(est, sp.csr_matrix(Xt), path)
+    assert not calls  # sparse rows keep the plain product
+    np.testing.assert_array_equal(sparse["predict"], dense["predict"])
+    for m in METHODS[1:]:
+        np.testing.assert_allclose(sparse[m], dense[m], rtol=1e-10, atol=1e-10, err_msg=m)
+
+
+def refusal(est, X, method, path):
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning comes before the refusal
+        take(mp, path, [])
+        with pytest.raises(ValueError) as info:
+            getattr(est, method)(X)
+    return str(info.value)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.sampled_from([7, 8, 20, 35]),
+    bad=st.lists(st.tuples(st.integers(0, 34), st.integers(0, 7)), min_size=1, max_size=3),
+    value=st.sampled_from([-1.0, -1e300, np.inf, -np.inf]),
+    nan_elsewhere=st.booleans(),
+    method=st.sampled_from(METHODS),
+    name=st.sampled_from(["MultinomialNB", "ComplementNB"]),
+)
+def test_the_checked_path_refuses_as_the_separate_check(
+    seed, n, bad, value, nan_elsewhere, method, name
+):
+    X, y = counts(seed, 60, 8, 3)
+    est = getattr(br, name)().fit(X, y)
+    Xt = np.array(counts(seed + 1, n, 8, 3)[0])
+    if nan_elsewhere:
+        Xt[n // 2, 0] = np.nan
+    for r, c in bad:
+        Xt[r % n, c] = value
+    expected = refusal(est, Xt, method, "separate")
+    assert refusal(est, Xt, method, "checked") == expected
+    assert ("negative" in expected.lower()) == (value < 0 and np.isfinite(value))
+
+
+def test_the_checked_path_warns_out_of_range_as_the_separate_check():
+    X, y = counts(4, 200, 8, 3)
+    est = br.MultinomialNB().fit(X, y)
+    far = counts(5, 5000, 8, 3)[0]
+    far[:, 2] *= 1000.0
+    far[7, 6] = np.nan
+
+    def messages(path):
+        with pytest.MonkeyPatch.context() as mp:
+            take(mp, path, [])
+            with pytest.warns(br.OutOfRangeWarning) as record:
+                est.predict(far)
+        return [str(w.message) for w in record]
+
+    assert messages("checked") == messages("separate")
+    assert "feature 2:" in " ".join(messages("checked"))
+
+
+def test_the_checked_product_records_the_minimum():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 9))
+    A = rng.normal(size=(3, 9))
+    for low in (np.min(X), np.nan):
+        if np.isnan(low):
+            X[3, 4] = np.nan
+        products.track_low(X, step=5)
+        out = products._checked_rows_dot(X, A)
+        got, bounds = products.tracked_low()
+        np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(got, low)
+        assert bounds is None  # the range check takes the sample's bounds itself
+
+
+def test_the_blas_threads_decide_the_path(monkeypatch):
+    monkeypatch.setattr(products, "blas_threads", lambda: 1)
+    monkeypatch.setattr(products, "free_cores", lambda: 8)
+    assert not products.blas_has_the_cores()  # a single-threaded BLAS: fused
+    monkeypatch.setattr(products, "blas_threads", lambda: 2)
+    assert products.blas_has_the_cores()
+    monkeypatch.setattr(products, "free_cores", lambda: 1)
+    assert not products.blas_has_the_cores()  # a busy machine: fused
+
+
+def test_free_cores_leave_out_the_process_own_threads(monkeypatch):
+    monkeypatch.setattr(parallel, "available_cores", lambda: 4)
+    monkeypatch.setattr(parallel, "LOAD_PAUSE", 0.0)
+    monkeypatch.setattr(parallel, "IDLE_CACHE_SECONDS", 0.0)
+    # the caller and a spinning BLAS worker of this process run: no other load
+    monkeypatch.setattr(parallel, "_running_tasks", lambda: 2)
+    monkeypatch.setattr(parallel, "_own_running", lambda: 2)
+    assert parallel.free_cores() == 4
+    assert parallel.idle_cores() == 3  # idle_cores counts the worker
+    # two tasks of other processes besides the caller
+    monkeypatch.setattr(parallel, "_running_tasks", lambda: 3)
+    monkeypatch.setattr(parallel, "_own_running", lambda: 1)
+    assert parallel.free_cores() == 2
+    monkeypatch.setattr(parallel, "_own_running", lambda: None)  # unknown: the caller only
+    assert parallel.free_cores() == 2
+    monkeypatch.setattr(parallel, "_running_tasks", lambda: 9)
+    assert parallel.free_cores() == 1  # never below one
+    readings = iter([3, 9, 3, 3, 2])  # a short wake-up is not load
+    monkeypatch.setattr(parallel, "_running_tasks", lambda: next(readings))
+    assert parallel.free_cores() == 2
+
+
+def test_free_cores_are_read_again_after_a_moment(monkeypatch):
+    monkeypatch.setattr(parallel, "available_cores", lambda: 8)
+    monkeypatch.setattr(parallel, "LOAD_PAUSE", 0.0)
+    monkeypatch.setattr(parallel, "_free_cache", None)
+    monkeypatch.setattr(parallel, "_own_running", lambda: 1)
+    monkeypatch.setattr(parallel, "_running_tasks", lambda: 1)
+    assert parallel.free_cores() == 8
+    monkeypatch.setattr(parallel, "_running_tasks", lambda: 8)
+    assert parallel.free_cores() == 8  # within IDLE_CACHE_SECONDS: the reading is reused
+    monkeypatch.setattr(parallel, "IDLE_CACHE_SECONDS", 0.0)
+    assert parallel.free_cores() == 1
+
+
+def test_own_running_counts_this_thread():
+    own = parallel._own_running()
+    if own is None:
+        pytest.skip("no /proc/self/task here")
+    assert 1 <= own <= len(__import__("os").listdir("/proc/self/task"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(
+        st.sampled_from([0.0, -1.0, 2.5, 1e308, -1e308, np.inf, -np.inf, np.nan]),
+        min_size=0,
+        max_size=12,
+    )
+)
+def test_all_finite_is_entrywise(values):
+    a = np.array(values, dtype=np.float64).reshape(-1, 1)
+    assert all_finite(a) == bool(np.all(np.isfinite(a)))
