@@ -271,3 +271,60 @@ def test_own_running_counts_this_thread():
 def test_all_finite_is_entrywise(values):
     a = np.array(values, dtype=np.float64).reshape(-1, 1)
     assert all_finite(a) == bool(np.all(np.isfinite(a)))
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    p=st.integers(1, 30),
+    k=st.integers(1, 5),
+    path=st.sampled_from(PATHS),
+    missing=st.booleans(),
+    name=st.sampled_from(COUNT_MODELS),
+)
+def test_in_place_priors_and_posteriors_equal_new_arrays(seed, n, p, k, path, missing, name):
+    X, y = counts(seed, 4 * k + n, p, k)
+    est = getattr(br, name)().fit(X, y)
+    Xt = counts(seed + 3, n, p, k)[0]
+    if missing:
+        Xt[np.random.default_rng(seed).random(Xt.shape) < 0.2] = np.nan
+    kept = Xt.copy()
+    in_place, _ = run(est, Xt, path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(type(est), "_fresh_log_densities", False)
+        new, _ = run(est, Xt, path)
+    np.testing.assert_array_equal(Xt, kept)  # the data are never written
+    np.testing.assert_array_equal(in_place["predict"], new["predict"])
+    for m in METHODS[1:]:
+        np.testing.assert_allclose(in_place[m], new[m], rtol=1e-12, atol=1e-12, err_msg=m)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(0, 30),
+    k=st.integers(1, 6),
+    order=st.sampled_from(["C", "F"]),
+    far=st.booleans(),
+)
+def test_softmax_in_place_equals_the_new_array(seed, n, k, order, far):
+    from bayesrule.estimators._predict import log_softmax, softmax
+
+    rng = np.random.default_rng(seed)
+    jll = np.asarray(rng.normal(scale=50.0, size=(n, k)), order=order)
+    if far and n:  # a row far from every class, one class at -inf (as _repair leaves them)
+        jll[0] = -1e300
+        if k > 1:
+            jll[0, -1] = -np.inf
+    kept = jll.copy()
+    for f in (softmax, log_softmax):
+        expected = f(jll)
+        np.testing.assert_array_equal(jll, kept)  # not written without overwrite
+        work = jll.copy(order="K")
+        got = f(work, overwrite=True)
+        assert got is work or got.base is work or n == 0
+        np.testing.assert_array_equal(got, expected)
+    read_only = kept.copy()
+    read_only.flags.writeable = False
+    np.testing.assert_array_equal(softmax(read_only, overwrite=True), softmax(kept))

@@ -39,6 +39,11 @@ class PredictMixin(InputMixin):
     #: multinomial coefficient). ``score_samples`` keeps the full density.
     _joint_is_relative = False
 
+    #: Whether the class models' log densities are new arrays of each call
+    #: (the count models' products), so that the priors are added to them and
+    #: the posteriors taken from them in place: no (n, K) temporaries.
+    _fresh_log_densities = False
+
     # set by a fit (annotations only: an unfitted estimator has none of them)
     stats_: Any
     classes_: NDArray[Any]
@@ -141,7 +146,9 @@ class PredictMixin(InputMixin):
         return out
 
     def _joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
-        return self._mask_absent(_plus_priors(self._class_log_density(Xv), self._log_priors()))
+        return self._mask_absent(
+            _plus_priors(self._class_log_density(Xv), self._log_priors(), self._fresh_log_densities)
+        )
 
     def _relative_joint(self, Xv: NDArray[Any]) -> NDArray[np.float64]:
         """The joint log likelihood up to a constant per row (enough for posteriors).
@@ -153,7 +160,9 @@ class PredictMixin(InputMixin):
         relative = getattr(self._model, "relative_log_prob", None)
         if relative is None:
             return self._joint(Xv)
-        return self._mask_absent(_plus_priors(self._scatter(relative(Xv)), self._log_priors()))
+        return self._mask_absent(
+            _plus_priors(self._scatter(relative(Xv)), self._log_priors(), self._fresh_log_densities)
+        )
 
     def _terms_of_rows(
         self, Xv: Any, rows: NDArray[np.intp], prior: bool, family_relative: bool = False
@@ -261,7 +270,11 @@ class PredictMixin(InputMixin):
     def _family_relative_joint(self, Xv: Any) -> NDArray[np.float64]:
         """``log pi_k`` plus the family's ``relative_log_prob`` (see :attr:`_joint_is_relative`)."""
         return self._mask_absent(
-            self._scatter(self._model.relative_log_prob(Xv)) + self._log_priors()
+            _plus_priors(
+                self._scatter(self._model.relative_log_prob(Xv)),
+                self._log_priors(),
+                self._fresh_log_densities,
+            )
         )
 
     @routed
@@ -273,12 +286,12 @@ class PredictMixin(InputMixin):
         far from every class is decided by the class that dominates in exact
         arithmetic (posterior 1, the others 0), never NaN.
         """
-        return self._out(log_softmax(self._decision(X)))
+        return self._out(log_softmax(self._decision(X), overwrite=self._fresh_log_densities))
 
     @routed
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Posterior probabilities ``P(y = k | x)``, shape (n, n_classes); rows sum to 1."""
-        return self._out(softmax(self._decision(X)))
+        return self._out(softmax(self._decision(X), overwrite=self._fresh_log_densities))
 
     @routed
     def predict(self, X: ArrayLike) -> NDArray[Any]:
@@ -325,41 +338,71 @@ def all_finite(values: NDArray[Any]) -> bool:
     return bool(np.all(np.isfinite(values)))
 
 
-def _plus_priors(values: NDArray[np.float64], log_priors: NDArray[np.float64]) -> NDArray[Any]:
-    """``values + log_priors`` as a new array; ``values`` itself where every log prior is 0
-    (ComplementNB's decision, which has no priors: a pass over the (n, K) values saved)."""
+def _plus_priors(
+    values: NDArray[np.float64], log_priors: NDArray[np.float64], in_place: bool = False
+) -> NDArray[Any]:
+    """``values + log_priors`` as a new array, or added into ``values`` with ``in_place``
+    (a writeable float64 array of the call's own); ``values`` itself where every log
+    prior is 0 (ComplementNB's decision, which has no priors: a pass over the (n, K)
+    values saved)."""
     if not np.any(log_priors):
         return np.asarray(values, dtype=np.float64)
+    if _writeable(values, in_place):
+        values += log_priors
+        return values
     return values + log_priors
 
 
-def log_softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
+def _writeable(values: Any, overwrite: bool) -> bool:
+    """Whether ``values`` may be overwritten: asked to, and a writeable float64 ndarray."""
+    return (
+        overwrite
+        and isinstance(values, np.ndarray)
+        and values.dtype == np.float64
+        and values.flags.writeable
+    )
+
+
+def log_softmax(jll: NDArray[np.float64], *, overwrite: bool = False) -> NDArray[np.float64]:
     """``jll - log sum_k exp(jll)`` per row, with the row's largest value taken out first.
 
     scipy's ``logsumexp`` adds the largest value back before the subtraction,
     which loses the small terms next to a value of -1e300 (rows of
-    probabilities that sum to 3); here they are differences from it.
+    probabilities that sum to 3); here they are differences from it. With
+    ``overwrite`` the result is written into ``jll`` (when it is a writeable
+    float64 array): one (n, K) temporary fewer.
     """
-    d, e = _shifted_exp(jll)
-    return d - np.log(np.sum(e, axis=1, keepdims=True))
+    d, e = _shifted_exp(jll, overwrite)
+    d -= np.log(np.sum(e, axis=1, keepdims=True))
+    return d
 
 
-def softmax(jll: NDArray[np.float64]) -> NDArray[np.float64]:
+def softmax(jll: NDArray[np.float64], *, overwrite: bool = False) -> NDArray[np.float64]:
     """``exp(log_softmax(jll))``, from one exponential of the (n, K) values, not two.
 
     Each row's ``exp(jll - top)`` divided by its sum: equal to the exponential of
-    :func:`log_softmax` up to rounding (a few units in the last place).
+    :func:`log_softmax` up to rounding (a few units in the last place). With
+    ``overwrite`` the result is written into ``jll`` (as :func:`log_softmax`).
     """
-    _, e = _shifted_exp(jll)
-    e /= np.sum(e, axis=1, keepdims=True)
-    return e
+    d, _ = _shifted_exp(jll, overwrite, exp_in_place=True)
+    d /= np.sum(d, axis=1, keepdims=True)
+    return d
 
 
-def _shifted_exp(jll: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``d = jll - top`` (each row's largest value, where it is finite) and ``exp(d)``."""
+def _shifted_exp(
+    jll: NDArray[np.float64], overwrite: bool = False, exp_in_place: bool = False
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``d = jll - top`` (each row's largest value, where it is finite) and ``exp(d)``;
+    ``d`` in ``jll`` itself with ``overwrite``, ``exp(d)`` in ``d`` with ``exp_in_place``."""
     top = np.max(jll, axis=1, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(invalid="ignore"):
-        d = jll - np.where(np.isfinite(top), top, 0.0)
+        if _writeable(jll, overwrite):
+            d = np.subtract(jll, shift, out=jll)
+        else:
+            d = np.subtract(jll, shift, dtype=np.float64)
+    if exp_in_place:
+        return np.exp(d, out=d), d
     return d, np.exp(d)
 
 

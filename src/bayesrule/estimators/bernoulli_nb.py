@@ -98,6 +98,8 @@ class BernoulliNB(_DiscreteNB):
     """
 
     spec = _DiscreteNB.spec.replace(statistic=CountStats, sparse=True, inf_reaches_results=False)
+    #: the class models' log densities are new arrays: priors and posteriors in place
+    _fresh_log_densities = True
 
     _parameter_constraints: dict = {
         "alpha": _ALPHA,

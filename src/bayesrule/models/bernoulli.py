@@ -74,7 +74,9 @@ class Bernoulli(SmoothedFamily):
             # rows_dot converts float32 (the binarized data) a block at a time
             out = rows_dot(np.asarray(X), self.log_p - self.log_q)
             out += self.log_q.sum(axis=1)
-            if np.all(np.isfinite(out)):
+            with np.errstate(over="ignore", invalid="ignore"):
+                finite = bool(np.isfinite(np.sum(out)))  # one sum, no temporary
+            if finite or np.all(np.isfinite(out)):
                 return finish(out, self._single)
         X0, missing = split_missing(X)
         out = rows_dot(X0, self.log_p - self.log_q) + self.log_q.sum(axis=1)
