@@ -125,16 +125,21 @@ class _BaseNB(UpdatableMixin):
         return Xv
 
     def _after(self, Xv: Any, result: Any) -> None:
+        self._after_finite(Xv, result)
+
+    def _after_finite(self, Xv: Any, result: Any) -> bool:
+        """:meth:`_after`; True where it found every entry of ``result`` finite (one sum)."""
         if self._fused_sign and products.tracking(Xv):
             low, seen = products.tracked_low()
             self._check_sign(Xv, float(np.min(Xv, initial=0.0)) if low is None else low)
             warn_out_of_range(self, Xv, seen)
         if not self.spec.inf_reaches_results:
-            return  # _validate_X has already refused infinity; NaN is missing
+            return False  # _validate_X has already refused infinity; NaN is missing
         if all_finite(result):
-            return  # one sum of the results, not a temporary of their size
+            return True  # one sum of the results, not a temporary of their size
         values = Xv.data if sp.issparse(Xv) else Xv
         super()._after(np.atleast_2d(values), result)
+        return False
 
     def _check_sign(self, Xv: Any, lo: float, hi: float = 0.0) -> None:
         """Refuse infinity (when ``lo``/``hi`` are not finite) and, for counts, negative values."""

@@ -99,8 +99,8 @@ class PredictMixin(InputMixin):
         Xv = self._input(X, reset=False)
         with self._deferred(), self._threads(Xv):
             out = self._class_log_density(Xv)
-        self._after(Xv, self._with_data(out))
-        return self._repair(Xv, out, prior=False, relative=False)
+        finite = self._after_finite(Xv, self._with_data(out))
+        return self._repair(Xv, out, prior=False, relative=False, finite=finite)
 
     def class_model(self, label: Any) -> Any:
         """The fitted model of one class (from :mod:`bayesrule.models`).
@@ -120,6 +120,12 @@ class PredictMixin(InputMixin):
 
     def _class_model(self, k: int) -> Any:
         return self._model[self._model_index(k)]
+
+    def _after_finite(self, Xv: Any, result: NDArray[Any]) -> bool:
+        """:meth:`_after`; True where it established that every entry of ``result`` is
+        finite (then :meth:`_repair` has no row to look for)."""
+        self._after(Xv, result)
+        return False
 
     def _log_priors(self) -> NDArray[np.float64]:
         with np.errstate(divide="ignore"):
@@ -206,6 +212,7 @@ class PredictMixin(InputMixin):
         prior: bool = True,
         relative: bool = True,
         family_relative: bool = False,
+        finite: bool = False,
     ) -> NDArray[np.float64]:
         """Recompute the rows of ``values`` that Bayes' rule cannot use, from scaled terms.
 
@@ -216,8 +223,8 @@ class PredictMixin(InputMixin):
         others below it, ``-inf`` beyond float64; absolute: ``-inf`` where
         the log density is below -max float). Normal rows cost nothing more.
         """
-        if all_finite(values):
-            return values  # one reduction: no row to repair (the common case)
+        if finite or all_finite(values):
+            return values  # no row to repair (the common case): known, or one reduction
         with np.errstate(invalid="ignore"):
             top = np.max(self._with_data(values), axis=1) if values.shape[0] else values[:, 0]
         bad = np.flatnonzero(~np.isfinite(top))
@@ -244,8 +251,8 @@ class PredictMixin(InputMixin):
                 return np.asarray(fast)
         with self._deferred(), self._threads(Xv):
             jll = self._relative_joint(Xv)
-        self._after(Xv, self._with_data(jll))
-        return self._repair(Xv, jll)
+        finite = self._after_finite(Xv, self._with_data(jll))
+        return self._repair(Xv, jll, finite=finite)
 
     @routed
     def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -264,8 +271,8 @@ class PredictMixin(InputMixin):
         relative = not full and hasattr(self._model, "relative_log_prob")
         with self._deferred(), self._threads(Xv):
             jll = self._family_relative_joint(Xv) if relative else self._joint(Xv)
-        self._after(Xv, self._with_data(jll))
-        return self._repair(Xv, jll, relative=False, family_relative=relative)
+        finite = self._after_finite(Xv, self._with_data(jll))
+        return self._repair(Xv, jll, relative=False, family_relative=relative, finite=finite)
 
     def _family_relative_joint(self, Xv: Any) -> NDArray[np.float64]:
         """``log pi_k`` plus the family's ``relative_log_prob`` (see :attr:`_joint_is_relative`)."""
