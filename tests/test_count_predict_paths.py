@@ -36,7 +36,9 @@ METHODS = [
     "predict_joint_log_proba",
     "score_samples",
 ]
-PATHS = ["separate", "fused", "checked"]
+PATHS = ["separate", "fused", "checked", "narrow"]
+#: the product each path takes for the rows it applies to
+PRODUCT = {"fused": "_fused_rows_dot", "checked": "_checked_rows_dot", "narrow": "_narrow_rows_dot"}
 
 
 def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,15 +50,20 @@ def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
-    """Small tables (more than 4 features) take ``path``; ``calls`` records the products."""
-    mp.setattr(products, "NARROW", 4)
+    """Small tables take ``path`` (more than 4 features, or for ``'narrow'`` at least 14
+    rows of at most 64 features, in blocks of 7 rows); ``calls`` records the products."""
+    if path == "narrow":
+        mp.setattr(products, "NARROW", 64)
+        mp.setattr(products, "NARROW_ROWS", 7)
+    else:
+        mp.setattr(products, "NARROW", 4)
     mp.setattr(products, "FUSED_ROWS", 7)
     mp.setattr(products, "PARALLEL_MIN_WORK", 0.0)
     mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
     if path == "separate":
         mp.setattr(products, "fusable", lambda X, k: False)
     mp.setattr(products, "blas_has_the_cores", lambda: path == "checked")
-    for name in ("_fused_rows_dot", "_checked_rows_dot"):
+    for name in PRODUCT.values():
         real = getattr(products, name)
         mp.setattr(
             products,
@@ -97,8 +104,9 @@ def test_every_path_gives_the_same_predictions(seed, n, p, k, dtype, order, miss
     fits_fused = dtype == np.float64 and order == "C" and name != "BernoulliNB"
     for path, (out, calls) in results.items():
         if path != "separate":
-            expected = "_checked_rows_dot" if path == "checked" else "_fused_rows_dot"
-            assert (expected in calls) == fits_fused, (path, calls)
+            applies = fits_fused and (path != "narrow" or n >= 14)
+            assert (PRODUCT[path] in calls) == applies, (path, calls)
+            assert set(calls) <= {PRODUCT[path]}, (path, calls)
         np.testing.assert_array_equal(out["predict"], base["predict"])
         for m in METHODS[1:]:
             np.testing.assert_allclose(out[m], base[m], rtol=1e-10, atol=1e-10, err_msg=m)
@@ -221,6 +229,7 @@ def test_the_blas_threads_decide_the_path(monkeypatch):
 def test_free_cores_leave_out_the_process_own_threads(monkeypatch):
     monkeypatch.setattr(parallel, "available_cores", lambda: 4)
     monkeypatch.setattr(parallel, "LOAD_PAUSE", 0.0)
+    monkeypatch.setattr(parallel, "FREE_PAUSE", 0.0)
     monkeypatch.setattr(parallel, "IDLE_CACHE_SECONDS", 0.0)
     # the caller and a spinning BLAS worker of this process run: no other load
     monkeypatch.setattr(parallel, "_running_tasks", lambda: 2)
@@ -242,7 +251,7 @@ def test_free_cores_leave_out_the_process_own_threads(monkeypatch):
 
 def test_free_cores_are_read_again_after_a_moment(monkeypatch):
     monkeypatch.setattr(parallel, "available_cores", lambda: 8)
-    monkeypatch.setattr(parallel, "LOAD_PAUSE", 0.0)
+    monkeypatch.setattr(parallel, "FREE_PAUSE", 0.0)
     monkeypatch.setattr(parallel, "_free_cache", None)
     monkeypatch.setattr(parallel, "_own_running", lambda: 1)
     monkeypatch.setattr(parallel, "_running_tasks", lambda: 1)
@@ -328,3 +337,42 @@ def test_softmax_in_place_equals_the_new_array(seed, n, k, order, far):
     read_only = kept.copy()
     read_only.flags.writeable = False
     np.testing.assert_array_equal(softmax(read_only, overwrite=True), softmax(kept))
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    p=st.integers(1, 9),
+    step=st.integers(0, 12),
+    missing=st.booleans(),
+)
+def test_the_narrow_product_records_the_minimum_and_the_samples_bounds(seed, n, p, step, missing):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    if missing:
+        X[rng.integers(n), rng.integers(p)] = np.nan
+    A = rng.normal(size=(3, p))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(products, "NARROW_ROWS", 7)
+        products.track_low(X, step=step)
+        out = products._narrow_rows_dot(X, A)
+        low, bounds = products.tracked_low()
+    np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
+    assert out.flags.f_contiguous  # column-major, as rows_dot's narrow product
+    np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
+    if step == 0:
+        assert bounds is None
+    else:
+        np.testing.assert_array_equal(bounds[0], X[::step].min(axis=0))
+        np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
+
+
+def test_narrow_rows_fuse_only_in_two_blocks_or_more(monkeypatch):
+    monkeypatch.setattr(products, "NARROW_ROWS", 10)
+    assert products.fusable(np.ones((20, 5)), 3)
+    assert not products.fusable(np.ones((19, 5)), 3)
+    assert not products.fusable(np.ones((20, 5), order="F"), 3)
+    assert not products.fusable(np.ones((20, 5), dtype=np.float32), 3)
+    with br.config_context(limit_blas=False):  # the narrow path never changes the BLAS
+        assert products.fusable(np.ones((20, 5)), 3)

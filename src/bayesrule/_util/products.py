@@ -74,6 +74,8 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
         return _converted_blocks(X, A)
     X = np.asarray(X, dtype=np.float64)
     if tracking(X) and fusable(X, A.shape[0]):
+        if X.shape[1] <= NARROW:
+            return _narrow_rows_dot(X, A)
         if blas_has_the_cores():
             return _checked_rows_dot(X, A)
         return _fused_rows_dot(X, A)
@@ -109,6 +111,10 @@ def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.flo
 # ------------------------------------------------------------------------------
 # the product of a prediction fused with its input's sign check
 # ------------------------------------------------------------------------------
+#: Rows of one block of narrow tracked rows (:func:`_narrow_rows_dot`; 2.6 MB of
+#: 20 float64 features: the block stays in cache between its minimum and its product).
+NARROW_ROWS = 16384
+
 #: Rows of one block of :func:`rows_dot`'s fused path (about 2 MiB of float64
 #: MNIST rows: a block stays in cache between its minimum and its product).
 FUSED_ROWS = 334
@@ -139,20 +145,26 @@ if hasattr(os, "register_at_fork"):
 def fusable(X: Any, n_classes: int) -> bool:
     """Whether :func:`rows_dot` takes the fused, blocked path for ``X`` (see :func:`track_low`).
 
-    Dense C-ordered float64 rows wider than :data:`NARROW` features, in a
-    product of at least ``PARALLEL_MIN_WORK`` multiply-adds with at most
-    :data:`FEW_ROWS` classes (MNIST's test set and ten classes qualify), unless
+    Dense C-ordered float64 rows with at most :data:`FEW_ROWS` classes: wider
+    than :data:`NARROW` features, in a product of at least ``PARALLEL_MIN_WORK``
+    multiply-adds (MNIST's test set and ten classes qualify), unless
     ``limit_blas`` is off and the BLAS multi-threaded (its count is then never
-    lowered for the blocks).
+    lowered for the blocks); or narrow, in at least two blocks of
+    :data:`NARROW_ROWS` rows (:func:`_narrow_rows_dot`, which never changes
+    the BLAS's threads).
     """
-    return (
+    if not (
         isinstance(X, np.ndarray)
         and X.ndim == 2
         and X.dtype == np.float64
         and X.flags.c_contiguous
-        and X.shape[1] > NARROW
         and 0 < n_classes <= FEW_ROWS
-        and float(X.size) * n_classes >= PARALLEL_MIN_WORK
+    ):
+        return False
+    if X.shape[1] <= NARROW:
+        return X.shape[0] >= 2 * NARROW_ROWS
+    return (
+        float(X.size) * n_classes >= PARALLEL_MIN_WORK
         # with limit_blas off, a multi-threaded BLAS is left to the single product
         and (bool(get_config()["limit_blas"]) or blas_threads() == 1)
     )
@@ -210,6 +222,45 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
     return (A @ X.T).T
 
 
+def _sample_bounds(
+    X: NDArray[np.float64], s: int, rows: int, step: int, lo: NDArray[Any], hi: NDArray[Any]
+) -> None:
+    """Per-column least and largest values (into ``lo`` and ``hi``) of the rows of the
+    sample ``X[::step]`` within the block ``X[s : s + rows]``, if it holds any."""
+    first = -(-s // step) * step
+    if first < s + rows and first < X.shape[0]:
+        sample = X[first : s + rows : step]
+        np.min(sample, axis=0, out=lo)
+        np.max(sample, axis=0, out=hi)
+
+
+def _narrow_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``X @ A.T`` of tracked narrow rows in blocks of :data:`NARROW_ROWS`, each block's
+    minimum (and the range sample's bounds) taken while it is in cache, then its product
+    in the transposed shape (``A @ block.T``, the fast one for narrow rows, on the BLAS's
+    own threads) into the columns of a (K, n) array: one pass over ``X`` instead of a
+    minimum's pass and a product's. The result is column-major, as :func:`rows_dot`'s
+    for narrow rows."""
+    n, p = X.shape
+    out = np.empty((A.shape[0], n))
+    starts = range(0, n, NARROW_ROWS)
+    lows = np.empty(len(starts))
+    step = int(getattr(_fused, "step", 0))
+    if step > 0:
+        seen_lo = np.full((len(starts), p), np.inf)
+        seen_hi = np.full((len(starts), p), -np.inf)
+    for i, s in enumerate(starts):
+        block = X[s : s + NARROW_ROWS]
+        lows[i] = block.min()
+        if step > 0:
+            _sample_bounds(X, s, NARROW_ROWS, step, seen_lo[i], seen_hi[i])
+        np.matmul(A, block.T, out=out[:, s : s + NARROW_ROWS])
+    _fused.low = float(lows.min()) if lows.size else 0.0
+    if step > 0 and lows.size:
+        _fused.bounds = (seen_lo.min(axis=0), seen_hi.max(axis=0))
+    return out.T
+
+
 def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
     """``X @ A.T`` in blocks of :data:`FUSED_ROWS` rows with single-threaded products, each
     block's minimum taken while it is in cache; the blocks are shared by the calling thread
@@ -233,11 +284,7 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
             block = X[s : s + FUSED_ROWS]
             lows[i] = block.min()
             if step > 0:
-                first = -(-s // step) * step
-                if first < s + FUSED_ROWS and first < n:
-                    sample = X[first : s + FUSED_ROWS : step]
-                    np.min(sample, axis=0, out=seen_lo[i])
-                    np.max(sample, axis=0, out=seen_hi[i])
+                _sample_bounds(X, s, FUSED_ROWS, step, seen_lo[i], seen_hi[i])
             np.matmul(block, At, out=out[s : s + FUSED_ROWS])
 
     threads = prediction_threads(float(X.size) * A.shape[0])
