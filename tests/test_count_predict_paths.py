@@ -62,7 +62,7 @@ def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
     mp.setattr(parallel, "PARALLEL_MIN_WORK", 0.0)
     if path == "separate":
         mp.setattr(products, "fusable", lambda X, k: False)
-    mp.setattr(products, "blas_has_the_cores", lambda: path == "checked")
+    mp.setattr(products, "blas_has_the_cores", lambda: path in ("checked", "narrow"))
     for name in PRODUCT.values():
         real = getattr(products, name)
         mp.setattr(
@@ -376,3 +376,24 @@ def test_narrow_rows_fuse_only_in_two_blocks_or_more(monkeypatch):
     assert not products.fusable(np.ones((20, 5), dtype=np.float32), 3)
     with br.config_context(limit_blas=False):  # the narrow path never changes the BLAS
         assert products.fusable(np.ones((20, 5)), 3)
+
+
+def test_narrow_rows_on_a_busy_machine_keep_one_product(monkeypatch):
+    X, y = counts(8, 300, 6, 3)
+    est = br.MultinomialNB().fit(X, y)
+    Xt = counts(9, 200, 6, 3)[0]
+    calls: list[str] = []
+    with pytest.MonkeyPatch.context() as mp:
+        take(mp, "narrow", calls)
+        expected = est.predict_proba(Xt)
+        assert calls == ["_narrow_rows_dot"]
+        mp.setattr(products, "blas_has_the_cores", lambda: False)
+        mp.setattr(products, "blas_threads", lambda: 2)
+        calls.clear()
+        busy = est.predict_proba(Xt)
+        assert calls == []  # one product, the minimum in a pass of its own
+        mp.setattr(products, "blas_threads", lambda: 1)
+        single = est.predict_proba(Xt)
+        assert calls == ["_narrow_rows_dot"]  # a single-threaded BLAS has no barrier
+    np.testing.assert_allclose(busy, expected, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(single, expected, rtol=1e-10, atol=1e-10)

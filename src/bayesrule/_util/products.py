@@ -75,7 +75,11 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     X = np.asarray(X, dtype=np.float64)
     if tracking(X) and fusable(X, A.shape[0]):
         if X.shape[1] <= NARROW:
-            return _narrow_rows_dot(X, A)
+            # many multi-threaded products on a busy machine would each wait at the
+            # BLAS's barrier: there, one product, and the minimum in a pass of its own
+            if blas_threads() == 1 or blas_has_the_cores():
+                return _narrow_rows_dot(X, A)
+            return (A @ X.T).T
         if blas_has_the_cores():
             return _checked_rows_dot(X, A)
         return _fused_rows_dot(X, A)
@@ -240,7 +244,10 @@ def _narrow_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[
     in the transposed shape (``A @ block.T``, the fast one for narrow rows, on the BLAS's
     own threads) into the columns of a (K, n) array: one pass over ``X`` instead of a
     minimum's pass and a product's. The result is column-major, as :func:`rows_dot`'s
-    for narrow rows."""
+    for narrow rows. Taken with a single-threaded BLAS, or one that finds its cores
+    (:func:`blas_has_the_cores`): on a busy machine each block's multi-threaded product
+    would wait at the BLAS's barrier (measured under load: up to three times slower
+    than one product)."""
     n, p = X.shape
     out = np.empty((A.shape[0], n))
     starts = range(0, n, NARROW_ROWS)
