@@ -407,7 +407,7 @@ def _shifted_exp(
         if _writeable(jll, overwrite):
             d = np.subtract(jll, shift, out=jll)
         else:
-            d = np.subtract(jll, shift, dtype=np.float64)
+            d = np.subtract(jll, shift)
     if exp_in_place:
         return np.exp(d, out=d), d
     return d, np.exp(d)
