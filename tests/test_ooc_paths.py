@@ -209,3 +209,49 @@ def test_scatter_pass_is_the_same_for_both_layouts_with_scratch_reused(
             cols = ScatterStats.from_data(np.asfortranarray(X), y, w, classes=np.arange(k))
         assert cols.allclose(rows, rtol=RTOL)
         np.testing.assert_array_equal(cols.counts, rows.counts)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sizes=st.lists(st.integers(0, 60), min_size=1, max_size=3),
+    kinds=st.lists(
+        st.sampled_from(["float32", "float64", "int64", "bool"]), min_size=1, max_size=5
+    ),
+    nulls=st.booleans(),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    seed=st.integers(0, 10_000),
+)
+def test_feature_major_blocks_are_the_columns_in_the_rings_arrays(sizes, kinds, nulls, dtype, seed):
+    # LDA's and QDA's blocks (F order) are filled column by column into the ring's
+    # reused arrays: the values of the laid-out columns, NaN for a null
+    rng = np.random.default_rng(seed)
+    names = [f"c{j}" for j in range(len(kinds))]
+    batches = []
+    for m in sizes:
+        cols = []
+        for kind in kinds:
+            values = rng.normal(size=m) * 10
+            mask = rng.random(m) < 0.2 if nulls and kind != "bool" else None
+            if kind == "bool":
+                arr = pa.array(values > 0)
+            elif kind == "int64":
+                arr = pa.array(values.astype(np.int64), mask=mask)
+            else:
+                arr = pa.array(values.astype(kind), mask=mask)
+            cols.append(arr)
+        batches.append(pa.record_batch(cols, names=names))
+    table = pa.Table.from_batches(batches)
+    expected = np.column_stack(
+        [
+            np.asarray(table.column(name).to_pandas(), dtype=np.float64).astype(dtype)
+            for name in names
+        ]
+    )
+    ring = blocks._Ring(3, order="F")
+    for _ in range(4):  # the ring's arrays are used in turn, and refilled
+        got = blocks._fill_matrix(table, names, dtype, ring)
+        assert got.dtype == dtype and got.shape == (table.num_rows, len(names))
+        assert got.flags.f_contiguous
+        if got.size:
+            assert any(np.shares_memory(got, s) for s in ring.slots if s is not None)
+        np.testing.assert_array_equal(got, expected)

@@ -131,16 +131,32 @@ def _fill_matrix(
     than on columns. Laying Arrow's columns out as rows is a transposition,
     though, several times slower than reading the file; the statistics that
     work as fast on columns (``column_major``) get F-ordered blocks, straight
-    copies of the columns. Arrow lays them out itself
-    (``RecordBatch.to_tensor``, in C++ without the GIL, so that a read-ahead
-    thread overlaps the statistics); columns it cannot take (booleans) are
-    copied one by one.
+    copies of the columns, into the ring's reused arrays (NumPy's copies
+    release the GIL, so that a read-ahead thread overlaps the statistics).
+    Row-major blocks Arrow lays out itself (``RecordBatch.to_tensor``, in C++
+    without the GIL); columns it cannot take (booleans) are copied one by one.
     """
     pa = _need_pyarrow()
     n = table.num_rows
     shape = (n, len(names))
     rows = ring is None or ring.order != "F"
     batches = table.select(names).to_batches()
+    if ring is not None and not rows:
+        # column by column into the ring's reused F-ordered array (NumPy's copies
+        # release the GIL): the copies of Arrow's to_tensor, without a fresh
+        # block-sized allocation per block whose pages fault in again
+        out = ring.get(shape, dtype)
+        with contextlib.suppress(TypeError, ValueError):  # booleans with nulls: below
+            pos = 0
+            for batch in batches:
+                m = batch.num_rows
+                for j, col in enumerate(batch.columns):
+                    values = col.to_numpy(zero_copy_only=False)
+                    if values.dtype.kind not in "biuf":
+                        raise TypeError(f"column {j} is not numeric without nulls")
+                    out[pos : pos + m, j] = values
+                pos += m
+            return out
     if len(batches) == 1:
         # one batch: Arrow's own array is the block (no second copy)
         with contextlib.suppress(pa.ArrowException, TypeError, ValueError):
