@@ -32,7 +32,9 @@ from ._common import (
     encode,
     noise_floor,
     row_ranges,
+    scratch_array,
 )
+from ._moments import class_codes
 from .schema import per_class
 
 __all__ = ["DiagonalStats"]
@@ -321,7 +323,8 @@ class _Workspace:
     def get(self, name: str, size: int, dtype: Any) -> NDArray[Any]:
         buf = self.held.get(name)
         if buf is None or buf.size < size or buf.dtype != dtype:
-            buf = self.held[name] = np.empty(size, dtype=dtype)
+            # within a streamed pass, the thread's own array from the block before
+            buf = self.held[name] = scratch_array(f"diagonal-{name}", (size,), dtype)
         return buf[:size]
 
 
@@ -409,20 +412,22 @@ def _unit_moments_by_columns(
     record batch as they were read (:meth:`DiagonalStats.from_columns`).
 
     The same exact two-pass moments, computed a few columns at a time so
-    that each group's values, gathered in class order, and its residuals
-    stay in cache through the passes that follow (range, class sums,
-    centring, squares, class sums again); every class is summed in one
-    segmented reduction (``np.add.reduceat``) rather than a call per class.
-    None when the block holds NaN or infinity.
+    that each group's values, gathered in class order (one radix sort of
+    the class codes per block), and its residuals stay in cache through
+    the passes that follow: the range, the values in float64, their class
+    sums (one segmented reduction, ``np.add.reduceat``), the residuals
+    (each class's segment less its mean, in place), their squares and
+    their class sums. None when the block holds NaN or infinity.
     """
     n, p = len(yi), len(columns)
-    order = np.argsort(yi, kind="stable")
-    edges = np.searchsorted(yi[order], np.arange(k + 1))
-    counts = np.diff(edges).astype(np.int64)
+    order = np.argsort(class_codes(yi, k), kind="stable")
+    counts = np.bincount(yi, minlength=k)[:k].astype(np.int64)
+    edges = np.concatenate(([0], np.cumsum(counts)))
     weights = counts.astype(np.float64)
     present = np.flatnonzero(counts)
     starts = edges[present]
-    held = counts[present]
+    held = weights[present]
+    spans = [(int(edges[j]), int(edges[j + 1])) for j in present.tolist()]
     means = np.zeros((k, p))
     m2 = np.zeros((k, p))
     lo = np.empty(p)
@@ -439,8 +444,10 @@ def _unit_moments_by_columns(
             np.minimum.reduce(G, axis=1, out=lo[a:b])
             np.maximum.reduce(G, axis=1, out=hi[a:b])
             R[...] = G
-            mean = np.add.reduceat(R, starts, axis=1) / held
-            np.subtract(R, mean.repeat(held, axis=1), out=R)
+            mean = np.add.reduceat(R, starts, axis=1)
+            mean /= held
+            for q, (s, e) in enumerate(spans):
+                np.subtract(R[:, s:e], mean[:, q : q + 1], out=R[:, s:e])
             np.multiply(R, R, out=R)
             means[present, a:b] = mean.T
             m2[present, a:b] = np.add.reduceat(R, starts, axis=1).T

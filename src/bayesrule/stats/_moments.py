@@ -20,6 +20,7 @@ from ._common import (
     class_totals,
     one_hot_classes,
     row_ranges,
+    scratch_array,
     syrk_add,
 )
 from ._common import (
@@ -271,6 +272,14 @@ def moments_about(
     ``T = (R o R)' R`` and ``Q = (R o R)' (R o R)`` (see
     :class:`~bayesrule.stats.FourthMomentStats`); ``M3`` and ``M4`` are
     their sums. ``ordered`` is :func:`class_order` of the block, when known.
+
+    A feature-major ``X`` (F order: Arrow's columns side by side, as
+    streamed from Parquet) takes the same products in the same order: each
+    range's rows are gathered once in class order as a ``(p, rows)`` array
+    and each block of residuals is built transposed, ``[R, 1, |R|^2]'``.
+    The buffer of the blocks and that gather are
+    :func:`~._common.scratch_array`: within a streamed pass
+    (:func:`~._common.scratch_space`) the thread's own from the block before.
     """
     k, p = centres.shape
     scatter = np.zeros((k, p, p))
@@ -320,9 +329,15 @@ def moments_about(
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
         shared = []
-        flat = np.empty(min(step, hi - lo) * (p + extra(p)))
-        # the indices are in range: a clipped take skips the bounds check
-        XsT = np.take(X.T, order[lo:hi], axis=1, mode="clip") if columns else None
+        # the working arrays: within a streamed pass (scratch_space) the thread's own
+        # from the block before, written without faulting fresh pages in
+        flat = scratch_array("flat", (min(step, hi - lo) * (p + extra(p)),), np.float64)
+        XsT = None
+        if columns:
+            # the indices are in range: a clipped take into the given array skips the
+            # bounds check (a checked take into a given array copies it once more)
+            XsT = scratch_array("gathered", (p, hi - lo), X.dtype)
+            np.take(X.T, order[lo:hi], axis=1, out=XsT, mode="clip")
         for j in range(k):
             a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
             if a >= b:

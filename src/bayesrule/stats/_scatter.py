@@ -6,13 +6,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from .._util.parallel import in_parallel
 from ._base import ClassStatistic
 from ._bounds import feature_bounds
 from ._common import (
-    BLOCK_VALUES,
     NEGATIVE_MOMENT,
     Rows,
     StatisticsError,
@@ -20,8 +17,6 @@ from ._common import (
     downdate_scatter,
     label_repr,
     noise_floor,
-    row_ranges,
-    scratch_array,
 )
 from ._common import (
     Floats as _F,
@@ -29,7 +24,6 @@ from ._common import (
 from ._moments import (
     add_outer,
     class_order,
-    feature_major,
     matvec,
     moments_about,
     pilot_centres,
@@ -114,13 +108,8 @@ class ScatterStats(ClassStatistic):
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
-        if feature_major(X) and X.shape[1] > 1:
-            # blocks laid out column by column (Parquet's, streamed): a pass of its own
-            scatter, m3, m4, s1 = _moments_by_columns(X, yi, w, centres, unit, dead, ordered)
-        else:
-            scatter, m3, m4, s1, _, _ = moments_about(
-                X, yi, w, centres, unit, dead, ordered=ordered
-            )
+        # one pass for C- and F-ordered blocks (Parquet's columns side by side)
+        scatter, m3, m4, s1, _, _ = moments_about(X, yi, w, centres, unit, dead, ordered=ordered)
         # The rounding error of the pilot centres, d = sum w r / W, is removed
         # exactly (this keeps every digit for data far from the origin).
         d = s1 / np.where(weights > 0, weights, 1.0)[:, None]
@@ -291,91 +280,3 @@ class ScatterStats(ClassStatistic):
 
 def _trace(S: _F) -> _F:
     return np.einsum("kpp->k", S)
-
-
-# ---------------------------------------------------------------------------------
-# the passes over a feature-major block (F order: Arrow's columns side by side)
-# ---------------------------------------------------------------------------------
-def _moments_by_columns(
-    X: NDArray[Any],
-    yi: NDArray[np.intp],
-    w: _F,
-    centres: _F,
-    unit: bool,
-    dead: NDArray[np.bool_],
-    ordered: tuple[NDArray[np.intp], list[int]],
-) -> tuple[_F, _F, _F, _F]:
-    """Scatter, ``M3``, ``M4`` and residual sums of a feature-major ``X`` about ``centres``.
-
-    The pass of :func:`~._moments.moments_about` for F-ordered blocks, the
-    same products in the same order: each thread's range of the rows in
-    class order is gathered once, as a ``(p, rows)`` array, and each class's
-    residual block is built transposed, ``[R, 1, |R|^2]'`` in float64, for
-    one symmetric product (BLAS syrk) per block of at most ``BLOCK_VALUES``
-    values. Within a streamed pass (:func:`~._common.scratch_space`) both
-    working arrays are the thread's own from the block before, written
-    without faulting fresh pages in, and the gather is a clipped ``take``
-    into the given array (the :func:`~._moments.class_order` indices are in range; a checked
-    take into a given array copies it once more): together about half the
-    gather's time.
-    """
-    k, p = centres.shape
-    scatter = np.zeros((k, p, p))
-    m3 = np.zeros((k, p))
-    m4 = np.zeros(k)
-    s1 = np.zeros((k, p))
-    order, bounds = ordered  # class_order of the block
-    cols = [np.flatnonzero(~dead[j]) if dead[j].any() else None for j in range(k)]
-    width = [p if c is None else c.size for c in cols]
-    step = max(64, BLOCK_VALUES // (p + 2))
-    XT = X.T  # C-ordered (p, n)
-
-    def store(j: int, acc: _F, whole: bool) -> None:
-        m, c = width[j], cols[j]
-        at = (slice(None), slice(None)) if c is None else np.ix_(c, c)
-        if whole:  # the class lies in this range only: nobody else writes it
-            scatter[j][at] = acc[:m, :m]
-        else:
-            scatter[j][at] += acc[:m, :m]
-        at1 = slice(None) if c is None else c
-        s1[j, at1] += acc[m, :m]
-        m3[j, at1] += acc[m + 1, :m]
-        m4[j] += acc[m + 1, m + 1]
-
-    def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
-        lo, hi = lohi
-        shared = []
-        # reused from block to block in a streamed pass (scratch_space)
-        flat = scratch_array("flat", (min(step, hi - lo) * (p + 2),), np.float64)
-        XsT = scratch_array("gathered", (p, hi - lo), X.dtype)
-        np.take(XT, order[lo:hi], axis=1, out=XsT, mode="clip")
-        for j in range(k):
-            a, b = max(bounds[j], lo), min(bounds[j + 1], hi)
-            if a >= b:
-                continue
-            m, c = width[j], cols[j]
-            acc = np.zeros((m + 2, m + 2))
-            edges = np.linspace(a, b, -(-(b - a) // step) + 1).astype(int).tolist()
-            for s, e in zip(edges[:-1], edges[1:], strict=True):
-                BT = flat[: (e - s) * (m + 2)].reshape(m + 2, e - s)  # contiguous: syrk
-                RT = BT[:m]
-                if c is None:
-                    np.subtract(XsT[:, s - lo : e - lo], centres[j][:, None], out=RT)
-                else:
-                    np.subtract(XsT[c, s - lo : e - lo], centres[j, c][:, None], out=RT)
-                BT[m] = 1.0
-                np.einsum("ij,ij->j", RT, RT, out=BT[m + 1])
-                if not unit:
-                    BT *= np.sqrt(w[order[s:e]])[None, :]
-                acc += np.dot(BT, BT.T)
-            if a == bounds[j] and b == bounds[j + 1]:
-                store(j, acc, True)
-            else:
-                shared.append((j, acc))
-        return shared
-
-    work = float(sum((bounds[j + 1] - bounds[j]) * (width[j] + 2) ** 2 for j in range(k))) / 2
-    for shared in in_parallel(part, row_ranges(order.size, work), work):
-        for j, acc in shared:
-            store(j, acc, False)
-    return scatter, m3, m4, s1

@@ -131,16 +131,32 @@ def _fill_matrix(
     than on columns. Laying Arrow's columns out as rows is a transposition,
     though, several times slower than reading the file; the statistics that
     work as fast on columns (``column_major``) get F-ordered blocks, straight
-    copies of the columns. Arrow lays them out itself
-    (``RecordBatch.to_tensor``, in C++ without the GIL, so that a read-ahead
-    thread overlaps the statistics); columns it cannot take (booleans) are
-    copied one by one.
+    copies of the columns, into the ring's reused arrays (NumPy's copies
+    release the GIL, so that a read-ahead thread overlaps the statistics).
+    Row-major blocks Arrow lays out itself (``RecordBatch.to_tensor``, in C++
+    without the GIL); columns it cannot take (booleans) are copied one by one.
     """
     pa = _need_pyarrow()
     n = table.num_rows
     shape = (n, len(names))
     rows = ring is None or ring.order != "F"
     batches = table.select(names).to_batches()
+    if ring is not None and not rows:
+        # column by column into the ring's reused F-ordered array (NumPy's copies
+        # release the GIL): the copies of Arrow's to_tensor, without a fresh
+        # block-sized allocation per block whose pages fault in again
+        out = ring.get(shape, dtype)
+        with contextlib.suppress(TypeError, ValueError):  # booleans with nulls: below
+            pos = 0
+            for batch in batches:
+                m = batch.num_rows
+                for j, col in enumerate(batch.columns):
+                    values = col.to_numpy(zero_copy_only=False)
+                    if values.dtype.kind not in "biuf":
+                        raise TypeError(f"column {j} is not numeric without nulls")
+                    out[pos : pos + m, j] = values
+                pos += m
+            return out
     if len(batches) == 1:
         # one batch: Arrow's own array is the block (no second copy)
         with contextlib.suppress(pa.ArrowException, TypeError, ValueError):
@@ -287,22 +303,25 @@ class _Chunk:
         return _schema_of(self.X, self.names)
 
 
-def _column_views(table: Any, names: list[str], dtype: Any) -> list[NDArray[Any]] | None:
-    """The named columns as 1-D NumPy arrays sharing Arrow's buffers; None where they cannot.
+def _column_views(features: Any, dtype: Any) -> list[NDArray[Any]] | None:
+    """The columns of ``features`` (an Arrow table) as 1-D NumPy arrays sharing Arrow's buffers.
 
-    Every column must hold ``dtype`` (float32 or float64) values and no
-    null (a null's slot holds an arbitrary value, where a laid-out block
-    has NaN); a column of several chunks (a block across two record
-    batches) is joined into one first (Arrow's copy, without the GIL).
+    None where they cannot: every column must hold ``dtype`` (float32 or
+    float64) values and no null (a null's slot holds an arbitrary value,
+    where a laid-out block has NaN); a column of several chunks (a block
+    across two record batches) is joined into one first (Arrow's copy,
+    without the GIL). The columns are taken by position (a lookup by name
+    searches the schema, per column and per block).
     """
     pa = _need_pyarrow()
-    want = pa.float32() if np.dtype(dtype) == np.float32 else pa.float64()
     if np.dtype(dtype) not in (np.float32, np.float64):
         return None
+    want = pa.float32() if np.dtype(dtype) == np.float32 else pa.float64()
+    if any(t != want for t in features.schema.types):
+        return None
     out = []
-    for name in names:
-        col = table.column(name)
-        if col.type != want or col.null_count:
+    for col in features.columns:
+        if col.null_count:
             return None
         arr = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
         out.append(arr.to_numpy(zero_copy_only=True))
@@ -322,13 +341,14 @@ def _table_chunk(
     n = table.num_rows
     where = f"{f.name}, rows {row0 + 1}-{row0 + n}"
     views = None
+    features = table.select(plan.features)
     if plan.frame:
-        X = table.select(plan.features).to_pandas()
+        X = features.to_pandas()
     elif (
         columns
         and n
         and plan.weight is None  # a weighted block is summarised laid out
-        and (views := _column_views(table, plan.features, dtype)) is not None
+        and (views := _column_views(features, dtype)) is not None
     ):
         X = None  # laid out (on the summarising thread) only if the task asks for X
     else:
@@ -341,7 +361,6 @@ def _table_chunk(
     nbytes = int(table.nbytes)
     chunk = _Chunk(X, y, w, keep, where, row0, nbytes, list(plan.features))
     if views is not None:
-        features = table.select(plan.features)
         chunk.columns = views
         chunk.layout = lambda: _fill_matrix(features, plan.features, dtype)
     return chunk

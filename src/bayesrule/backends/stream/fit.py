@@ -175,7 +175,8 @@ def fit_stream(
         with warnings.catch_warnings():
             # blocks read from files are arrays; their names are checked here, once
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
-            first_block = reducer.first_block()
+            # laid out only for an estimator that infers a choice from it (MixedNB)
+            first_block = reducer.first_block(laid_out=spec.infers_from_data)
             stats = proto.fit_plan(
                 reducer, first_block=first_block, classes=classes, max_values=max_values
             )

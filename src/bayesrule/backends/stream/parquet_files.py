@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,6 +43,10 @@ def _parquet_rows(f: _File) -> int:
         return 0
 
 
+#: blocks held as Arrow's columns (``columns=True``) have this many times the rows of
+#: laid-out blocks when ``block_rows`` is not given
+COLUMN_BLOCK_FACTOR = 2
+
 #: a row group up to this size (uncompressed) is read whole, with its columns
 #: decoded on pyarrow's threads (the fastest read); a larger one in batches
 _ROW_GROUP_BYTES = 256 << 20
@@ -74,6 +79,37 @@ def _parquet_batches(f: _File, plan: _Plan, batch_rows: int) -> Iterator[Any]:
         ) from None
 
 
+@contextlib.contextmanager
+def _reading_pool() -> Iterator[None]:
+    """Arrow's allocations of a streamed read from jemalloc (or the system's malloc), not mimalloc.
+
+    pyarrow's default pool (mimalloc, in its wheels) serves a read that
+    frees each table at once (as a plain read does) well, but in a stream
+    the tables are freed later and on other threads (the threads that
+    summarise them): the memory then goes back to the system and is
+    faulted in again, block after block, and the kernel's time (page
+    zeroing, measured by ``benchmarks/bench_out_of_core.py`` as system
+    CPU time) grew to about that of the statistics themselves. jemalloc
+    keeps it. Only a default pool that is mimalloc is replaced, and it is
+    restored when the read ends; a buffer is always freed to the pool it
+    came from, so the switch is safe for the arrays still held.
+    """
+    pa = _need_pyarrow()
+    current = pa.default_memory_pool()
+    if current.backend_name != "mimalloc":
+        yield
+        return
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a build without jemalloc
+        pool = pa.system_memory_pool()
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(current)
+
+
 def _parquet_chunks(
     files: list[_File],
     selection: _Selection,
@@ -83,6 +119,18 @@ def _parquet_chunks(
     columns: bool = False,
 ) -> Iterator[_Chunk]:
     """The blocks of Parquet files; with ``columns``, held as column views where they can be."""
+    with _reading_pool():
+        yield from _parquet_file_chunks(files, selection, block_rows, dtype, buffer, columns)
+
+
+def _parquet_file_chunks(
+    files: list[_File],
+    selection: _Selection,
+    block_rows: int | None,
+    dtype: Any,
+    buffer: _Ring | None,
+    columns: bool,
+) -> Iterator[_Chunk]:
     first: dict[str, str] | None = None
     plan: _Plan | None = None
     out_dtype = dtype
@@ -103,6 +151,11 @@ def _parquet_chunks(
                 f32 = all(schema.field(c).type == pa.float32() for c in plan.features)
                 out_dtype = np.float32 if f32 else np.float64
         rows = _auto_rows(block_rows, len(plan.features), np.dtype(out_dtype).itemsize)
+        if columns and block_rows is None:
+            # blocks summarised from Arrow's columns are never laid out (no copy to
+            # bound): twice the rows halve the per-block work, and a row group of the
+            # default 64 Ki rows of 256 float32 columns stays whole
+            rows *= COLUMN_BLOCK_FACTOR
         row0 = 0
         for table in _rechunk(_parquet_batches(f, plan, rows), rows):
             if row0 == 0 and f is files[0]:

@@ -200,8 +200,15 @@ class StreamReduce:
         finally:
             _close(chunks)
 
-    def first_block(self) -> Any:
-        """Begin the first pass and read its first block: the ``first_block`` of ``fit_plan``."""
+    def first_block(self, laid_out: bool = True) -> Any:
+        """Begin the first pass and read its first block: the ``first_block`` of ``fit_plan``.
+
+        With ``laid_out=False`` the block is read (for the schema checks) but
+        None is returned: a block held as Arrow's columns is then not laid
+        out for an estimator that makes no choice from its first block
+        (``input_spec().infers_from_data`` false), whose blocks are all
+        summarised from their columns.
+        """
         bar, chunks = self._begin()
         try:
             first = next(chunks, None)
@@ -212,7 +219,7 @@ class StreamReduce:
             bar.__exit__(None, None, None)
             raise
         self._held = (bar, first, chunks)
-        return first.X
+        return first.X if laid_out else None
 
     def close(self) -> None:
         """End a pass begun by :meth:`first_block` that no ``reduce`` took up (a failed plan)."""
