@@ -56,9 +56,7 @@ def test_the_option_is_ignored_where_a_class_scatter_is_needed():
     # a fitted model keeps its statistics' kind
     fitted = bayesrule.LinearDiscriminantAnalysis().fit(X, y)
     assert type(fitted.summariser(pooled_scatter=True).statistics(X, y)) is ScatterStats
-    pooled = bayesrule.LinearDiscriminantAnalysis.from_stats(
-        PooledScatterStats.from_data(X, y, w)
-    )
+    pooled = bayesrule.LinearDiscriminantAnalysis.from_stats(PooledScatterStats.from_data(X, y, w))
     assert type(pooled.summariser().statistics(X, y)) is PooledScatterStats
     # other estimators take the option and ignore it
     gnb = bayesrule.GaussianNB().summariser(pooled_scatter=True)

@@ -655,7 +655,9 @@ def test_a_pooled_lda_continues_merges_forgets_and_is_saved(frames, tmp_path):
     before = est.predict_proba(X)
     with pytest.raises(ValueError, match="estimated from each class's scatter"):
         est.set_params(solver="eigen", shrinkage="oas").partial_fit(X[low], y[low])
-    np.testing.assert_array_equal(est.set_params(solver="svd", shrinkage=None).predict_proba(X), before)
+    np.testing.assert_array_equal(
+        est.set_params(solver="svd", shrinkage=None).predict_proba(X), before
+    )
     # a model file holds the pooled statistic and gives the same model back
     path = tmp_path / "lda.bayesrule"
     bayesrule.save(est, path)
