@@ -17,6 +17,7 @@ from .._util.dispatch import routed
 from .._util.products import rows_dot
 from ..models.tied import TiedGaussian
 from ..stats import PooledScatterStats
+from ._base import EstimatorSummariser
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
 from ._priors import PRIORS_CONSTRAINT
@@ -324,7 +325,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
 
     def summariser(
         self, first_block: Any = None, *, pooled_scatter: bool = False, **options: Any
-    ) -> Any:
+    ) -> EstimatorSummariser:
         """The block task of :meth:`~GenerativeClassifier.summariser`, pooled where it may be.
 
         ``pooled_scatter=True`` (a backend's option: Spark, where every
@@ -334,10 +335,10 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         class's own scatter (:meth:`_pools`); the fitted model is the same
         (to rounding). It is ignored otherwise.
         """
-        task = super().summariser(first_block, **options)
+        light = self._block_summariser(first_block)
         if pooled_scatter and self._pools():
-            task.estimator.__dict__["_pooled_scatter"] = True
-        return task
+            light.__dict__["_pooled_scatter"] = True
+        return EstimatorSummariser(light)
 
     def _pools(self) -> bool:
         """Whether a fit may collect one pooled scatter instead of one per class.
