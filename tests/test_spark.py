@@ -18,6 +18,7 @@ import pytest
 
 import bayesrule
 from bayesrule.estimators.registry import available
+from bayesrule.stats import FourthMomentStats, PooledScatterStats, ScatterStats, StatisticsError
 
 pytest.importorskip("pyspark")
 pd = pytest.importorskip("pandas")
@@ -96,6 +97,10 @@ def _assert_same_model(a, b, rtol: float = 1e-10) -> None:
     for key in fitted:
         va, vb = getattr(a, key), getattr(b, key)
         if key == "stats_":
+            if isinstance(vb, PooledScatterStats) and not isinstance(va, PooledScatterStats):
+                # LDA fitted on Spark without an estimated shrinkage: the pooled statistic
+                assert isinstance(b, bayesrule.LinearDiscriminantAnalysis)
+                va = PooledScatterStats.from_scatter(va)
             assert va.allclose(vb, rtol=rtol)
             continue
         if isinstance(va, dict):
@@ -579,3 +584,83 @@ def test_release_destroys_the_model_broadcast(frames, fitted):
     assert release(scored) is False  # once
     with pytest.raises(Exception, match="(?i)destroyed"):
         scored.count()
+
+
+# ------------------------------------------------- LDA's pooled statistic (K times less to move)
+#: LDA settings that need no class's own scatter: Spark collects PooledScatterStats
+POOLED = [
+    {},
+    {"solver": "eigen", "shrinkage": 0.25, "bias": True},
+    {"priors": [0.5, 0.3, 0.2], "n_components": 1, "reduced_rank": True},
+]
+#: settings that need each class's scatter (or fourth moments): Spark collects those
+PER_CLASS = [
+    ({"solver": "eigen", "shrinkage": "oas"}, ScatterStats),
+    ({"solver": "eigen", "shrinkage": "auto"}, FourthMomentStats),
+    ({"moments": "second"}, ScatterStats),
+]
+
+
+@pytest.mark.parametrize("params", POOLED)
+def test_lda_on_spark_pools_the_scatter_and_equals_the_in_memory_fit(params, frames):
+    """Empty partitions, partitions of one class, string labels, weights: one fit's model."""
+    pdf, df, features = frames["normal"]
+    got = bspark.fit(bayesrule.LinearDiscriminantAnalysis(**params), df, "label", features, "w")
+    assert type(got.stats_) is PooledScatterStats
+    ref = bayesrule.LinearDiscriminantAnalysis(**params)
+    ref.fit(pdf[features], pdf["label"], sample_weight=pdf["w"])
+    assert type(ref.stats_) is ScatterStats  # in memory: unchanged
+    _assert_same_model(ref, got)
+    X = pdf[features]
+    np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(("params", "kind"), PER_CLASS)
+def test_lda_settings_that_need_per_class_statistics_collect_them(params, kind, frames):
+    pdf, df, features = frames["normal"]
+    got = bspark.fit(bayesrule.LinearDiscriminantAnalysis(**params), df, "label", features)
+    assert type(got.stats_) is kind
+    ref = bayesrule.LinearDiscriminantAnalysis(**params).fit(pdf[features], pdf["label"])
+    _assert_same_model(ref, got)
+
+
+def test_a_pooled_lda_continues_merges_forgets_and_is_saved(frames, tmp_path):
+    """partial (Spark and in memory), forget, merge and a model file keep the pooled statistic."""
+    from pyspark.sql import functions as F
+
+    pdf, df, features = frames["normal"]
+    X, y = pdf[features], pdf["label"]
+    low = (pdf["x0"] < 12.0).to_numpy()
+    first, rest = df.where(F.col("x0") < 12.0), df.where(F.col("x0") >= 12.0)
+    full = bayesrule.LinearDiscriminantAnalysis().fit(X, y)
+    est = bspark.fit(bayesrule.LinearDiscriminantAnalysis(), first, "label", features)
+    assert bspark.fit(est, rest, "label", features, partial=True) is est
+    assert type(est.stats_) is PooledScatterStats
+    _assert_same_model(full, est)
+    # in memory: more rows, then the same rows forgotten
+    est.partial_fit(X[low], y[low])
+    est.forget(X[low], y[low])
+    _assert_same_model(full, est)
+    # a model fitted in memory (ScatterStats) continued on Spark keeps per-class statistics
+    half = bayesrule.LinearDiscriminantAnalysis().fit(X[low], y[low])
+    bspark.fit(half, rest, "label", features, partial=True)
+    assert type(half.stats_) is ScatterStats
+    _assert_same_model(full, half)
+    # merge: per-class statistics merge into pooled ones, not the other way round
+    part = bspark.fit(bayesrule.LinearDiscriminantAnalysis(), rest, "label", features)
+    _assert_same_model(full, part.merge(bayesrule.LinearDiscriminantAnalysis().fit(X[low], y[low])))
+    with pytest.raises(StatisticsError, match="not PooledScatterStats"):
+        half.merge(part)
+    # an estimated shrinkage needs each class's scatter: said, and the model is kept
+    before = est.predict_proba(X)
+    with pytest.raises(ValueError, match="estimated from each class's scatter"):
+        est.set_params(solver="eigen", shrinkage="oas").partial_fit(X[low], y[low])
+    np.testing.assert_array_equal(
+        est.set_params(solver="svd", shrinkage=None).predict_proba(X), before
+    )
+    # a model file holds the pooled statistic and gives the same model back
+    path = tmp_path / "lda.bayesrule"
+    bayesrule.save(est, path)
+    back = bayesrule.load(path)
+    assert type(back.stats_) is PooledScatterStats
+    _assert_same_model(est, back, 1e-12)

@@ -16,6 +16,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._util.dispatch import routed
 from .._util.products import rows_dot
 from ..models.tied import TiedGaussian
+from ..stats import PooledScatterStats
+from ._base import EstimatorSummariser
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
 from ._priors import PRIORS_CONSTRAINT
@@ -211,7 +213,9 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the between-class variance along each Fisher direction.
     stats_ : ScatterStats
-        The sufficient statistics the model was derived from.
+        The sufficient statistics the model was derived from
+        (:class:`~bayesrule.stats.PooledScatterStats` after a Spark fit that
+        needed no class's own scatter: see docs/spark.md).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
     n_samples_seen_ : int
@@ -312,7 +316,60 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
     )
 
     # the statistic: ScatterStats, or FourthMomentStats by the fit-time
-    # ``moments`` choice (see _GaussianDA._statistic_type)
+    # ``moments`` choice (see _GaussianDA._statistic_type); PooledScatterStats
+    # where a backend asks for it and nothing of the model needs a class's own scatter
+
+    #: statistics a fitted model may hold besides ``spec.statistic`` and its
+    #: extensions (model files accept them)
+    other_statistics = (PooledScatterStats,)
+
+    def summariser(
+        self, first_block: Any = None, *, pooled_scatter: bool = False, **options: Any
+    ) -> EstimatorSummariser:
+        """The block task of :meth:`~GenerativeClassifier.summariser`, pooled where it may be.
+
+        ``pooled_scatter=True`` (a backend's option: Spark, where every
+        task's statistics cross the JVM) summarises the blocks by
+        :class:`~bayesrule.stats.PooledScatterStats`, ``K`` times smaller than
+        :class:`~bayesrule.stats.ScatterStats`, when the model needs no
+        class's own scatter (:meth:`_pools`); the fitted model is the same
+        (to rounding). It is ignored otherwise.
+        """
+        light = self._block_summariser(first_block)
+        if pooled_scatter and self._pools():
+            light.__dict__["_pooled_scatter"] = True
+        return EstimatorSummariser(light)
+
+    def _pools(self) -> bool:
+        """Whether a fit may collect one pooled scatter instead of one per class.
+
+        A fitted model keeps its statistics' kind. An unfitted one pools with
+        ``moments='auto'`` and a ``shrinkage`` of None or a float (the
+        estimated intensities, 'oas' and Ledoit-Wolf, need each class's
+        scatter; ``moments='second'`` or ``'fourth'`` asks for those
+        statistics by name) and no ``covariance_estimator`` (which needs the rows).
+        """
+        fitted = self.__dict__.get("stats_")
+        if fitted is not None:
+            return isinstance(fitted, PooledScatterStats)
+        return (
+            self.moments == "auto"
+            and not isinstance(self.shrinkage, str)
+            and self.covariance_estimator is None
+        )
+
+    def _block_summariser(self, first_block: Any = None) -> Any:
+        light = super()._block_summariser(first_block)
+        if isinstance(self.__dict__.get("stats_"), PooledScatterStats):
+            light.__dict__["_pooled_scatter"] = True  # later blocks as the first ones
+        return light
+
+    def _statistic_type(self) -> Any:
+        if self.__dict__.get("_pooled_scatter") or isinstance(
+            self.__dict__.get("stats_"), PooledScatterStats
+        ):
+            return PooledScatterStats
+        return super()._statistic_type()
 
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
         external = extra.get("external")

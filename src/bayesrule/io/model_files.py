@@ -162,9 +162,12 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_MODEL_BYTES) -> A
         stats_node = meta["stats"]
         stats_type: type[Any] = stats_type_of(cls)
         # an estimator is fitted from its _stats_type or, by a fit-time choice
-        # (the discriminant analyses' moments), from one that extends it
+        # (the discriminant analyses' moments), from one that extends it, or
+        # from another it declares (LDA's pooled scatter, from a Spark fit)
         extended = _stats_classes().get(str(stats_node.get("class")))
-        if extended is not None and issubclass(extended, stats_type):
+        if extended is not None and (
+            issubclass(extended, stats_type) or extended in getattr(cls, "other_statistics", ())
+        ):
             stats_type = extended
         if stats_node.get("class") != stats_type.__name__:
             raise archive.fail(

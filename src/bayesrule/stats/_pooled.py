@@ -18,6 +18,7 @@ from ._bounds import (
 from ._common import (
     BLOCK_VALUES,
     Rows,
+    StatisticsError,
     arrays_close,
     class_totals,
     downdate_scatter,
@@ -32,6 +33,7 @@ from ._common import (
     Floats as _F,
 )
 from ._moments import pooled_covariance
+from ._scatter import ScatterStats
 from .schema import per_class, shared
 
 __all__ = ["PooledScatterStats"]
@@ -53,7 +55,9 @@ class PooledScatterStats(ClassStatistic):
     of rows, in the rows' own order.
 
     Laws as for :class:`ScatterStats` (see :class:`~bayesrule.stats.Statistic`),
-    subtraction included. Merging two values updates each class mean by the
+    subtraction included. ``merge`` also takes :class:`ScatterStats` (as its
+    pooled form, :meth:`from_scatter`); ``ScatterStats.merge`` does not take
+    these (a class's own scatter cannot be recovered). Merging two values updates each class mean by the
     Chan-Golub-LeVeque rule and adds, for every class, the between-parts term
     ``(W_a W_b / W) d d'`` (``d`` the difference of the two parts' class means)
     to the scatter — one matrix product for all classes; ``subtract`` removes
@@ -98,6 +102,36 @@ class PooledScatterStats(ClassStatistic):
         stats = _pooled_products(X, c, yi, w, unit, counts, weights, centres)
         assert stats is not None  # about pilot means nothing is checked
         return stats
+
+    @classmethod
+    def from_scatter(cls, stats: Any) -> PooledScatterStats:
+        """The pooled form of per-class statistics (:class:`ScatterStats` or an extension).
+
+        Exact: the pooled scatter is the sum of the classes' own; classes,
+        counts, weights, means and feature ranges are kept.
+        """
+        if isinstance(stats, PooledScatterStats):
+            return stats
+        if not isinstance(stats, ScatterStats):
+            raise StatisticsError(
+                f"PooledScatterStats.from_scatter takes ScatterStats; got {type(stats).__name__}."
+            )
+        return PooledScatterStats(
+            classes=stats.classes,
+            counts=stats.counts,
+            weights=stats.weights,
+            means=stats.means,
+            scatter=stats.scatter.sum(axis=0),
+            lower=stats.lower,
+            upper=stats.upper,
+        )
+
+    def _common_form(self, other: Any) -> tuple[Any, Any]:
+        # per-class statistics merge into pooled ones as their pooled form (exact);
+        # the other way round is refused (a class's own scatter cannot be recovered)
+        if isinstance(other, ScatterStats):
+            return self, PooledScatterStats.from_scatter(other)
+        return self, other
 
     def _merge_aligned(self, other: PooledScatterStats) -> PooledScatterStats:
         a, b, c = self, other, self.classes
