@@ -238,3 +238,28 @@ def test_mda_far_rows_on_the_device_are_repaired_as_in_numpy():
         want = ref.predict_proba(far)
     np.testing.assert_allclose(proba, want, atol=1e-8)
     np.testing.assert_array_equal(labels, ref.predict(far))
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+@needs_dispatch
+@cuda
+def test_cuda_rda_cv_search_and_mda_predictions_give_the_numpy_models():
+    X, y = generated(4, n=240, p=5)
+    for est in (bayesrule.RegularizedDiscriminantAnalysisCV(), MDA[0]):
+        ref = clone(est).fit(X, y)
+        with dispatch(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Xd = torch.asarray(X, device="cuda")
+            model = clone(est).fit(Xd, y)
+            proba, labels = model.predict_proba(Xd), model.predict(Xd)
+        assert proba.device.type == "cuda" and labels.device.type == "cuda"
+        np.testing.assert_allclose(host(proba), ref.predict_proba(X), rtol=0, atol=1e-8)
+        np.testing.assert_array_equal(host(labels), ref.predict(X))
+        if hasattr(ref, "alpha_"):
+            assert (model.alpha_, model.gamma_, model.ridge_) == (
+                ref.alpha_,
+                ref.gamma_,
+                ref.ridge_,
+            )
