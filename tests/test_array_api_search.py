@@ -240,6 +240,34 @@ def test_mda_far_rows_on_the_device_are_repaired_as_in_numpy():
     np.testing.assert_array_equal(labels, ref.predict(far))
 
 
+@needs_dispatch
+@pytest.mark.parametrize(
+    "est",
+    [bayesrule.RegularizedDiscriminantAnalysisCV(gammas=(0.0, 0.2), ridges=(0.0, 0.1)), MDA[0]],
+    ids=["RDA-CV", "MDA"],
+)
+def test_a_second_device_keeps_the_search_and_the_predictions_there(est):
+    """array-api-strict's second device: the outputs there; data elsewhere refused, naming both."""
+    other = xps.Device("device1")
+    X, y = generated(5, n=180)
+    ref = clone(est).fit(X, y)
+    with dispatch(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Xd = xps.asarray(X, device=other)
+        model = clone(est).fit(Xd, y, sample_weight=xps.asarray(np.ones(y.size), device=other))
+        proba = model.predict_proba(Xd)
+        labels = model.predict(Xd)
+        assert proba.device == other and labels.device == other
+        with pytest.raises(
+            ValueError, match="fitted on array_api_strict on device.*device1.*cannot"
+        ):
+            model.predict(xps.asarray(X))
+        with pytest.raises(ValueError, match="one namespace on one device"):
+            clone(est).fit(Xd, y, sample_weight=xps.asarray(np.ones(y.size)))
+    np.testing.assert_allclose(host(proba), ref.predict_proba(X), rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(host(labels), ref.predict(X))
+
+
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
 
