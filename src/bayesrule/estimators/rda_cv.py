@@ -550,9 +550,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 return held_out_terms(cov, means_c[ks], Xc, gammas, tol, 0.0, ridges, t)
             return held_out_terms(cov, means_c[ks], Xc, gammas, tol, reg, ridges, t, scale)
 
-        # rows on a device: one job at a time (the device runs the products)
-        work = float(X.shape[0]) * p * p * len(jobs) if isinstance(X, np.ndarray) else 0.0
-        results = in_parallel(job, jobs, work)
+        # rows on a device too: the jobs' eigendecompositions share the host's
+        # cores, their products queue on the device
+        results = in_parallel(job, jobs, float(X.shape[0]) * p * p * len(jobs))
         for a_i in usable:
             if not isinstance(X, np.ndarray):
                 out[:, a_i] = self._rows_score(X, K, C, jobs, results, a_i, log_priors, p, yi, w)
@@ -600,14 +600,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             return alpha_sweep_terms(A, B, b_min, means, Xc, alphas, tol)
 
         ks = [int(k) for k in present]
-        if not isinstance(X, np.ndarray):  # rows on a device: the products there
-            results = [job(k) for k in ks]
+        results = in_parallel(job, ks, float(X.shape[0]) * p * p * len(ks))
+        if not isinstance(X, np.ndarray):  # rows on a device: scored there
             pieces = [
                 (0, [k], (maha[:, 0, :], logdet, good))
                 for k, (maha, logdet, good) in zip(ks, results, strict=True)
             ]
             return self._device_score(X, K, alphas.size, pieces, log_priors, p, yi, w)
-        results = in_parallel(job, ks, float(X.shape[0]) * p * p * len(ks))
         jll = np.full((X.shape[0], K, alphas.size), -np.inf)
         ok = np.ones(alphas.size, dtype=bool)
         for k, (maha, logdet, good) in zip(ks, results, strict=True):
