@@ -9,39 +9,23 @@ skip in the suite's own process.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
 import bayesrule
+from _array_api_rerun import rerun_with_scipy_array_api
 from bayesrule.backends.array_api import fit as device_fit
 from bayesrule.backends.array_api import mda as device_mda
-from test_array_api import ENABLED, dispatch, host, library, needs_dispatch, strict
+from test_array_api import dispatch, host, library, needs_dispatch, strict
 
 torch = pytest.importorskip("torch")
 xps = pytest.importorskip("array_api_strict")
 
 
-@pytest.mark.skipif(ENABLED, reason="this process already has SCIPY_ARRAY_API=1")
-def test_in_a_process_with_scipy_array_api():
-    """Every test of this module, in a process where the dispatch can be turned on."""
-    env = {**os.environ, "SCIPY_ARRAY_API": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", __file__],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=Path(__file__).parent.parent,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout, done.stdout[-2000:]
+test_in_a_process_with_scipy_array_api = rerun_with_scipy_array_api(__file__)
 
 
 def _generated(seed, positive=False):

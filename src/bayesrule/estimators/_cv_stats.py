@@ -19,7 +19,7 @@ from sklearn.model_selection import StratifiedKFold
 from ..stats import ScatterStats, StatisticsError, encode
 from ..stats.schema import bound, nested, shared
 
-__all__ = ["CrossValidatedStats"]
+__all__ = ["CrossValidatedStats", "Rows"]
 
 _F = NDArray[np.float64]
 
@@ -256,9 +256,35 @@ class HeldOut(NamedTuple):
     """One split: its training rows' statistics and its held-out rows (X, class codes, weights)."""
 
     train: ScatterStats
-    X: _F
+    X: Any  # NumPy, or an array of the rows' namespace on their device
     yi: NDArray[np.intp]
     w: _F
+
+
+class Rows:
+    """The rows a cross-validated search reads: NumPy rows in host memory.
+
+    The seam an engine replaces (the array API backend's rows live on a
+    device): ``statistics(idx)`` is the :class:`ScatterStats` of the rows
+    ``idx`` (all of them for None), ``held_out(idx)`` those rows as the
+    held-out scoring reads them (an array the scoring's products accept:
+    NumPy here, the device's namespace there), ``split_X`` what a
+    splitter's ``split`` is given, and ``after(result)`` the estimator's
+    deferred check of a result computed from the rows.
+    """
+
+    def __init__(self, X: _F, y: NDArray[Any], w: _F, classes: NDArray[Any]) -> None:
+        self.X, self.y, self.w, self.classes = X, y, w, classes
+        self.n = int(X.shape[0])
+        self.split_X = X
+
+    def statistics(self, idx: NDArray[np.intp] | None) -> ScatterStats:
+        if idx is None:
+            return ScatterStats.from_data(self.X, self.y, self.w, classes=self.classes)
+        return ScatterStats.from_data(self.X[idx], self.y[idx], self.w[idx], classes=self.classes)
+
+    def held_out(self, idx: NDArray[np.intp]) -> Any:
+        return self.X[idx]
 
 
 class SplitStatistics:
@@ -268,36 +294,24 @@ class SplitStatistics:
     are computed once and each training split is the total less its fold
     (``subtract``), with the training rows' own bounds (those of a plain fit
     on them: the merge of the other parts' bounds); otherwise each training
-    split's statistics are computed when asked for.
+    split's statistics are computed when asked for. ``rows`` (:class:`Rows`)
+    computes the statistics of a set of rows, where the rows live.
     """
 
-    def __init__(
-        self,
-        splits: list[tuple[NDArray[np.intp], NDArray[np.intp]]],
-        X: _F,
-        y: NDArray[Any],
-        w: _F,
-        classes: NDArray[Any],
-    ) -> None:
-        self.splits, self.X, self.y, self.w, self.classes = splits, X, y, w, classes
-        parts, rest = _fold_structure(splits, X.shape[0])
+    def __init__(self, splits: list[tuple[NDArray[np.intp], NDArray[np.intp]]], rows: Rows) -> None:
+        self.splits, self.rows = splits, rows
+        parts, rest = _fold_structure(splits, rows.n)
         self.parts: list[ScatterStats] | None = None
         if parts is not None:
-            self.parts = [
-                ScatterStats.from_data(X[idx], y[idx], w[idx], classes=classes)
-                for idx in parts + ([rest] if rest.size else [])
-            ]
+            self.parts = [rows.statistics(idx) for idx in parts + ([rest] if rest.size else [])]
             self.total = _merge_all(self.parts)
         else:
-            self.total = ScatterStats.from_data(X, y, w, classes=classes)
+            self.total = rows.statistics(None)
 
     def of_split(self, i: int) -> ScatterStats:
         """The statistics of split ``i``'s training rows."""
         if self.parts is None:
-            idx = self.splits[i][0]
-            return ScatterStats.from_data(
-                self.X[idx], self.y[idx], self.w[idx], classes=self.classes
-            )
+            return self.rows.statistics(self.splits[i][0])
         # the other folds and the rows never held out: all the data less fold i
         others = [st for j, st in enumerate(self.parts) if j != i]
         return self.total.subtract(self.parts[i]).with_bounds(
@@ -333,7 +347,7 @@ def check_cv(cv: Any) -> Any:
 
 
 def cv_splits(
-    given: Any, random_state: Any, Xv: NDArray[Any], y: NDArray[Any], classes: NDArray[Any]
+    given: Any, random_state: Any, Xv: Any, y: NDArray[Any], classes: NDArray[Any]
 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
     """The (train, test) row indices of every split of the ``cv`` parameter ``given``, checked.
 

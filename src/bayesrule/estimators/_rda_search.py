@@ -21,9 +21,18 @@ mark each candidate regular or not by the test of
 :meth:`bayesrule.models.GaussianFamily.from_stats` (the correlation matrix's
 smallest eigenvalue above ``tol``), from a proven lower bound where it
 suffices and from the eigenvalues otherwise.
+
+The held-out rows ``X`` may be NumPy arrays or arrays of another array API
+namespace on their device (the array API backend's RDA-CV): the ``p x p``
+decompositions run on the host in float64 with LAPACK, and only their
+results (rotations, inverse eigenvalues) go to the rows' device, where the
+products over the rows run. The distances come back in the rows' namespace;
+the log determinants and the regularity flags are host values.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +42,52 @@ from ..covariance import shrink
 from ..models.gaussian import correlation_singular
 
 _F = NDArray[np.float64]
+
+
+# ------------------------------------------------ the rows, in their namespace
+def _namespace(X: Any) -> Any:
+    """``X``'s array namespace; None for NumPy (whose code paths stay as they are)."""
+    if isinstance(X, np.ndarray):
+        return None
+    from sklearn.externals.array_api_compat import array_namespace
+
+    return array_namespace(X)
+
+
+def on_rows(X: Any, a: Any) -> Any:
+    """The host array ``a`` in ``X``'s namespace, on its device, in its dtype (NumPy: ``a``)."""
+    xp = _namespace(X)
+    if xp is None:
+        return a
+    return xp.asarray(np.ascontiguousarray(a), dtype=X.dtype, device=X.device)
+
+
+def _columns(X: Any, idx: NDArray[np.intp]) -> Any:
+    """``X[:, idx]``."""
+    xp = _namespace(X)
+    if xp is None:
+        return X[:, idx]
+    return xp.take(X, xp.asarray(np.asarray(idx, dtype=np.int64), device=X.device), axis=1)
+
+
+def _row_norms(R: Any) -> Any:
+    """Each row's squared norm."""
+    xp = _namespace(R)
+    if xp is None:
+        return np.einsum("ij,ij->i", R, R)
+    return xp.sum(R * R, axis=1)
+
+
+def _stack(X: Any, parts: list[Any], axis: int) -> Any:
+    xp = _namespace(X)
+    return np.stack(parts, axis=axis) if xp is None else xp.stack(parts, axis=axis)
+
+
+def _full(X: Any, shape: tuple[int, ...], value: float) -> Any:
+    xp = _namespace(X)
+    if xp is None:
+        return np.full(shape, value)
+    return xp.full(shape, value, dtype=X.dtype, device=X.device)
 
 
 def regularised(
@@ -63,14 +118,14 @@ def regularised(
 def held_out_terms(
     cov: _F,
     means: _F,
-    X: _F,
+    X: Any,
     gammas: _F,
     tol: float,
     reg_param: float = 0.0,
     ridges: _F | None = None,
     t: float = 0.0,
     scale: _F | None = None,
-) -> tuple[_F, _F, NDArray[np.bool_]]:
+) -> tuple[Any, _F, NDArray[np.bool_]]:
     r"""Mahalanobis distances and log determinants of ``cov`` under every (gamma, ridge).
 
     ``Sigma(gamma, rho) = (1 - r) ((1 - rho) ((1 - gamma) Sigma + gamma (tr(Sigma)/p) I)
@@ -118,7 +173,14 @@ def held_out_terms(
             return _direct_terms(cov, means, X, gammas, rho, t, float(reg_param), scale, tol)
         shift = 2.0 * float(np.sum(np.log(scale)))
         maha, logdet, ok = held_out_terms(
-            cov / np.outer(scale, scale), means / scale, X / scale, gammas, tol, 0.0, rho, t
+            cov / np.outer(scale, scale),
+            means / scale,
+            X / on_rows(X, scale),
+            gammas,
+            tol,
+            0.0,
+            rho,
+            t,
         )
         return maha, logdet + shift, ok
     p = cov.shape[0]
@@ -154,31 +216,34 @@ def held_out_terms(
     inv_dead = np.where(eig_dead > 0, 1.0 / np.where(eig_dead > 0, eig_dead, 1.0), 0.0)
     logdet = np.sum(np.log(np.where(eig > 0, eig, 1.0)), axis=0)
     logdet += n_dead * np.log(np.where(eig_dead > 0, eig_dead, 1.0))
-    Z0 = X[:, live] @ V
-    inv = 1.0 / safe
-    out = np.empty((X.shape[0], means.shape[0], gam_c.size))
-    for j, m in enumerate(means):
-        Z = Z0 - m[live] @ V
-        out[:, j, :] = (Z * Z) @ inv
+    Z0 = _columns(X, live) @ on_rows(X, V)
+    inv = on_rows(X, 1.0 / safe)
+    parts = []
+    for m in means:
+        Z = Z0 - on_rows(X, m[live] @ V)
+        part = (Z * Z) @ inv
         if n_dead:
-            R = X[:, dead] - m[dead]
-            out[:, j, :] += np.einsum("ij,ij->i", R, R)[:, None] * inv_dead[None, :]
-    return out, logdet, ok
+            R = _columns(X, np.flatnonzero(dead)) - on_rows(X, m[dead])
+            part = part + _row_norms(R)[:, None] * on_rows(X, inv_dead)[None, :]
+        parts.append(part)
+    return _stack(X, parts, axis=1), logdet, ok
 
 
 def _direct_terms(
     cov: _F,
     means: _F,
-    X: _F,
+    X: Any,
     gammas: _F,
     ridges: _F,
     t: float,
     reg_param: float,
     scale: _F,
     tol: float,
-) -> tuple[_F, _F, NDArray[np.bool_]]:
+) -> tuple[Any, _F, NDArray[np.bool_]]:
     """:func:`held_out_terms` one candidate at a time (a Cholesky factor each)."""
     C = gammas.size * ridges.size
+    if _namespace(X) is not None:
+        return _direct_terms_rows(cov, means, X, gammas, ridges, t, reg_param, scale, tol)
     out = np.full((X.shape[0], means.shape[0], C), np.inf)
     logdet = np.zeros(C)
     ok = np.zeros(C, dtype=bool)
@@ -205,6 +270,56 @@ def _direct_terms(
     return out, logdet, ok
 
 
+def _direct_terms_rows(
+    cov: _F,
+    means: _F,
+    X: Any,
+    gammas: _F,
+    ridges: _F,
+    t: float,
+    reg_param: float,
+    scale: _F,
+    tol: float,
+) -> tuple[Any, _F, NDArray[np.bool_]]:
+    """:func:`_direct_terms` for rows on a device: each candidate's ``L^-T`` (host) applied there.
+
+    ``|L^-1 (x - m)|^2 = |(x - m) L^-T|^2``: the triangular inverse is a
+    ``p x p`` solve on the host, the rows meet it in one product per
+    candidate (``L`` is the Cholesky factor of a covariance whose correlation
+    matrix passed the regularity test).
+    """
+    C = gammas.size * ridges.size
+    n, m_n = int(X.shape[0]), means.shape[0]
+    logdet = np.zeros(C)
+    ok = np.zeros(C, dtype=bool)
+    per_candidate = []
+    for c in range(C):
+        S = regularised(
+            cov,
+            float(gammas[c // ridges.size]),
+            float(ridges[c % ridges.size]),
+            t,
+            reg_param,
+            scale,
+        )
+        L = None
+        if not correlation_singular(S, tol)[0]:
+            try:
+                L = cholesky(S, lower=True)
+            except LinAlgError:
+                L = None
+        if L is None:
+            per_candidate.append(_full(X, (n, m_n), np.inf))
+            continue
+        ok[c] = True
+        logdet[c] = 2.0 * float(np.sum(np.log(np.diag(L))))
+        inv_t = on_rows(X, solve_triangular(L, np.eye(L.shape[0]), lower=True).T)
+        per_candidate.append(
+            _stack(X, [_row_norms((X - on_rows(X, m)) @ inv_t) for m in means], axis=1)
+        )
+    return _stack(X, per_candidate, axis=2), logdet, ok
+
+
 def _mapped_var(d: _F, tr: float, t: float, gamma: float, rho: float, r: float) -> _F:
     """The variances of one candidate's covariance (the diagonal of ``regularised``)."""
     var = (1.0 - rho) * ((1.0 - gamma) * d + gamma * tr) + rho * t
@@ -212,8 +327,8 @@ def _mapped_var(d: _F, tr: float, t: float, gamma: float, rho: float, r: float) 
 
 
 def alpha_sweep_terms(
-    A: _F, B: _F, b_min: float, means: _F, X: _F, alphas: _F, tol: float
-) -> tuple[_F, _F, NDArray[np.bool_]]:
+    A: _F, B: _F, b_min: float, means: _F, X: Any, alphas: _F, tol: float
+) -> tuple[Any, _F, NDArray[np.bool_]]:
     r"""Distances and log determinants of ``alpha A + (1 - alpha) B`` for every alpha.
 
     In the scale where ``B`` has unit variances (``D = diag(B)``,
@@ -249,7 +364,7 @@ def alpha_sweep_terms(
         return _with_isolated(split, A, B, b_min, means, X, alphas, tol)
     var_b = np.diag(B)
     none = (
-        np.full((X.shape[0], means.shape[0], S_n), np.inf),
+        _full(X, (X.shape[0], means.shape[0], S_n), np.inf),
         np.zeros(S_n),
         np.zeros(S_n, dtype=bool),
     )
@@ -278,13 +393,13 @@ def alpha_sweep_terms(
     safe = np.where(E > 0, E, np.inf)
     logdet = 2.0 * float(np.sum(np.log(d))) + 2.0 * float(np.sum(np.log(np.diag(L))))
     logdet_s = logdet + np.sum(np.log(np.where(E > 0, E, 1.0)), axis=0)
-    Z0 = X @ W
-    inv = 1.0 / safe
-    out = np.empty((X.shape[0], means.shape[0], S_n))
-    for j, m in enumerate(means):
-        Z = Z0 - m @ W
-        out[:, j, :] = (Z * Z) @ inv
-    return out, logdet_s, ok
+    Z0 = X @ on_rows(X, W)
+    inv = on_rows(X, 1.0 / safe)
+    parts = []
+    for m in means:
+        Z = Z0 - on_rows(X, m @ W)
+        parts.append((Z * Z) @ inv)
+    return _stack(X, parts, axis=1), logdet_s, ok
 
 
 def _isolated(A: _F, B: _F) -> tuple[NDArray[np.intp], NDArray[np.intp]] | None:
@@ -311,10 +426,10 @@ def _with_isolated(
     B: _F,
     b_min: float,
     means: _F,
-    X: _F,
+    X: Any,
     alphas: _F,
     tol: float,
-) -> tuple[_F, _F, NDArray[np.bool_]]:
+) -> tuple[Any, _F, NDArray[np.bool_]]:
     """:func:`alpha_sweep_terms` on the other features, the isolated ones added in closed form.
 
     ``b_min`` is unchanged: the smallest eigenvalue of a correlation matrix
@@ -326,15 +441,16 @@ def _with_isolated(
         B[np.ix_(live, live)],
         b_min,
         means[:, live],
-        X[:, live],
+        _columns(X, live),
         alphas,
         tol,
     )
     v = np.diag(A)[alone]
+    parts = []
     for j, m in enumerate(means):
-        R = (X[:, alone] - m[alone]) / np.sqrt(v)
-        maha[:, j, :] += np.einsum("ij,ij->i", R, R)[:, None]
-    return maha, logdet + float(np.sum(np.log(v))), ok
+        R = (_columns(X, alone) - on_rows(X, m[alone])) / on_rows(X, np.sqrt(v))
+        parts.append(maha[:, j, :] + _row_norms(R)[:, None])
+    return _stack(X, parts, axis=1), logdet + float(np.sum(np.log(v))), ok
 
 
 def standardised_min_eigenvalue(B: _F) -> float:

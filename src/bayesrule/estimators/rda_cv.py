@@ -45,6 +45,7 @@ from ..stats import ScatterStats, as_classes, encode
 from ._cv_stats import (
     CrossValidatedStats,
     HeldOut,
+    Rows,
     SplitStatistics,
     _check_finite,
     _Table,
@@ -54,13 +55,25 @@ from ._cv_stats import (
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
-from ._rda_search import alpha_sweep_terms, held_out_terms, regularised, standardised_min_eigenvalue
+from ._rda_search import (
+    alpha_sweep_terms,
+    held_out_terms,
+    on_rows,
+    regularised,
+    standardised_min_eigenvalue,
+)
 from .registry import register
 
 __all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _host(xp: Any, a: Any) -> Any:
+    from sklearn.utils._array_api import _convert_to_numpy
+
+    return _convert_to_numpy(a, xp)
 
 
 @register("rdacv")
@@ -295,9 +308,25 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         self, X: Any, y: Any, sample_weight: Any, classes: Any, *, reset: bool
     ) -> tuple[Any, Any]:
         """Validate like every estimator, then cross-validate: ``CrossValidatedStats``."""
-        alphas, gammas, ridges = self._grid()
+        self._grid()
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
         c = as_classes(y_arr if classes is None else classes)
+        rows = Rows(Xv, y_arr, w, c)
+        return self.cross_validated(rows, y_arr, w, c), self._schema(X, Xv.shape[1])
+
+    def cross_validated(
+        self, rows: Rows, y_arr: NDArray[Any], w: _F, c: NDArray[Any]
+    ) -> CrossValidatedStats:
+        """The search over validated rows: the statistic a fit installs.
+
+        The seam of an engine whose rows live elsewhere (the array API
+        backend's rows on a device): ``rows`` (:class:`~._cv_stats.Rows`)
+        computes the folds' statistics and hands over the held-out rows,
+        whose products run in their namespace; the ``p x p`` work runs on
+        the host. ``y_arr`` and ``w`` are the checked labels and weights
+        (host arrays), ``c`` the classes.
+        """
+        alphas, gammas, ridges = self._grid()
         if c.size < self._min_classes:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_classes} classes to "
@@ -307,11 +336,12 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             # the priors are checked here, before any work; fit warns about them once
             warnings.simplefilter("ignore", UserWarning)
             priors = None if self.priors is None else resolve_priors(self.priors, c)
-        splits = cv_splits(self.cv, self.random_state, Xv, y_arr, c)
+        splits = cv_splits(self.cv, self.random_state, rows.split_X, y_arr, c)
         with self._deferred():
-            training = SplitStatistics(splits, Xv, y_arr, w, c)
+            training = SplitStatistics(splits, rows)
         total = training.total
-        self._after(Xv, total.means)
+        if isinstance(rows.X, np.ndarray):  # an engine's rows were checked where they live
+            self._after(rows.X, total.means)
         if not np.any(w > 0):
             raise ValueError(
                 "every sample weight is zero: no sample has positive weight, nothing can be fitted."
@@ -323,7 +353,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
 
         def folds() -> Any:
             for i, (_, test) in enumerate(splits):
-                yield HeldOut(training.of_split(i), Xv[test], yi[test], w[test])
+                yield HeldOut(training.of_split(i), rows.held_out(test), yi[test], w[test])
 
         def grid_scores(a: _F) -> _F:
             out = np.zeros((2, a.size, gammas.size * ridges.size))
@@ -355,18 +385,17 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         cv_text = repr(self.cv)
         if len(cv_text) > 500:
             cv_text = cv_text[:497] + "..."
-        out = CrossValidatedStats(
+        return CrossValidatedStats(
             total=total,
             cv_points=points,
             cv_scores=scores,
             cv=cv_text,
             cv_log_likelihoods=log_liks,
         )
-        return out, self._schema(X, Xv.shape[1])
 
     def _held_out_setup(
-        self, train: ScatterStats, X: _F, priors: _F | None
-    ) -> tuple[_F, NDArray[np.intp], _F, _F]:
+        self, train: ScatterStats, X: Any, priors: _F | None
+    ) -> tuple[_F, NDArray[np.intp], Any, _F]:
         """Log priors, the classes with data, ``X`` centred at the training mean, and that mean."""
         if priors is None:
             priors = train.weights / train.weights.sum()
@@ -374,7 +403,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             log_priors = np.log(priors)
         present = np.flatnonzero(train.weights > 0)
         centre = train.weights[present] @ train.means[present] / train.weights[present].sum()
-        return log_priors, present, X - centre, centre
+        return log_priors, present, X - on_rows(X, centre), centre
 
     def _held_out_constants(self, train: ScatterStats) -> tuple[int, int, float, float, float]:
         """Classes, features, ``tol``, ddof and ``reg_param`` of a held-out scoring."""
@@ -395,6 +424,76 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         if self.scoring == "accuracy":
             correct = np.argmax(jll, axis=1) == yi[:, None]
             score = (w @ correct) / w.sum()
+        else:
+            score = log_lik
+        return np.where(ok, np.stack([score, log_lik]), -np.inf)
+
+    def _rows_score(
+        self,
+        X: Any,
+        K: int,
+        C: int,
+        jobs: list[Any],
+        results: list[Any],
+        a_i: int,
+        log_priors: _F,
+        p: int,
+        yi: NDArray[np.intp],
+        w: _F,
+    ) -> _F:
+        """One alpha's scores from its jobs' distances on the rows' device."""
+        pieces = [
+            (b_i, list(ks), (maha, logdet, good))
+            for (b_i, ks), (maha, logdet, good) in zip(jobs, results, strict=True)
+            if b_i == a_i
+        ]
+        return self._device_score(X, K, C, pieces, log_priors, p, yi, w)
+
+    def _device_score(
+        self,
+        X: Any,
+        K: int,
+        C: int,
+        pieces: list[Any],
+        log_priors: _F,
+        p: int,
+        yi: NDArray[np.intp],
+        w: _F,
+    ) -> _F:
+        """:meth:`_score` in the rows' namespace, from each job's ``(classes, terms)``.
+
+        The joint log likelihood ``(n, K, C)`` is assembled and reduced on the
+        rows' device (log-sum-exp over the classes with each row's largest
+        value taken out, the true class's term, the arg max); only the
+        ``(2, C)`` scores come to the host.
+        """
+        from sklearn.externals.array_api_compat import array_namespace
+
+        xp = array_namespace(X)
+        n = int(X.shape[0])
+        cols: list[Any] = [None] * K
+        ok = np.ones(C, dtype=bool)
+        for _, ks, (maha, logdet, good) in pieces:
+            ok &= good
+            if maha.ndim == 2:  # one class's (n, C)
+                maha = maha[:, None, :]
+            for j, k in enumerate(ks):
+                cols[k] = on_rows(X, log_priors[k]) - 0.5 * (
+                    maha[:, j, :] + on_rows(X, logdet + p * _LOG_2PI)
+                )
+        empty = xp.full((n, C), -np.inf, dtype=X.dtype, device=X.device)
+        jll = xp.stack([empty if col is None else col for col in cols], axis=1)
+        top = xp.max(jll, axis=1)
+        lse = top + xp.log(xp.sum(xp.exp(jll - top[:, None, :]), axis=1))
+        codes = xp.asarray(yi.astype(np.int64), device=X.device)
+        mine = codes[:, None] == xp.arange(K, dtype=codes.dtype, device=X.device)[None, :]
+        own = xp.sum(xp.where(mine[:, :, None], jll, xp.zeros_like(jll)), axis=1)
+        wd = on_rows(X, w)
+        total = float(w.sum())
+        log_lik = np.asarray(_host(xp, wd @ (own - lse))) / total
+        if self.scoring == "accuracy":
+            correct = xp.astype(xp.argmax(jll, axis=1) == codes[:, None], X.dtype)
+            score = np.asarray(_host(xp, wd @ correct)) / total
         else:
             score = log_lik
         return np.where(ok, np.stack([score, log_lik]), -np.inf)
@@ -420,7 +519,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         means_c = train.means - centre
         if scale is not None and not reg:
             # the whole problem in the coordinates x / scale: each job sees them
-            Xc, means_c = Xc / scale, means_c / scale
+            Xc, means_c = Xc / on_rows(Xc, scale), means_c / scale
         usable = []
         for a_i, alpha in enumerate(alphas):
             try:  # the errors of class_covariances: this alpha is scored -inf
@@ -451,8 +550,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 return held_out_terms(cov, means_c[ks], Xc, gammas, tol, 0.0, ridges, t)
             return held_out_terms(cov, means_c[ks], Xc, gammas, tol, reg, ridges, t, scale)
 
+        # rows on a device too: the jobs' eigendecompositions share the host's
+        # cores, their products queue on the device
         results = in_parallel(job, jobs, float(X.shape[0]) * p * p * len(jobs))
         for a_i in usable:
+            if not isinstance(X, np.ndarray):
+                out[:, a_i] = self._rows_score(X, K, C, jobs, results, a_i, log_priors, p, yi, w)
+                continue
             jll = np.full((X.shape[0], K, C), -np.inf)
             ok = np.ones(C, dtype=bool)
             for (b_i, ks), (maha, logdet, good) in zip(jobs, results, strict=True):
@@ -497,6 +601,12 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
 
         ks = [int(k) for k in present]
         results = in_parallel(job, ks, float(X.shape[0]) * p * p * len(ks))
+        if not isinstance(X, np.ndarray):  # rows on a device: scored there
+            pieces = [
+                (0, [k], (maha[:, 0, :], logdet, good))
+                for k, (maha, logdet, good) in zip(ks, results, strict=True)
+            ]
+            return self._device_score(X, K, alphas.size, pieces, log_priors, p, yi, w)
         jll = np.full((X.shape[0], K, alphas.size), -np.inf)
         ok = np.ones(alphas.size, dtype=bool)
         for k, (maha, logdet, good) in zip(ks, results, strict=True):

@@ -8,9 +8,10 @@ the Gaussian and count models in the input's namespace on its device
 scatter per class, per-feature second moments, feature ranges) and brings
 only the result, ``K x p x p`` numbers at most, to the host as the same
 statistic the NumPy path builds. Passes it has no device code for (mixture
-discriminant analysis' EM passes, fourth moments, RDA-CV's folds, data
-with NaN as missing values) summarise one host copy of the data, made once
-per fit, with the task's own ``statistics``.
+discriminant analysis' EM passes and RDA-CV's search have device code of
+their own (:mod:`.mda`, :mod:`.rda_cv`); data with NaN as missing values,
+or not finite, summarise one host copy of the data, made once per fit, with
+the task's own ``statistics`` (and its checks and messages).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ...estimators import EstimatorSummariser, Schema
 from ...stats import CountStats, DiagonalStats, FourthMomentStats, ScatterStats, as_classes
 from .arrays import namespace_and_device, to_host, where
 from .mda import DeviceRows, is_em_pass, summarise
+from .rda_cv import is_search, search
 
 __all__ = ["BLOCK_ROWS", "FLOAT32_PRODUCTS", "collection_statistics", "device_statistics"]
 
@@ -279,6 +281,12 @@ def reducer(data: _Data, classes: Any) -> Any:
     def reduce(task: Any) -> Any:
         if is_em_pass(task):  # mixture discriminant analysis' per-row passes
             return task.finish(task.combine(None, summarise(task, data.rows())))
+        est_ = getattr(task, "estimator", None)
+        if isinstance(task, EstimatorSummariser) and is_search(est_):
+            if bool(xp.all(xp.isfinite(data.X))):  # else the host's checks and messages
+                acc = _float_dtype(xp, data.dev)
+                found = search(est_, data.X, data.y, data.w, classes, xp, acc)
+                return task.finish(task.combine(None, found))
         stat = _task_statistic(task)
         if stat is not None:
             est = task.estimator

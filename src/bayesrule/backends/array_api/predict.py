@@ -40,6 +40,7 @@ NEEDS = {
     "score_samples": "joint",
     "transform": "transform",
 }
+_LOG_2PI = float(np.log(2.0 * np.pi))
 #: largest difference from the NumPy model on the probe rows for the terms to be used
 CHECK_TOL = 1e-9
 #: the same for a model fitted on float32 data (float32 attributes and outputs)
@@ -152,6 +153,11 @@ def _host_terms(est: Any) -> dict[str, Any] | None:
         elif isinstance(est, PoissonNB):
             rate = np.asarray(est.rate_, dtype=np.float64)
             terms.update(B=np.log(rate).T.copy(), c=log_prior - rate.sum(axis=1))
+        elif _is_mixture(est):
+            mix = _mixture_terms(est, absent, log_prior)
+            if mix is None:
+                return None
+            terms.update(mix)
         else:
             gauss = _gaussian_terms(est, absent, log_prior)
             if gauss is None:
@@ -161,9 +167,90 @@ def _host_terms(est: Any) -> dict[str, Any] | None:
         terms["B"][:, absent] = 0.0
     terms["c"] = np.where(absent, -np.inf, terms["c"])
     arrays = [v for k, v in terms.items() if k in ("B", "theta", "iv", "W", "means")]
+    if "mix" in terms:
+        arrays += [terms["mix"]["basis"], terms["mix"]["centre"]]
     if not all(np.all(np.isfinite(a)) for a in arrays):
         return None
     return terms
+
+
+def _is_mixture(est: Any) -> bool:
+    from ...models.mixture import MixtureFamily
+
+    return isinstance(est.__dict__.get("_model"), MixtureFamily)
+
+
+def _mixture_terms(est: Any, absent: Any, log_prior: Any) -> dict[str, Any] | None:
+    """MixtureDiscriminantAnalysis: the projection, every component's terms, the residual.
+
+    ``log p_k(x) = logsumexp_c [log w_c + log N(z; m_c, S_c)] + residual(x)``
+    with ``z = (x - centre) @ B`` (the scale folded into ``B``); the
+    components' terms are those of the device's E-step
+    (:func:`~.mda._log_prob_terms`), the class's components a contiguous
+    range. None when a class has no component or no data (the host then).
+    """
+    from .mda import _log_prob_terms
+
+    family = est._model
+    comps, proj = family.components, family.projection
+    K = int(est.classes_.size)
+    owner = np.asarray(comps.owner)
+    if absent.any() or len(family) != K:
+        return None
+    starts = np.searchsorted(owner, np.arange(K + 1))
+    if np.any(np.diff(starts) <= 0) or not np.array_equal(owner, np.sort(owner)):
+        return None
+    d = int(comps.n_dims)
+    comp = _log_prob_terms(np, comps, np.arange(owner.size), d, np.float64, "cpu")
+    p = int(proj.basis.shape[0])
+    rv = float(proj.residual_var)
+    jac = float(np.log(np.asarray(proj.scale, dtype=np.float64)).sum())
+    residual = d < p and rv > 0
+    mix = {
+        "comp": comp,
+        "starts": tuple(int(v) for v in starts),
+        "identity": bool(proj.identity),
+        "centre": np.asarray(proj.centre, dtype=np.float64),
+        "basis": np.asarray(proj.basis, dtype=np.float64)
+        / np.asarray(proj.scale, dtype=np.float64)[:, None],
+        "inv_scale": 1.0 / np.asarray(proj.scale, dtype=np.float64),
+        "residual": residual,
+        # the residual's constant: -k (log rv + log 2 pi) / 2 - log |J|
+        "res_c": float((-0.5 * (p - d) * (np.log(rv) + _LOG_2PI) if residual else 0.0) - jac),
+        "res_rv": float(rv if residual else 1.0),
+    }
+    return {"mix": mix, "c": np.asarray(log_prior, dtype=np.float64).copy()}
+
+
+def _mixture_jll(xp: Any, X: Any, terms: dict[str, Any], absolute: bool) -> Any:
+    """``log pi_k + log p_k(x)`` of every row and class from the mixture's terms.
+
+    Without ``absolute``, the residual (the same for every class) is left
+    out, as the NumPy model's posteriors leave it out: with a residual
+    variance near zero it is ill-conditioned (``|D|^2 - |z|^2`` over a tiny
+    variance), and the probe check then keeps the absolute methods on the host.
+    """
+    from .mda import _log_prob
+
+    mix = terms["mix"]
+    Xc = X if mix["identity"] else X - mix["centre"]
+    Z = Xc if mix["identity"] else Xc @ mix["basis"]
+    lp = _log_prob(xp, Z, mix["comp"])  # (n, M)
+    starts = mix["starts"]
+    cols = []
+    for k in range(len(starts) - 1):
+        seg = lp[:, starts[k] : starts[k + 1]]
+        top = xp.max(seg, axis=1, keepdims=True)
+        cols.append(top[:, 0] + xp.log(xp.sum(xp.exp(seg - top), axis=1)))
+    out = xp.stack(cols, axis=1) + terms["c"]
+    if not absolute:
+        return out
+    if mix["residual"]:
+        D = Xc * mix["inv_scale"]
+        r2 = xp.sum(D * D, axis=1) - xp.sum(Z * Z, axis=1)
+        r2 = xp.maximum(r2, xp.zeros_like(r2))
+        return out + (mix["res_c"] - 0.5 * r2 / mix["res_rv"])[:, None]
+    return out + mix["res_c"]
 
 
 def _gaussian_terms(est: Any, absent: Any, log_prior: Any) -> dict[str, Any] | None:
@@ -196,8 +283,14 @@ def _gaussian_terms(est: Any, absent: Any, log_prior: Any) -> dict[str, Any] | N
     return {"means": np.stack(means), "W": W, "c": np.asarray(c)}
 
 
-def _jll(xp: Any, X: Any, terms: dict[str, Any]) -> Any:
-    """The joint log likelihood, up to a constant per row, from the terms (``xp`` arrays)."""
+def _jll(xp: Any, X: Any, terms: dict[str, Any], absolute: bool = False) -> Any:
+    """The joint log likelihood, up to a constant per row, from the terms (``xp`` arrays).
+
+    ``absolute``: the whole joint log likelihood where the terms can give it
+    (MDA's residual added; the other class-density terms are absolute already).
+    """
+    if "mix" in terms:
+        return _mixture_jll(xp, X, terms, absolute)
     threshold = terms["binarize"]
     if threshold is not None:
         X = xp.astype(X > threshold, X.dtype)
@@ -261,6 +354,8 @@ def _checked(est: Any, terms: dict[str, Any]) -> dict[str, bool]:
     def close(a: Any, b: Any) -> bool:
         return bool(a.shape == b.shape and np.allclose(a, b, rtol=tol, atol=tol))
 
+    if want_joint is not None and "mix" in terms:
+        jll = _jll(np, X, terms, absolute=True)
     return {
         "proba": close(got_lp, want_lp),
         "decision": close(got_df, want_df),
@@ -311,10 +406,7 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
     key = (str(getattr(xp, "__name__", xp)), str(dev))
     if key not in per_model:
         dt = _float_dtype(xp, dev)
-        moved = {
-            k: (v if v is None or np.isscalar(v) else xp.asarray(v, dtype=dt, device=dev))
-            for k, v in per_model["host"].items()
-        }
+        moved = _moved(per_model["host"], xp, dev, dt)
         classes = est.classes_
         labels = to_device(classes, xp, dev) if classes.dtype.kind in "biuf" else None
         proj = per_model["projection"]
@@ -332,6 +424,19 @@ def cached_terms(est: Any, xp: Any, dev: Any) -> dict[str, Any] | None:
             **per_model["ok"],
         }
     return per_model[key]
+
+
+def _moved(terms: dict[str, Any], xp: Any, dev: Any, dt: Any) -> dict[str, Any]:
+    """The host terms on ``dev`` (nested dicts too); numbers, strings and tuples stay."""
+    out: dict[str, Any] = {}
+    for k, v in terms.items():
+        if isinstance(v, dict):
+            out[k] = _moved(v, xp, dev, dt)
+        elif v is None or np.isscalar(v) or isinstance(v, tuple):
+            out[k] = v
+        else:
+            out[k] = xp.asarray(np.asarray(v, dtype=np.float64), dtype=dt, device=dev)
+    return out
 
 
 # ------------------------------------------------------------------- methods
@@ -444,7 +549,8 @@ def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any
         return xp.astype(out, xp.float32) if np.result_type(x32, *attrs) == np.float32 else out
     if cached["terms"]["binarize"] is not None and not bool(xp.all(xp.isfinite(X))):
         return None  # binarising would hide a NaN: the NumPy model's own handling
-    jll = _jll(xp, xp.astype(X, cached["dtype"]), cached["terms"])
+    absolute = method in ("score_samples", "predict_joint_log_proba")
+    jll = _jll(xp, xp.astype(X, cached["dtype"]), cached["terms"], absolute)
     top = xp.max(jll, axis=1)
     if not bool(xp.all(xp.isfinite(top))):
         return None
