@@ -16,8 +16,8 @@ Candidates (see :func:`choose_kinds`):
 * on a lattice (every value ``v0 + i * step``: integers, or measurements
   recorded to 0.1), the continuous candidates are scored by the probability
   of the value's cell (width ``step``), so that they compare with
-  'categorical' (a candidate there when every class has ``MIN_ROWS_PER_VALUE``
-  rows per distinct value) and 'poisson' (for non-negative integers of
+  'categorical' (a candidate there when every class has at least one row per
+  distinct value) and 'poisson' (for non-negative integers of
   step 1). A value seen once in all the data is, once held out, a category
   never seen: the categorical model's unseen probability is shared among the
   lattice's empty cells, as a density spreads its mass over them.
@@ -30,7 +30,27 @@ model choice (Breiman et al.; Hastie et al., section 7.10), the errors
 paired over the rows as in Vuong's test for non-nested models. Two standard
 errors, a significance test, kept columns Gaussian where a kernel or
 categories predicted the held-out rows, and the classes, better (on
-generated mixed tables of 50 to 1,000 rows, 2 to 8 classes). The standard error is that of the gains
+generated mixed tables of 50 to 1,000 rows, 2 to 8 classes).
+
+The likelihood of the values is not the aim; the classes are. Two rules use
+the held-out log probability of each row's class given its value (its own
+class's model without it, the other classes' whole models, the classes'
+weights as priors), from the same statistics:
+
+* a discrete kind whose likelihood gain over the continuous choice is
+  positive but within one standard error is chosen when it predicts the
+  held-out rows' classes better (a near tie decided by the score that
+  matters, as RDA-CV breaks its near ties by log likelihood);
+* categories with fewer than ``MIN_ROWS_PER_VALUE`` rows a value in some
+  class (each class's frequencies then partly smoothing) are refused when
+  they predict the classes worse than the continuous choice by more than
+  one standard error. With at least ``MIN_ROWS_PER_VALUE`` rows a value in
+  every class they need only the likelihood.
+
+So nominal codes and ratings of 5 values are categorical in tables of 10 to
+25 rows a class (under the earlier rule of five rows a value they could not
+be), while an overdispersed count of 30 values in 125 rows a class, whose
+categories predict the classes worse, stays continuous. The standard error is that of the gains
 clipped to ``CLIP`` nats, so that a few catastrophic misses, such as a class
 whose values are all equal meeting another value, count as evidence and not
 as doubt. In doubt, a column stays Gaussian. A class in which the column is
@@ -84,17 +104,20 @@ MAX_PAIRS = 1024
 Z_DOUBT = 1.0
 #: Largest gain or loss of one row (nats) in that test.
 CLIP = 3.0
-#: Categories are a candidate only when every class has this many rows per
+#: Categories need only the likelihood when every class has this many rows per
 #: distinct value (Cochran's rule of five expected counts a cell): with fewer,
-#: each class's frequencies are mostly smoothing (MNIST's 256 grey levels in
+#: each class's frequencies are partly smoothing (MNIST's 256 grey levels in
 #: 80 rows a class; 30 values of an overdispersed count in 100 rows a class,
-#: whose categories win the held-out likelihood by a few hundredths of a nat
-#: a row and lose accuracy), and the column is continuous.
+#: whose categories can win the held-out likelihood by a few hundredths of a
+#: nat a row and lose accuracy), and they must also predict the classes.
 MIN_ROWS_PER_VALUE = 5
 #: With fewer rows per value than ``MIN_ROWS_PER_VALUE`` (but at least this
 #: many in every class), categories are a candidate only if they also predict
 #: the held-out rows' classes no worse than the continuous choice.
 MIN_ROWS_PER_VALUE_SPARSE = 1
+#: Such categories are refused when their held-out class log probability is
+#: below the continuous choice's by more than this many standard errors.
+Z_SPARSE = 0.0
 #: Relative tolerance of a value's distance to its lattice point.
 _LATTICE_TOL = 1e-6
 
@@ -358,7 +381,7 @@ def _choose_column(
         if beats(kind, best):
             if kind == "categorical" and sparse:
                 mean, err = class_gain(kind, best)
-                if mean < -Z_DOUBT * err:  # sparse categories: classes predicted worse
+                if mean < -Z_SPARSE * err:  # sparse categories: classes predicted worse
                     tie = (
                         f"; categories (under {MIN_ROWS_PER_VALUE} rows a value) predict "
                         f"the classes worse than {best}"
