@@ -115,6 +115,9 @@ MIN_ROWS_PER_VALUE = 5
 #: many in every class), categories are a candidate only if they also predict
 #: the held-out rows' classes no worse than the continuous choice.
 MIN_ROWS_PER_VALUE_SPARSE = 1
+#: A discrete kind within doubt on the likelihood is chosen when it predicts
+#: the held-out rows' classes better by more than this many standard errors.
+Z_TIE = 1.0
 #: Such categories are refused when their held-out class log probability is
 #: below the continuous choice's by more than this many standard errors.
 Z_SPARSE = 0.0
@@ -390,7 +393,8 @@ def _choose_column(
             best = kind
             break
         # within doubt: the kind that predicts the held-out rows' classes better
-        if class_gain(kind, best)[0] > 0:
+        mean, err = class_gain(kind, best)
+        if mean > Z_TIE * err:
             tie = f"; {kind}'s gain within one standard error, and it predicts the classes better"
             best = kind
             break
