@@ -39,8 +39,10 @@ weights as priors), from the same statistics:
 
 * a discrete kind whose likelihood gain over the continuous choice is
   positive but within one standard error is chosen when it predicts the
-  held-out rows' classes better (a near tie decided by the score that
-  matters, as RDA-CV breaks its near ties by log likelihood);
+  held-out rows' classes better by more than one standard error of the
+  per-row differences (a near tie decided by the score that matters, as
+  RDA-CV breaks its near ties by log likelihood; without that margin,
+  integer car measurements became Poisson on a hair and lost 5 points);
 * categories with fewer than ``MIN_ROWS_PER_VALUE`` rows a value in some
   class (each class's frequencies then partly smoothing) are refused when
   they predict the classes worse than the continuous choice by more than
