@@ -160,3 +160,27 @@ def test_tables_of_sixteen_rows_a_class_score_within_a_point_of_the_kinds_drawn(
         for f in (0, 1)
     ]
     assert np.mean(gaps) <= 0.01, gaps
+
+
+def test_class_log_probability_equals_a_refit_without_each_row():
+    # the held-out log probability of a row's class given its value: its own
+    # class refitted without it, the other classes' whole models, weights as
+    # priors; checked row by row against categorical refits
+    from bayesrule.estimators._mixed_choice import _categorical_loo, _class_log_loss, _full
+
+    r = np.random.default_rng(3)
+    W = r.integers(1, 6, size=(3, 4)).astype(float)  # counts of 4 values in 3 classes
+    v = np.arange(4.0)
+    own = _categorical_loo(W, W.sum(axis=0), 1.0, 4.0)
+    full = _full("categorical", v, W, eps=0.0, h=np.ones(3), step=1.0, alpha=1.0)
+    got = _class_log_loss(own, full, W)
+    prior = W.sum(axis=1) / W.sum()
+    for k in range(3):
+        for u in range(4):
+            Wk = W.copy()
+            Wk[k, u] -= 1.0  # the row held out of its own class
+            p = (Wk + 1.0) / (Wk.sum(axis=1, keepdims=True) + 4.0)
+            q = (W + 1.0) / (W.sum(axis=1, keepdims=True) + 4.0)
+            joint = prior * q[:, u]
+            joint[k] = prior[k] * p[k, u]
+            assert got[k, u] == pytest.approx(np.log(joint[k] / joint.sum()), rel=1e-12)
