@@ -263,7 +263,10 @@ def run(
     ]
     grid = case.grid
     if args.quick and name == "mnist" and len(grid) > 6:
-        grid = grid[:: -(-len(grid) // 6)]
+        # 6 points drawn at random (a stride of a product grid keeps the first
+        # values of the inner axes: RDA's six were all gamma=0, ridge=0, refused)
+        keep = np.sort(np.random.default_rng(0).choice(len(grid), 6, replace=False))
+        grid = [grid[i] for i in keep]
     t0 = time.perf_counter()
     accs, default = repeated(case.make(), X, y, splits)
     seconds = (time.perf_counter() - t0) / len(splits)
