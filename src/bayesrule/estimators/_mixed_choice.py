@@ -16,8 +16,8 @@ Candidates (see :func:`choose_kinds`):
 * on a lattice (every value ``v0 + i * step``: integers, or measurements
   recorded to 0.1), the continuous candidates are scored by the probability
   of the value's cell (width ``step``), so that they compare with
-  'categorical' (a candidate there when every class has ``MIN_ROWS_PER_VALUE``
-  rows per distinct value) and 'poisson' (for non-negative integers of
+  'categorical' (a candidate there when every class has at least one row per
+  distinct value) and 'poisson' (for non-negative integers of
   step 1). A value seen once in all the data is, once held out, a category
   never seen: the categorical model's unseen probability is shared among the
   lattice's empty cells, as a density spreads its mass over them.
@@ -30,7 +30,29 @@ model choice (Breiman et al.; Hastie et al., section 7.10), the errors
 paired over the rows as in Vuong's test for non-nested models. Two standard
 errors, a significance test, kept columns Gaussian where a kernel or
 categories predicted the held-out rows, and the classes, better (on
-generated mixed tables of 50 to 1,000 rows, 2 to 8 classes). The standard error is that of the gains
+generated mixed tables of 50 to 1,000 rows, 2 to 8 classes).
+
+The likelihood of the values is not the aim; the classes are. Two rules use
+the held-out log probability of each row's class given its value (its own
+class's model without it, the other classes' whole models, the classes'
+weights as priors), from the same statistics:
+
+* a discrete kind whose likelihood gain over the continuous choice is
+  positive but within one standard error is chosen when it predicts the
+  held-out rows' classes better by more than one standard error of the
+  per-row differences (a near tie decided by the score that matters, as
+  RDA-CV breaks its near ties by log likelihood; without that margin,
+  integer car measurements became Poisson on a hair and lost 5 points);
+* categories with fewer than ``MIN_ROWS_PER_VALUE`` rows a value in some
+  class (each class's frequencies then partly smoothing) are refused when
+  they predict the classes worse than the continuous choice by more than
+  one standard error. With at least ``MIN_ROWS_PER_VALUE`` rows a value in
+  every class they need only the likelihood.
+
+So nominal codes and ratings of 5 values are categorical in tables of 10 to
+25 rows a class (under the earlier rule of five rows a value they could not
+be), while an overdispersed count of 30 values in 125 rows a class, whose
+categories predict the classes worse, stays continuous. The standard error is that of the gains
 clipped to ``CLIP`` nats, so that a few catastrophic misses, such as a class
 whose values are all equal meeting another value, count as evidence and not
 as doubt. In doubt, a column stays Gaussian. A class in which the column is
@@ -84,13 +106,23 @@ MAX_PAIRS = 1024
 Z_DOUBT = 1.0
 #: Largest gain or loss of one row (nats) in that test.
 CLIP = 3.0
-#: Categories are a candidate only when every class has this many rows per
+#: Categories need only the likelihood when every class has this many rows per
 #: distinct value (Cochran's rule of five expected counts a cell): with fewer,
-#: each class's frequencies are mostly smoothing (MNIST's 256 grey levels in
+#: each class's frequencies are partly smoothing (MNIST's 256 grey levels in
 #: 80 rows a class; 30 values of an overdispersed count in 100 rows a class,
-#: whose categories win the held-out likelihood by a few hundredths of a nat
-#: a row and lose accuracy), and the column is continuous.
+#: whose categories can win the held-out likelihood by a few hundredths of a
+#: nat a row and lose accuracy), and they must also predict the classes.
 MIN_ROWS_PER_VALUE = 5
+#: With fewer rows per value than ``MIN_ROWS_PER_VALUE`` (but at least this
+#: many in every class), categories are a candidate only if they also predict
+#: the held-out rows' classes no worse than the continuous choice.
+MIN_ROWS_PER_VALUE_SPARSE = 1
+#: A discrete kind within doubt on the likelihood is chosen when it predicts
+#: the held-out rows' classes better by more than this many standard errors.
+Z_TIE = 1.0
+#: Such categories are refused when their held-out class log probability is
+#: below the continuous choice's by more than this many standard errors.
+Z_SPARSE = 0.0
 #: Relative tolerance of a value's distance to its lattice point.
 _LATTICE_TOL = 1e-6
 
@@ -154,12 +186,14 @@ def _normal(v: _F, m: _F, var: _F, step: float) -> _F:
     return -0.5 * (_LOG_2PI + np.log(var) + (v[None, :] - m) ** 2 / var)
 
 
-def _kernel_loo(v: _F, W: _F, h: _F, step: float) -> _F:
+def _kernel_loo(v: _F, W: _F, h: _F, step: float, loo: bool = True) -> _F:
     """Per class and value, log of the leave-one-out kernel density (or cell probability).
 
     ``h`` holds the bandwidth of each class. Beyond ``MAX_PAIRS`` values the
-    other values are binned (the held-out one is not).
+    other values are binned (the held-out one is not). With ``loo=False``, the
+    density of the class's whole model (no row held out).
     """
+    held = 1.0 if loo else 0.0
     V = W.sum(axis=1)
     src, Ws = v, W
     if v.size > MAX_PAIRS:
@@ -187,7 +221,7 @@ def _kernel_loo(v: _F, W: _F, h: _F, step: float) -> _F:
             lattice = np.bincount(idx, weights=W[k], minlength=cells)
             total = np.convolve(lattice, mass)[cells - 1 : 2 * cells - 1][idx]
             self_mass = mass[cells - 1]
-            out[k] = _log((total - self_mass) / max(V[k] - 1.0, 1e-300))
+            out[k] = _log((total - held * self_mass) / max(V[k] - held, 1e-300))
         return out
     D = v[:, None] - src[None, :]  # (U, S)
     for k in range(W.shape[0]):
@@ -201,7 +235,7 @@ def _kernel_loo(v: _F, W: _F, h: _F, step: float) -> _F:
             mass = np.exp(-0.5 * (D / hk) ** 2) * (cell / (hk * np.sqrt(2.0 * np.pi)))
             self_mass = cell / (hk * np.sqrt(2.0 * np.pi))
         total = mass @ Ws[k]
-        out[k] = _log((total - self_mass) / max(V[k] - 1.0, 1e-300))
+        out[k] = _log((total - held * self_mass) / max(V[k] - held, 1e-300))
     return out
 
 
@@ -222,6 +256,35 @@ def _categorical_loo(W: _F, total: _F, alpha: float, cells: float) -> _F:
     unseen = alpha / np.maximum(V - 1.0 + alpha * (d - 1), 1e-300) / free
     alone = (total <= 1.0 + 1e-9)[None, :]
     return _log(np.where(alone, unseen, seen))
+
+
+def _full(kind: str, v: _F, W: _F, *, eps: float, h: _F, step: float, alpha: float) -> _F:
+    """Per class and value, log density (or cell probability) of the class's whole model."""
+    V = W.sum(axis=1, keepdims=True)
+    if kind == "categorical":
+        return _log((W + alpha) / np.maximum(V + alpha * W.shape[1], 1e-300))
+    if kind == "kernel":
+        return _kernel_loo(v, W, h, step, loo=False)
+    mean = (W @ v)[:, None] / np.maximum(V, 1e-300)
+    M2 = (W * (v[None, :] - mean) ** 2).sum(axis=1, keepdims=True)
+    return _normal(v, mean, np.maximum(M2 / np.maximum(V, 1e-300) + eps, 1e-300), step)
+
+
+def _class_log_loss(own: _F, full: _F, W: _F) -> _F:
+    """Per class and value, held-out log probability of the row's class given its value.
+
+    ``own`` (K, U) is each class's leave-one-out log likelihood of the value
+    (the row held out of its own class), ``full`` the other classes' whole
+    models; the classes' priors are their weights.
+    """
+    V = W.sum(axis=1, keepdims=True)
+    logprior = np.log(np.maximum(V / V.sum(), 1e-300))
+    A = logprior + full  # every class's joint at each value, the row in no class
+    B = logprior + own  # the row's own class, with the row held out
+    K = A.shape[0]
+    others = np.where(np.eye(K, dtype=bool)[:, :, None], -np.inf, A[None, :, :])  # (K, K, U)
+    rest = special.logsumexp(others, axis=1)  # the other classes, for a row of each class
+    return np.where(W > 0, B - np.logaddexp(rest, B), 0.0)
 
 
 def _poisson_loo(v: _F, W: _F, alpha: float) -> _F:
@@ -264,26 +327,33 @@ def _choose_column(
     terms = {"gaussian": entries(_gaussian_loo(v, Wu, var_smoothing * total, step))}
     terms["kernel"] = entries(_kernel_loo(v, Wu, h[use], step))
     discrete = step > 0
-    if discrete and d * MIN_ROWS_PER_VALUE <= float(Vk[use].min()):
+    fewest = float(Vk[use].min())
+    # categories with under five rows a value (down to one) must also predict
+    # the rows' classes no worse than the continuous choice (see the module)
+    sparse = d * MIN_ROWS_PER_VALUE > fewest
+    if discrete and d * MIN_ROWS_PER_VALUE_SPARSE <= fewest:
         cells = float(np.round((v[-1] - v[0]) / step)) + 1.0
-        terms["categorical"] = entries(_categorical_loo(Wu, W.sum(axis=0), alpha, cells))
+        terms["categorical"] = entries(_categorical_loo(Wu, Wu.sum(axis=0), alpha, cells))
     if discrete:
         integers = bool(np.all(v == np.round(v)))
         if v[0] >= 0 and integers and step == 1.0:
             terms["poisson"] = entries(_poisson_loo(v, Wu, alpha))
     scores = {k: float(np.sum(Wu * t)) / n for k, t in terms.items()}
 
-    def beats(a: str, b: str) -> bool:
-        """Whether ``a`` predicts the held-out rows better than ``b`` beyond doubt."""
-        # the mean gain counts every row; its doubt (standard error) is that of
-        # the gains clipped to +-CLIP nats, so that a model's catastrophic miss
-        # on a few rows is evidence against it, not doubt
-        d = terms[a] - terms[b]
+    def gain(d: _F) -> tuple[float, float]:
+        """Mean of per-row gains ``d`` and the standard error of the gains clipped to CLIP."""
+        # the mean counts every row; its doubt (standard error) is that of the
+        # gains clipped to +-CLIP nats, so that a model's catastrophic miss on a
+        # few rows is evidence against it, not doubt
         mean = float(np.sum(Wu * d)) / n
         dc = np.clip(d, -CLIP, CLIP)
         mc = float(np.sum(Wu * dc)) / n
-        se = np.sqrt(float(np.sum(Wu * (dc - mc) ** 2)) / n / n)
-        return mean > 0 and mean > Z_DOUBT * se
+        return mean, float(np.sqrt(float(np.sum(Wu * (dc - mc) ** 2)) / n / n))
+
+    def beats(a: str, b: str) -> bool:
+        """Whether ``a`` predicts the held-out rows better than ``b`` beyond doubt."""
+        mean, err = gain(terms[a] - terms[b])
+        return mean > 0 and mean > Z_DOUBT * err
 
     # a class whose rows all hold one value, in a column that varies, would get
     # a normal of no variance (any other value: a density of 0 for that class)
@@ -294,10 +364,40 @@ def _choose_column(
         best = "kernel"
     else:
         best = "kernel" if beats("kernel", "gaussian") else "gaussian"
+
+    def class_gain(a: str, b: str) -> tuple[float, float]:
+        """Mean gain of ``a`` over ``b`` in the held-out log probability of the rows' classes,
+        and its standard error."""
+        eps = var_smoothing * total
+        la, lb = (
+            _class_log_loss(
+                terms[k], _full(k, v, Wu, eps=eps, h=h[use], step=step, alpha=alpha), Wu
+            )
+            for k in (a, b)
+        )
+        return gain(la - lb)
+
+    tie = ""
     for kind in sorted(
         (k for k in ("poisson", "categorical") if k in terms), key=lambda k: -scores[k]
     ):
+        if scores[kind] <= scores[best]:
+            continue
         if beats(kind, best):
+            if kind == "categorical" and sparse:
+                mean, err = class_gain(kind, best)
+                if mean < -Z_SPARSE * err:  # sparse categories: classes predicted worse
+                    tie = (
+                        f"; categories (under {MIN_ROWS_PER_VALUE} rows a value) predict "
+                        f"the classes worse than {best}"
+                    )
+                    continue
+            best = kind
+            break
+        # within doubt: the kind that predicts the held-out rows' classes better
+        mean, err = class_gain(kind, best)
+        if mean > Z_TIE * err:
+            tie = f"; {kind}'s gain within one standard error, and it predicts the classes better"
             best = kind
             break
     shown = ", ".join(f"{k} {s:.3g}" for k, s in sorted(scores.items(), key=lambda t: -t[1]))
@@ -311,7 +411,7 @@ def _choose_column(
         notes.append(f"variance {total / pooled_mean:.3g} times the mean")
     top = max(scores, key=lambda k: scores[k])
     doubt = "" if top == best or flat else f" ({top}'s gain within one standard error)"
-    why = f"{'; '.join(notes)}; held-out log likelihood per row: {shown}{doubt}"
+    why = f"{'; '.join(notes)}; held-out log likelihood per row: {shown}{doubt}{tie}"
     return Choice(best, why, scores)
 
 
