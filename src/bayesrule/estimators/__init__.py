@@ -24,6 +24,8 @@ from ._base import (
     as_generator,
 )
 from ._classes import ClassWarning
+from ._cv_stats import CrossValidatedStats
+from ._cv_stats import Rows as SearchRows
 from ._updatable import UpdatableMixin
 from .registry import available, discover
 from .seam import InputSpec, Schema, schema_of
@@ -53,11 +55,13 @@ globals().update({cls.__name__: cls for cls in available().values()})
 __all__ = [
     *ESTIMATORS,
     "ClassWarning",
+    "CrossValidatedStats",
     "EstimatorSummariser",
     "GenerativeClassifier",
     "InputSpec",
     "OutOfRangeWarning",
     "Schema",
+    "SearchRows",
     "UnitsWarning",
     "UpdatableMixin",
     "as_generator",

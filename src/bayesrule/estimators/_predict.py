@@ -121,6 +121,16 @@ class PredictMixin(InputMixin):
     def _class_model(self, k: int) -> Any:
         return self._model[self._model_index(k)]
 
+    def model_family(self) -> Any:
+        """The fitted family of class models (from :mod:`bayesrule.models`) as one object.
+
+        What an engine that predicts elsewhere reads (the array API backend
+        reads a mixture model's components and projection from it);
+        :meth:`class_model` gives one class's model.
+        """
+        check_is_fitted(self)
+        return self._model
+
     def _after_finite(self, Xv: Any, result: NDArray[Any]) -> bool:
         """:meth:`_after`; True where it established that every entry of ``result`` is
         finite (then :meth:`_repair` has no row to look for)."""

@@ -460,3 +460,57 @@ def standardised_min_eigenvalue(B: _F) -> float:
         return -np.inf
     s = np.sqrt(var)
     return float(eigvalsh(B / np.outer(s, s), driver="evd")[0])
+
+
+def device_scores(
+    X: Any,
+    K: int,
+    C: int,
+    pieces: list[Any],
+    log_priors: _F,
+    p: int,
+    yi: NDArray[np.intp],
+    w: _F,
+    scoring: str,
+) -> _F:
+    """Held-out score and log-likelihood of ``C`` candidates, shape (2, C), on the rows' device.
+
+    ``pieces`` holds each job's ``(classes, (maha, logdet, good))``: the
+    distances ``(n, len(classes), C)`` (or ``(n, C)`` for one class) of
+    :func:`held_out_terms` or :func:`alpha_sweep_terms`. The joint log
+    likelihood ``(n, K, C)`` is assembled and reduced where the rows are
+    (log-sum-exp over the classes with each row's largest value taken out,
+    the true class's term, the arg max); only the ``(2, C)`` scores come to
+    the host. A class with no job (no training rows) scores ``-inf``.
+    """
+    from sklearn.utils._array_api import _convert_to_numpy
+
+    xp = _namespace(X)
+    n = int(X.shape[0])
+    cols: list[Any] = [None] * K
+    ok = np.ones(C, dtype=bool)
+    log_2pi = float(np.log(2.0 * np.pi))
+    for ks, (maha, logdet, good) in pieces:
+        ok &= good
+        if maha.ndim == 2:  # one class's (n, C)
+            maha = maha[:, None, :]
+        for j, k in enumerate(ks):
+            cols[k] = on_rows(X, log_priors[k]) - 0.5 * (
+                maha[:, j, :] + on_rows(X, logdet + p * log_2pi)
+            )
+    empty = xp.full((n, C), -np.inf, dtype=X.dtype, device=X.device)
+    jll = xp.stack([empty if col is None else col for col in cols], axis=1)
+    top = xp.max(jll, axis=1)
+    lse = top + xp.log(xp.sum(xp.exp(jll - top[:, None, :]), axis=1))
+    codes = xp.asarray(yi.astype(np.int64), device=X.device)
+    mine = codes[:, None] == xp.arange(K, dtype=codes.dtype, device=X.device)[None, :]
+    own = xp.sum(xp.where(mine[:, :, None], jll, xp.zeros_like(jll)), axis=1)
+    wd = on_rows(X, w)
+    total = float(w.sum())
+    log_lik = np.asarray(_convert_to_numpy(wd @ (own - lse), xp)) / total
+    if scoring == "accuracy":
+        correct = xp.astype(xp.argmax(jll, axis=1) == codes[:, None], X.dtype)
+        score = np.asarray(_convert_to_numpy(wd @ correct, xp)) / total
+    else:
+        score = log_lik
+    return np.where(ok, np.stack([score, log_lik]), -np.inf)

@@ -57,6 +57,7 @@ from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
 from ._rda_search import (
     alpha_sweep_terms,
+    device_scores,
     held_out_terms,
     on_rows,
     regularised,
@@ -68,12 +69,6 @@ __all__ = ["CrossValidatedStats", "RegularizedDiscriminantAnalysisCV"]
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-def _host(xp: Any, a: Any) -> Any:
-    from sklearn.utils._array_api import _convert_to_numpy
-
-    return _convert_to_numpy(a, xp)
 
 
 @register("rdacv")
@@ -326,6 +321,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         the host. ``y_arr`` and ``w`` are the checked labels and weights
         (host arrays), ``c`` the classes.
         """
+        self._validate_params()
         alphas, gammas, ridges = self._grid()
         if c.size < self._min_classes:
             raise ValueError(
@@ -428,76 +424,6 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             score = log_lik
         return np.where(ok, np.stack([score, log_lik]), -np.inf)
 
-    def _rows_score(
-        self,
-        X: Any,
-        K: int,
-        C: int,
-        jobs: list[Any],
-        results: list[Any],
-        a_i: int,
-        log_priors: _F,
-        p: int,
-        yi: NDArray[np.intp],
-        w: _F,
-    ) -> _F:
-        """One alpha's scores from its jobs' distances on the rows' device."""
-        pieces = [
-            (b_i, list(ks), (maha, logdet, good))
-            for (b_i, ks), (maha, logdet, good) in zip(jobs, results, strict=True)
-            if b_i == a_i
-        ]
-        return self._device_score(X, K, C, pieces, log_priors, p, yi, w)
-
-    def _device_score(
-        self,
-        X: Any,
-        K: int,
-        C: int,
-        pieces: list[Any],
-        log_priors: _F,
-        p: int,
-        yi: NDArray[np.intp],
-        w: _F,
-    ) -> _F:
-        """:meth:`_score` in the rows' namespace, from each job's ``(classes, terms)``.
-
-        The joint log likelihood ``(n, K, C)`` is assembled and reduced on the
-        rows' device (log-sum-exp over the classes with each row's largest
-        value taken out, the true class's term, the arg max); only the
-        ``(2, C)`` scores come to the host.
-        """
-        from sklearn.externals.array_api_compat import array_namespace
-
-        xp = array_namespace(X)
-        n = int(X.shape[0])
-        cols: list[Any] = [None] * K
-        ok = np.ones(C, dtype=bool)
-        for _, ks, (maha, logdet, good) in pieces:
-            ok &= good
-            if maha.ndim == 2:  # one class's (n, C)
-                maha = maha[:, None, :]
-            for j, k in enumerate(ks):
-                cols[k] = on_rows(X, log_priors[k]) - 0.5 * (
-                    maha[:, j, :] + on_rows(X, logdet + p * _LOG_2PI)
-                )
-        empty = xp.full((n, C), -np.inf, dtype=X.dtype, device=X.device)
-        jll = xp.stack([empty if col is None else col for col in cols], axis=1)
-        top = xp.max(jll, axis=1)
-        lse = top + xp.log(xp.sum(xp.exp(jll - top[:, None, :]), axis=1))
-        codes = xp.asarray(yi.astype(np.int64), device=X.device)
-        mine = codes[:, None] == xp.arange(K, dtype=codes.dtype, device=X.device)[None, :]
-        own = xp.sum(xp.where(mine[:, :, None], jll, xp.zeros_like(jll)), axis=1)
-        wd = on_rows(X, w)
-        total = float(w.sum())
-        log_lik = np.asarray(_host(xp, wd @ (own - lse))) / total
-        if self.scoring == "accuracy":
-            correct = xp.astype(xp.argmax(jll, axis=1) == codes[:, None], X.dtype)
-            score = np.asarray(_host(xp, wd @ correct)) / total
-        else:
-            score = log_lik
-        return np.where(ok, np.stack([score, log_lik]), -np.inf)
-
     def _grid_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
     ) -> _F:
@@ -554,8 +480,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         # cores, their products queue on the device
         results = in_parallel(job, jobs, float(X.shape[0]) * p * p * len(jobs))
         for a_i in usable:
-            if not isinstance(X, np.ndarray):
-                out[:, a_i] = self._rows_score(X, K, C, jobs, results, a_i, log_priors, p, yi, w)
+            if not isinstance(X, np.ndarray):  # rows on a device: scored there
+                pieces = [
+                    (list(ks), terms)
+                    for (b_i, ks), terms in zip(jobs, results, strict=True)
+                    if b_i == a_i
+                ]
+                out[:, a_i] = device_scores(X, K, C, pieces, log_priors, p, yi, w, self.scoring)
                 continue
             jll = np.full((X.shape[0], K, C), -np.inf)
             ok = np.ones(C, dtype=bool)
@@ -603,10 +534,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         results = in_parallel(job, ks, float(X.shape[0]) * p * p * len(ks))
         if not isinstance(X, np.ndarray):  # rows on a device: scored there
             pieces = [
-                (0, [k], (maha[:, 0, :], logdet, good))
+                ([k], (maha[:, 0, :], logdet, good))
                 for k, (maha, logdet, good) in zip(ks, results, strict=True)
             ]
-            return self._device_score(X, K, alphas.size, pieces, log_priors, p, yi, w)
+            return device_scores(X, K, alphas.size, pieces, log_priors, p, yi, w, self.scoring)
         jll = np.full((X.shape[0], K, alphas.size), -np.inf)
         ok = np.ones(alphas.size, dtype=bool)
         for k, (maha, logdet, good) in zip(ks, results, strict=True):

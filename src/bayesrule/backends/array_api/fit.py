@@ -285,7 +285,7 @@ def reducer(data: _Data, classes: Any) -> Any:
         if isinstance(task, EstimatorSummariser) and is_search(est_):
             if bool(xp.all(xp.isfinite(data.X))):  # else the host's checks and messages
                 acc = _float_dtype(xp, data.dev)
-                found = search(est_, data.X, data.y, data.w, classes, xp, acc)
+                found = search(est_, data.X, data.y, data.w, classes, xp, acc, device_statistics)
                 return task.finish(task.combine(None, found))
         stat = _task_statistic(task)
         if stat is not None:

@@ -191,7 +191,7 @@ def _mixture_terms(est: Any, absent: Any, log_prior: Any) -> dict[str, Any] | No
     """
     from .mda import _log_prob_terms
 
-    family = est._model
+    family = est.model_family()
     comps, proj = family.components, family.projection
     K = int(est.classes_.size)
     owner = np.asarray(comps.owner)

@@ -1,11 +1,11 @@
 """RDA-CV's search on device arrays: the folds' statistics and the held-out products there.
 
 :meth:`RegularizedDiscriminantAnalysisCV.cross_validated` reads its rows
-through a :class:`~bayesrule.estimators._cv_stats.Rows`; this module's
+through a :class:`~bayesrule.estimators.SearchRows`; this module's
 :class:`DeviceRows` keeps them on their device. Each fold's
-:class:`~bayesrule.stats.ScatterStats` is computed there by
-:func:`~.fit.device_statistics` (one-hot class sums and a GEMM per class and
-block, as for a plain fit), merged and subtracted on the host as for NumPy
+:class:`~bayesrule.stats.ScatterStats` is computed there by the function
+the fit hands in (:mod:`.fit`'s ``device_statistics``: one-hot class sums
+and a GEMM per class and block, as for a plain fit), merged and subtracted on the host as for NumPy
 rows; the held-out rows of a split are gathered once on the device (in
 float64 where it has it) and every candidate's distances, the joint log
 likelihoods, their log-sum-exp and the arg max run there
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...estimators._cv_stats import CrossValidatedStats, Rows
+from ...estimators import CrossValidatedStats, SearchRows
 from ...stats import ScatterStats
 
 __all__ = ["DeviceRows", "is_search", "search"]
@@ -32,11 +32,14 @@ def is_search(est: Any) -> bool:
     return spec is not None and spec.statistic is CrossValidatedStats
 
 
-class DeviceRows(Rows):
+class DeviceRows(SearchRows):
     """The rows of a fit on a device, as RDA-CV's search reads them (see the module)."""
 
-    def __init__(self, X: Any, y: Any, w: Any, classes: Any, xp: Any, acc: Any) -> None:
+    def __init__(
+        self, X: Any, y: Any, w: Any, classes: Any, xp: Any, acc: Any, summarise: Any
+    ) -> None:
         self.X, self.y, self.w, self.classes, self.xp, self.acc = X, y, w, classes, xp, acc
+        self.summarise = summarise  # (statistic, X, codes, w, classes, xp) -> statistic
         self.n = int(X.shape[0])
         self.split_X = X  # what scikit-learn's splitters are given under the dispatch
         dev = X.device
@@ -47,13 +50,11 @@ class DeviceRows(Rows):
         return self.xp.asarray(np.asarray(idx, dtype=np.int64), device=self.X.device)
 
     def statistics(self, idx: Any) -> ScatterStats:
-        from .fit import device_statistics
-
         xp = self.xp
         if idx is None:
-            return device_statistics(ScatterStats, self.X, self.codes, self.wd, self.classes, xp)
+            return self.summarise(ScatterStats, self.X, self.codes, self.wd, self.classes, xp)
         i = self._index(idx)
-        return device_statistics(
+        return self.summarise(
             ScatterStats,
             xp.take(self.X, i, axis=0),
             xp.take(self.codes, i),
@@ -66,12 +67,18 @@ class DeviceRows(Rows):
         return self.xp.astype(self.xp.take(self.X, self._index(idx), axis=0), self.acc)
 
 
-def search(est: Any, X: Any, y: Any, w: Any, classes: Any, xp: Any, acc: Any) -> Any:
-    """The estimator's :class:`CrossValidatedStats` from device rows (checked finite)."""
+def search(
+    est: Any, X: Any, y: Any, w: Any, classes: Any, xp: Any, acc: Any, summarise: Any
+) -> Any:
+    """The estimator's :class:`CrossValidatedStats` from device rows (checked finite).
+
+    ``summarise`` computes a statistic of device rows (the fit's
+    ``device_statistics``); the estimator validates its parameters itself.
+    """
     from sklearn.utils.multiclass import check_classification_targets
 
-    est._validate_params()
     if int(X.shape[0]) == 0:
         raise ValueError("X has 0 samples; at least one is required.")
     check_classification_targets(y)
-    return est.cross_validated(DeviceRows(X, y, w, classes, xp, acc), y, w, classes)
+    rows = DeviceRows(X, y, w, classes, xp, acc, summarise)
+    return est.cross_validated(rows, y, w, classes)
