@@ -213,7 +213,15 @@ def test_the_checked_product_records_the_minimum():
         got, bounds = products.tracked_low()
         np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(got, low)
-        assert bounds is None  # the range check takes the sample's bounds itself
+        # the range check's sample X[::5], reduced with the minimum (both halves)
+        np.testing.assert_array_equal(bounds[0], np.min(X[::5], axis=0))
+        np.testing.assert_array_equal(bounds[1], np.max(X[::5], axis=0))
+    X[10, 2] = np.nan  # a NaN in the sample: NaN in its column's bounds
+    products.track_low(X, step=5)
+    products._checked_rows_dot(X, A)
+    got, bounds = products.tracked_low()
+    assert np.isnan(got) and np.isnan(bounds[0][2]) and np.isnan(bounds[1][2])
+    assert np.isfinite(np.delete(bounds[0], 2)).all()
 
 
 def test_the_blas_threads_decide_the_path(monkeypatch):

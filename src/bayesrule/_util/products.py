@@ -219,10 +219,33 @@ def blas_has_the_cores() -> bool:
 
 
 def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``X @ A.T`` of tracked rows on an idle machine: ``X``'s minimum in one pass (NaN if it
-    holds one), then one product in the transposed shape on the BLAS's threads (a
-    Fortran-ordered result). The sample's bounds are left to the range check."""
-    _fused.low = float(np.min(X)) if X.size else 0.0
+    """``X @ A.T`` of tracked rows on an idle machine: ``X``'s minimum (NaN if it holds one)
+    and the range sample's bounds in one pass, its two halves reduced by the calling thread
+    and the helper thread at once (a NumPy reduction runs on one core), then one product
+    in the transposed shape on the BLAS's threads (a Fortran-ordered result)."""
+    n, p = X.shape
+    step = int(getattr(_fused, "step", 0))
+    half = -(-n // 2)
+    lows = np.empty(2)
+    seen_lo, seen_hi = np.full((2, p), np.inf), np.full((2, p), -np.inf)
+
+    def part(i: int) -> None:
+        s = i * half
+        lows[i] = X[s : s + half].min() if s < n else np.inf
+        if step > 0:
+            _sample_bounds(X, s, half, step, seen_lo[i], seen_hi[i])
+
+    if n == 0:
+        _fused.low = 0.0
+        return (A @ X.T).T
+    helper = _helper_pool().submit(part, 1)
+    try:
+        part(0)
+    finally:
+        helper.result()
+    _fused.low = float(lows.min())
+    if step > 0:
+        _fused.bounds = (seen_lo.min(axis=0), seen_hi.max(axis=0))
     return (A @ X.T).T
 
 
