@@ -95,6 +95,24 @@ def _running_tasks() -> int | None:
         return None
 
 
+def _median_running(pause: float, own_threads: bool = False) -> tuple[int, int | None] | None:
+    """The median of ``LOAD_SAMPLES`` readings of :func:`_running_tasks`, ``pause`` seconds
+    apart, and (``own_threads``) this process's running threads read at the middle one
+    (:func:`_own_running`; else None); None when the machine's count cannot be read."""
+    readings = []
+    own: int | None = None
+    for i in range(LOAD_SAMPLES):
+        if i:
+            time.sleep(pause)
+        r = _running_tasks()
+        if r is None:
+            return None
+        readings.append(r)
+        if own_threads and i == LOAD_SAMPLES // 2:
+            own = _own_running()
+    return sorted(readings)[len(readings) // 2], own
+
+
 def idle_cores() -> int:
     """Cores of :func:`available_cores` that no other task is using, at least 1.
 
@@ -110,15 +128,10 @@ def idle_cores() -> int:
     if cached is not None and now - cached[0] < IDLE_CACHE_SECONDS:
         return cached[1]
     cores = available_cores()
-    readings = []
-    for i in range(LOAD_SAMPLES):
-        if i:
-            time.sleep(LOAD_PAUSE)
-        r = _running_tasks()
-        if r is None:
-            return cores
-        readings.append(r)
-    others = max(0, sorted(readings)[len(readings) // 2] - 1)
+    sampled = _median_running(LOAD_PAUSE)
+    if sampled is None:
+        return cores
+    others = max(0, sampled[0] - 1)
     idle = max(1, cores - others)
     _cache_idle(now, idle)
     return idle
@@ -174,18 +187,10 @@ def free_cores() -> int:
     if cached is not None and now - cached[0] < IDLE_CACHE_SECONDS:
         return cached[1]
     cores = available_cores()
-    readings = []
-    own: int | None = 1
-    for i in range(LOAD_SAMPLES):
-        if i:
-            time.sleep(FREE_PAUSE)
-        r = _running_tasks()
-        if r is None:
-            return cores
-        readings.append(r)
-        if i == LOAD_SAMPLES // 2:
-            own = _own_running()
-    others = max(0, sorted(readings)[len(readings) // 2] - max(1, own or 1))
+    sampled = _median_running(FREE_PAUSE, own_threads=True)
+    if sampled is None:
+        return cores
+    others = max(0, sampled[0] - max(1, sampled[1] or 1))
     free = max(1, cores - others)
     _free_cache = (now, free)
     return free

@@ -32,6 +32,7 @@ the log determinants and the regularity flags are host values.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -229,6 +230,29 @@ def held_out_terms(
     return _stack(X, parts, axis=1), logdet, ok
 
 
+def _candidate_factors(
+    cov: _F, gammas: _F, ridges: _F, t: float, reg_param: float, scale: _F, tol: float
+) -> Iterator[_F | None]:
+    """Each ``(gamma, ridge)`` candidate's lower Cholesky factor (gamma-major), None where its
+    covariance is singular in the correlation scale (``tol``) or not positive definite."""
+    for c in range(gammas.size * ridges.size):
+        S = regularised(
+            cov,
+            float(gammas[c // ridges.size]),
+            float(ridges[c % ridges.size]),
+            t,
+            reg_param,
+            scale,
+        )
+        if correlation_singular(S, tol)[0]:
+            yield None
+            continue
+        try:
+            yield cholesky(S, lower=True)
+        except LinAlgError:
+            yield None
+
+
 def _direct_terms(
     cov: _F,
     means: _F,
@@ -247,20 +271,8 @@ def _direct_terms(
     out = np.full((X.shape[0], means.shape[0], C), np.inf)
     logdet = np.zeros(C)
     ok = np.zeros(C, dtype=bool)
-    for c in range(C):
-        S = regularised(
-            cov,
-            float(gammas[c // ridges.size]),
-            float(ridges[c % ridges.size]),
-            t,
-            reg_param,
-            scale,
-        )
-        if correlation_singular(S, tol)[0]:
-            continue
-        try:
-            L = cholesky(S, lower=True)
-        except LinAlgError:
+    for c, L in enumerate(_candidate_factors(cov, gammas, ridges, t, reg_param, scale, tol)):
+        if L is None:
             continue
         ok[c] = True
         logdet[c] = 2.0 * float(np.sum(np.log(np.diag(L))))
@@ -293,21 +305,7 @@ def _direct_terms_rows(
     logdet = np.zeros(C)
     ok = np.zeros(C, dtype=bool)
     per_candidate = []
-    for c in range(C):
-        S = regularised(
-            cov,
-            float(gammas[c // ridges.size]),
-            float(ridges[c % ridges.size]),
-            t,
-            reg_param,
-            scale,
-        )
-        L = None
-        if not correlation_singular(S, tol)[0]:
-            try:
-                L = cholesky(S, lower=True)
-            except LinAlgError:
-                L = None
+    for c, L in enumerate(_candidate_factors(cov, gammas, ridges, t, reg_param, scale, tol)):
         if L is None:
             per_candidate.append(_full(X, (n, m_n), np.inf))
             continue
