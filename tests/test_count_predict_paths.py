@@ -38,7 +38,11 @@ METHODS = [
 ]
 PATHS = ["separate", "fused", "checked", "narrow"]
 #: the product each path takes for the rows it applies to
-PRODUCT = {"fused": "_fused_rows_dot", "checked": "_checked_rows_dot", "narrow": "_narrow_rows_dot"}
+PRODUCT = {
+    "fused": "_fused_rows_dot",
+    "checked": "_checked_rows_dot",
+    "narrow": "_checked_rows_dot",
+}
 
 
 def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -51,10 +55,10 @@ def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
     """Small tables take ``path`` (more than 4 features, or for ``'narrow'`` at least 14
-    rows of at most 64 features, in blocks of 7 rows); ``calls`` records the products."""
+    rows of at most 64 features); ``calls`` records the products."""
     if path == "narrow":
         mp.setattr(products, "NARROW", 64)
-        mp.setattr(products, "NARROW_ROWS", 7)
+        mp.setattr(products, "NARROW_MIN_ROWS", 14)
     else:
         mp.setattr(products, "NARROW", 4)
     mp.setattr(products, "FUSED_ROWS", 7)
@@ -63,7 +67,7 @@ def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
     if path == "separate":
         mp.setattr(products, "fusable", lambda X, k: False)
     mp.setattr(products, "blas_has_the_cores", lambda: path in ("checked", "narrow"))
-    for name in PRODUCT.values():
+    for name in set(PRODUCT.values()):
         real = getattr(products, name)
         mp.setattr(
             products,
@@ -355,19 +359,17 @@ def test_softmax_in_place_equals_the_new_array(seed, n, k, order, far):
     step=st.integers(0, 12),
     missing=st.booleans(),
 )
-def test_the_narrow_product_records_the_minimum_and_the_samples_bounds(seed, n, p, step, missing):
+def test_the_checked_product_records_the_minimum_and_the_samples_bounds(seed, n, p, step, missing):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
     if missing:
         X[rng.integers(n), rng.integers(p)] = np.nan
     A = rng.normal(size=(3, p))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(products, "NARROW_ROWS", 7)
-        products.track_low(X, step=step)
-        out = products._narrow_rows_dot(X, A)
-        low, bounds = products.tracked_low()
+    products.track_low(X, step=step)
+    out = products._checked_rows_dot(X, A)
+    low, bounds = products.tracked_low()
     np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
-    assert out.flags.f_contiguous  # column-major, as rows_dot's narrow product
+    assert out.flags.f_contiguous  # column-major, as rows_dot's transposed product
     np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
     if step == 0:
         assert bounds is None
@@ -376,17 +378,17 @@ def test_the_narrow_product_records_the_minimum_and_the_samples_bounds(seed, n, 
         np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
 
 
-def test_narrow_rows_fuse_only_in_two_blocks_or_more(monkeypatch):
-    monkeypatch.setattr(products, "NARROW_ROWS", 10)
+def test_narrow_rows_are_tracked_from_narrow_min_rows(monkeypatch):
+    monkeypatch.setattr(products, "NARROW_MIN_ROWS", 20)
     assert products.fusable(np.ones((20, 5)), 3)
     assert not products.fusable(np.ones((19, 5)), 3)
     assert not products.fusable(np.ones((20, 5), order="F"), 3)
     assert not products.fusable(np.ones((20, 5), dtype=np.float32), 3)
-    with br.config_context(limit_blas=False):  # the narrow path never changes the BLAS
+    with br.config_context(limit_blas=False):  # the narrow paths never change the BLAS
         assert products.fusable(np.ones((20, 5)), 3)
 
 
-def test_narrow_rows_on_a_busy_machine_keep_one_product(monkeypatch):
+def test_narrow_rows_without_the_cores_keep_one_product(monkeypatch):
     X, y = counts(8, 300, 6, 3)
     est = br.MultinomialNB().fit(X, y)
     Xt = counts(9, 200, 6, 3)[0]
@@ -394,14 +396,14 @@ def test_narrow_rows_on_a_busy_machine_keep_one_product(monkeypatch):
     with pytest.MonkeyPatch.context() as mp:
         take(mp, "narrow", calls)
         expected = est.predict_proba(Xt)
-        assert calls == ["_narrow_rows_dot"]
+        assert calls == ["_checked_rows_dot"]
         mp.setattr(products, "blas_has_the_cores", lambda: False)
-        mp.setattr(products, "blas_threads", lambda: 2)
         calls.clear()
-        busy = est.predict_proba(Xt)
-        assert calls == []  # one product, the minimum in a pass of its own
-        mp.setattr(products, "blas_threads", lambda: 1)
-        single = est.predict_proba(Xt)
-        assert calls == ["_narrow_rows_dot"]  # a single-threaded BLAS has no barrier
-    np.testing.assert_allclose(busy, expected, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(single, expected, rtol=1e-10, atol=1e-10)
+        for threads in (2, 1):  # a busy machine, or a single-threaded BLAS
+            mp.setattr(products, "blas_threads", lambda threads=threads: threads)
+            got = est.predict_proba(Xt)
+            assert calls == []  # one product, the minimum in a pass of its own
+            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+        Xt[5, 2] = -1.0  # the sign is still checked, naming X
+        with pytest.raises(ValueError, match=r"Negative values .*input X"):
+            est.predict_proba(Xt)

@@ -64,7 +64,8 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     on a busy machine; with a core for each thread of a multi-threaded BLAS
     (:func:`~bayesrule._util.parallel.free_cores`) their minimum is taken in
     one pass and the product is one multi-threaded call in the transposed
-    shape (:func:`_checked_rows_dot`).
+    shape (:func:`_checked_rows_dot`), for narrow rows too (on a busy machine
+    they keep one product, their minimum taken in a pass of its own).
     """
     A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
@@ -74,14 +75,12 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
         return _converted_blocks(X, A)
     X = np.asarray(X, dtype=np.float64)
     if tracking(X) and fusable(X, A.shape[0]):
-        if X.shape[1] <= NARROW:
-            # many multi-threaded products on a busy machine would each wait at the
-            # BLAS's barrier: there, one product, and the minimum in a pass of its own
-            if blas_threads() == 1 or blas_has_the_cores():
-                return _narrow_rows_dot(X, A)
-            return (A @ X.T).T
         if blas_has_the_cores():
             return _checked_rows_dot(X, A)
+        if X.shape[1] <= NARROW:
+            # narrow rows in blocks would be many small products, each slower per row
+            # than one: there, one product, and the minimum in a pass of its own
+            return (A @ X.T).T
         return _fused_rows_dot(X, A)
     if X.ndim == 2 and X.shape[1] <= NARROW:
         return (A @ X.T).T
@@ -115,9 +114,9 @@ def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.flo
 # ------------------------------------------------------------------------------
 # the product of a prediction fused with its input's sign check
 # ------------------------------------------------------------------------------
-#: Rows of one block of narrow tracked rows (:func:`_narrow_rows_dot`; 2.6 MB of
-#: 20 float64 features: the block stays in cache between its minimum and its product).
-NARROW_ROWS = 16384
+#: Narrow tracked rows (at most :data:`NARROW` features) take :func:`_checked_rows_dot`
+#: from this many rows (fewer: the helper thread's hand-off is not worth it).
+NARROW_MIN_ROWS = 32768
 
 #: Rows of one block of :func:`rows_dot`'s fused path (about 2 MiB of float64
 #: MNIST rows: a block stays in cache between its minimum and its product).
@@ -153,9 +152,9 @@ def fusable(X: Any, n_classes: int) -> bool:
     than :data:`NARROW` features, in a product of at least ``PARALLEL_MIN_WORK``
     multiply-adds (MNIST's test set and ten classes qualify), unless
     ``limit_blas`` is off and the BLAS multi-threaded (its count is then never
-    lowered for the blocks); or narrow, in at least two blocks of
-    :data:`NARROW_ROWS` rows (:func:`_narrow_rows_dot`, which never changes
-    the BLAS's threads).
+    lowered for the blocks); or narrow, in at least :data:`NARROW_MIN_ROWS`
+    rows (:func:`_checked_rows_dot` where the BLAS has the cores, else one
+    product and the minimum's own pass: neither changes the BLAS's threads).
     """
     if not (
         isinstance(X, np.ndarray)
@@ -166,7 +165,7 @@ def fusable(X: Any, n_classes: int) -> bool:
     ):
         return False
     if X.shape[1] <= NARROW:
-        return X.shape[0] >= 2 * NARROW_ROWS
+        return X.shape[0] >= NARROW_MIN_ROWS
     return (
         float(X.size) * n_classes >= PARALLEL_MIN_WORK
         # with limit_blas off, a multi-threaded BLAS is left to the single product
@@ -209,7 +208,10 @@ def blas_has_the_cores() -> bool:
     scikit-learn's check and product; otherwise (a single-threaded BLAS, or
     a busy machine, where a multi-threaded product waits at its barrier for
     threads that wait for a core) it is the fused, blocked product of
-    :func:`_fused_rows_dot`. The spinning worker threads a multi-threaded
+    :func:`_fused_rows_dot` for wide rows, and for narrow rows one product
+    with the minimum in a pass of its own (narrow blocks make small products,
+    slower per row than one: measured on 200,000 and 1,000,000 rows of 20
+    features). The spinning worker threads a multi-threaded
     BLAS leaves after each product are not load (:func:`~.parallel.free_cores`):
     the single product is what they wait for, while threads of ours would
     share the cores with them.
@@ -259,36 +261,6 @@ def _sample_bounds(
         sample = X[first : s + rows : step]
         np.min(sample, axis=0, out=lo)
         np.max(sample, axis=0, out=hi)
-
-
-def _narrow_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``X @ A.T`` of tracked narrow rows in blocks of :data:`NARROW_ROWS`, each block's
-    minimum (and the range sample's bounds) taken while it is in cache, then its product
-    in the transposed shape (``A @ block.T``, the fast one for narrow rows, on the BLAS's
-    own threads) into the columns of a (K, n) array: one pass over ``X`` instead of a
-    minimum's pass and a product's. The result is column-major, as :func:`rows_dot`'s
-    for narrow rows. Taken with a single-threaded BLAS, or one that finds its cores
-    (:func:`blas_has_the_cores`): on a busy machine each block's multi-threaded product
-    would wait at the BLAS's barrier (measured under load: up to three times slower
-    than one product)."""
-    n, p = X.shape
-    out = np.empty((A.shape[0], n))
-    starts = range(0, n, NARROW_ROWS)
-    lows = np.empty(len(starts))
-    step = int(getattr(_fused, "step", 0))
-    if step > 0:
-        seen_lo = np.full((len(starts), p), np.inf)
-        seen_hi = np.full((len(starts), p), -np.inf)
-    for i, s in enumerate(starts):
-        block = X[s : s + NARROW_ROWS]
-        lows[i] = block.min()
-        if step > 0:
-            _sample_bounds(X, s, NARROW_ROWS, step, seen_lo[i], seen_hi[i])
-        np.matmul(A, block.T, out=out[:, s : s + NARROW_ROWS])
-    _fused.low = float(lows.min()) if lows.size else 0.0
-    if step > 0 and lows.size:
-        _fused.bounds = (seen_lo.min(axis=0), seen_hi.max(axis=0))
-    return out.T
 
 
 def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
