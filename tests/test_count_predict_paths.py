@@ -358,16 +358,21 @@ def test_softmax_in_place_equals_the_new_array(seed, n, k, order, far):
     p=st.integers(1, 9),
     step=st.integers(0, 12),
     missing=st.booleans(),
+    parts=st.integers(1, 9),
 )
-def test_the_checked_product_records_the_minimum_and_the_samples_bounds(seed, n, p, step, missing):
+def test_the_checked_product_records_the_minimum_and_the_samples_bounds(
+    seed, n, p, step, missing, parts
+):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
     if missing:
         X[rng.integers(n), rng.integers(p)] = np.nan
     A = rng.normal(size=(3, p))
-    products.track_low(X, step=step)
-    out = products._checked_rows_dot(X, A)
-    low, bounds = products.tracked_low()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(products, "CHECK_PARTS", parts)  # parts of one row up to all rows
+        products.track_low(X, step=step)
+        out = products._checked_rows_dot(X, A)
+        low, bounds = products.tracked_low()
     np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
     assert out.flags.f_contiguous  # column-major, as rows_dot's transposed product
     np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
