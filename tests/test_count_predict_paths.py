@@ -217,15 +217,15 @@ def test_the_checked_product_records_the_minimum():
         got, bounds = products.tracked_low()
         np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(got, low)
-        # the range check's sample X[::5], reduced with the minimum (both halves)
-        np.testing.assert_array_equal(bounds[0], np.min(X[::5], axis=0))
+        # the range check's sample X[::5], its maxima taken with the minimum (both halves)
+        np.testing.assert_array_equal(bounds[0], low)
         np.testing.assert_array_equal(bounds[1], np.max(X[::5], axis=0))
     X[10, 2] = np.nan  # a NaN in the sample: NaN in its column's bounds
     products.track_low(X, step=5)
     products._checked_rows_dot(X, A)
     got, bounds = products.tracked_low()
-    assert np.isnan(got) and np.isnan(bounds[0][2]) and np.isnan(bounds[1][2])
-    assert np.isfinite(np.delete(bounds[0], 2)).all()
+    assert np.isnan(got) and np.isnan(bounds[0]) and np.isnan(bounds[1][2])
+    assert np.isfinite(np.delete(bounds[1], 2)).all()
 
 
 def test_the_blas_threads_decide_the_path(monkeypatch):
@@ -379,7 +379,8 @@ def test_the_checked_product_records_the_minimum_and_the_samples_bounds(
     if step == 0:
         assert bounds is None
     else:
-        np.testing.assert_array_equal(bounds[0], X[::step].min(axis=0))
+        # X's minimum (a bound on each column's in the sample) and the sample's maxima
+        np.testing.assert_array_equal(bounds[0], np.min(X))
         np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
 
 
@@ -412,3 +413,87 @@ def test_narrow_rows_without_the_cores_keep_one_product(monkeypatch):
         Xt[5, 2] = -1.0  # the sign is still checked, naming X
         with pytest.raises(ValueError, match=r"Negative values .*input X"):
             est.predict_proba(Xt)
+
+
+# ------------------------------------------------------------------------------
+# the class model's finiteness check, not made again by the estimator
+# ------------------------------------------------------------------------------
+def test_a_note_of_finiteness_covers_one_object_once():
+    a = np.ones((4, 3))
+    products.note_finite(a)
+    assert not products.noted_finite(a.copy())  # another object: look at it
+    products.note_finite(a)
+    assert products.noted_finite(a)
+    assert not products.noted_finite(a)  # used up: a later change is never covered
+    products.note_finite(a)
+    products.forget_finite()
+    assert not products.noted_finite(a)
+    a[0, 0] = np.nan
+    assert not all_finite(a)  # without a note, the values are read
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    name=st.sampled_from(COUNT_MODELS),
+    n=st.integers(1, 300),
+    p=st.sampled_from([3, 20, 70, 130]),
+    dtype=st.sampled_from([np.float64, np.float32]),
+    order=st.sampled_from(["C", "F"]),
+    missing=st.booleans(),
+    huge=st.booleans(),
+    zero_prior=st.booleans(),
+)
+def test_the_model_check_read_once_gives_what_two_checks_give(
+    seed, name, n, p, dtype, order, missing, huge, zero_prior
+):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.5, size=(n + 30, p)).astype(np.float64)
+    y = np.arange(n + 30) % 3
+    kw = {"class_prior": [0.5, 0.5, 0.0]} if zero_prior and name != "ComplementNB" else {}
+    est = getattr(br, name)(**kw).fit(X[:30], y[:30])
+    Z = np.asarray(X[30:], dtype=dtype, order=order)
+    if missing:
+        Z[rng.integers(n), rng.integers(p)] = np.nan
+    if huge:  # a row far from every class: its results overflow and are repaired
+        Z[rng.integers(n)] = 1e300 if dtype == np.float64 else 1e30
+    noted, plain = {}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in METHODS:
+            noted[m] = getattr(est, m)(Z)
+        with pytest.MonkeyPatch.context() as mp:
+            # every result read again, as before the note
+            mp.setattr(br.estimators._predict, "noted_finite", lambda values: False)
+            for m in METHODS:
+                plain[m] = getattr(est, m)(Z)
+    for m in METHODS:
+        np.testing.assert_array_equal(noted[m], plain[m])
+    proba = noted["predict_proba"]
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_a_noted_result_still_refuses_infinity_and_negative_counts():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.5, size=(60, 70)).astype(np.float64)
+    est = br.MultinomialNB().fit(X, np.arange(60) % 3)
+    bad = X.copy()
+    bad[7, 4] = np.inf
+    with pytest.raises(ValueError, match="X"):
+        est.predict_proba(bad)
+    bad[7, 4] = -1.0
+    with pytest.raises(ValueError, match="X"):
+        est.predict_proba(bad)
+
+
+def test_a_prior_of_zero_leaves_no_note():
+    # log 0 = -inf: the sum with the priors is not finite, and is read
+    values = np.ones((5, 3))
+    products.note_finite(values)
+    with np.errstate(divide="ignore"):
+        log_priors = np.log([0.5, 0.5, 0.0])
+    out = br.estimators._predict._plus_priors(values, log_priors, in_place=True)
+    assert not products.noted_finite(out)
+    products.note_finite(values)
+    out = br.estimators._predict._plus_priors(values, np.log([0.2, 0.3, 0.5]), in_place=False)
+    assert products.noted_finite(out)
