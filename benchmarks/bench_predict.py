@@ -11,7 +11,7 @@ model is fitted by both libraries on the same rows, then each prediction
 method that scikit-learn's namesake has (``predict``, ``predict_proba``,
 ``predict_log_proba``, ``decision_function``, ``predict_joint_log_proba``,
 ``score_samples``) is timed with interleaved repetitions (ours, theirs,
-ours, theirs, ...) after one warm-up call of each, so that both see the
+theirs, ours, ...) after one warm-up call of each, so that both see the
 same machine; the table holds the medians and ``ratio = theirs / ours``
 (above 1: bayesrule is faster).
 
@@ -97,19 +97,23 @@ def spinning(n: int) -> Iterator[None]:
 def interleaved(
     ours: Callable[[], Any], theirs: Callable[[], Any], repeat: int
 ) -> tuple[float, float]:
-    """Median seconds of ``ours`` and ``theirs``, called alternately after a warm-up each."""
+    """Median seconds of ``ours`` and ``theirs``, called alternately after a warm-up each.
+
+    The pairs alternate which goes first (ours, theirs; theirs, ours; ...), so that
+    each library's calls follow the other's as often as its own: a call made just
+    after a multi-threaded BLAS product shares the cores with that product's worker
+    threads, which spin for up to a tenth of a second waiting for the next one
+    (OpenBLAS), and a fixed order would charge them to one library only.
+    """
     ours()
     theirs()
-    t_o: list[float] = []
-    t_t: list[float] = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        ours()
-        t_o.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        theirs()
-        t_t.append(time.perf_counter() - t0)
-    return statistics.median(t_o), statistics.median(t_t)
+    times: dict[Callable[[], Any], list[float]] = {ours: [], theirs: []}
+    for i in range(repeat):
+        for fn in (ours, theirs) if i % 2 == 0 else (theirs, ours):
+            t0 = time.perf_counter()
+            fn()
+            times[fn].append(time.perf_counter() - t0)
+    return statistics.median(times[ours]), statistics.median(times[theirs])
 
 
 def narrow_table(n: int, p: int = 20, k: int = 5, seed: int = 0) -> dict[str, Any]:

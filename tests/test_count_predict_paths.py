@@ -38,7 +38,11 @@ METHODS = [
 ]
 PATHS = ["separate", "fused", "checked", "narrow"]
 #: the product each path takes for the rows it applies to
-PRODUCT = {"fused": "_fused_rows_dot", "checked": "_checked_rows_dot", "narrow": "_narrow_rows_dot"}
+PRODUCT = {
+    "fused": "_fused_rows_dot",
+    "checked": "_checked_rows_dot",
+    "narrow": "_checked_rows_dot",
+}
 
 
 def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -51,10 +55,10 @@ def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
     """Small tables take ``path`` (more than 4 features, or for ``'narrow'`` at least 14
-    rows of at most 64 features, in blocks of 7 rows); ``calls`` records the products."""
+    rows of at most 64 features); ``calls`` records the products."""
     if path == "narrow":
         mp.setattr(products, "NARROW", 64)
-        mp.setattr(products, "NARROW_ROWS", 7)
+        mp.setattr(products, "NARROW_MIN_ROWS", 14)
     else:
         mp.setattr(products, "NARROW", 4)
     mp.setattr(products, "FUSED_ROWS", 7)
@@ -63,7 +67,7 @@ def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
     if path == "separate":
         mp.setattr(products, "fusable", lambda X, k: False)
     mp.setattr(products, "blas_has_the_cores", lambda: path in ("checked", "narrow"))
-    for name in PRODUCT.values():
+    for name in set(PRODUCT.values()):
         real = getattr(products, name)
         mp.setattr(
             products,
@@ -213,15 +217,15 @@ def test_the_checked_product_records_the_minimum():
         got, bounds = products.tracked_low()
         np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(got, low)
-        # the range check's sample X[::5], reduced with the minimum (both halves)
-        np.testing.assert_array_equal(bounds[0], np.min(X[::5], axis=0))
+        # the range check's sample X[::5], its maxima taken with the minimum (both halves)
+        np.testing.assert_array_equal(bounds[0], low)
         np.testing.assert_array_equal(bounds[1], np.max(X[::5], axis=0))
     X[10, 2] = np.nan  # a NaN in the sample: NaN in its column's bounds
     products.track_low(X, step=5)
     products._checked_rows_dot(X, A)
     got, bounds = products.tracked_low()
-    assert np.isnan(got) and np.isnan(bounds[0][2]) and np.isnan(bounds[1][2])
-    assert np.isfinite(np.delete(bounds[0], 2)).all()
+    assert np.isnan(got) and np.isnan(bounds[0]) and np.isnan(bounds[1][2])
+    assert np.isfinite(np.delete(bounds[1], 2)).all()
 
 
 def test_the_blas_threads_decide_the_path(monkeypatch):
@@ -354,39 +358,43 @@ def test_softmax_in_place_equals_the_new_array(seed, n, k, order, far):
     p=st.integers(1, 9),
     step=st.integers(0, 12),
     missing=st.booleans(),
+    parts=st.integers(1, 9),
 )
-def test_the_narrow_product_records_the_minimum_and_the_samples_bounds(seed, n, p, step, missing):
+def test_the_checked_product_records_the_minimum_and_the_samples_bounds(
+    seed, n, p, step, missing, parts
+):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
     if missing:
         X[rng.integers(n), rng.integers(p)] = np.nan
     A = rng.normal(size=(3, p))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(products, "NARROW_ROWS", 7)
+        mp.setattr(products, "CHECK_PARTS", parts)  # parts of one row up to all rows
         products.track_low(X, step=step)
-        out = products._narrow_rows_dot(X, A)
+        out = products._checked_rows_dot(X, A)
         low, bounds = products.tracked_low()
     np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
-    assert out.flags.f_contiguous  # column-major, as rows_dot's narrow product
+    assert out.flags.f_contiguous  # column-major, as rows_dot's transposed product
     np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
     if step == 0:
         assert bounds is None
     else:
-        np.testing.assert_array_equal(bounds[0], X[::step].min(axis=0))
+        # X's minimum (a bound on each column's in the sample) and the sample's maxima
+        np.testing.assert_array_equal(bounds[0], np.min(X))
         np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
 
 
-def test_narrow_rows_fuse_only_in_two_blocks_or_more(monkeypatch):
-    monkeypatch.setattr(products, "NARROW_ROWS", 10)
+def test_narrow_rows_are_tracked_from_narrow_min_rows(monkeypatch):
+    monkeypatch.setattr(products, "NARROW_MIN_ROWS", 20)
     assert products.fusable(np.ones((20, 5)), 3)
     assert not products.fusable(np.ones((19, 5)), 3)
     assert not products.fusable(np.ones((20, 5), order="F"), 3)
     assert not products.fusable(np.ones((20, 5), dtype=np.float32), 3)
-    with br.config_context(limit_blas=False):  # the narrow path never changes the BLAS
+    with br.config_context(limit_blas=False):  # the narrow paths never change the BLAS
         assert products.fusable(np.ones((20, 5)), 3)
 
 
-def test_narrow_rows_on_a_busy_machine_keep_one_product(monkeypatch):
+def test_narrow_rows_without_the_cores_keep_one_product(monkeypatch):
     X, y = counts(8, 300, 6, 3)
     est = br.MultinomialNB().fit(X, y)
     Xt = counts(9, 200, 6, 3)[0]
@@ -394,14 +402,98 @@ def test_narrow_rows_on_a_busy_machine_keep_one_product(monkeypatch):
     with pytest.MonkeyPatch.context() as mp:
         take(mp, "narrow", calls)
         expected = est.predict_proba(Xt)
-        assert calls == ["_narrow_rows_dot"]
+        assert calls == ["_checked_rows_dot"]
         mp.setattr(products, "blas_has_the_cores", lambda: False)
-        mp.setattr(products, "blas_threads", lambda: 2)
         calls.clear()
-        busy = est.predict_proba(Xt)
-        assert calls == []  # one product, the minimum in a pass of its own
-        mp.setattr(products, "blas_threads", lambda: 1)
-        single = est.predict_proba(Xt)
-        assert calls == ["_narrow_rows_dot"]  # a single-threaded BLAS has no barrier
-    np.testing.assert_allclose(busy, expected, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(single, expected, rtol=1e-10, atol=1e-10)
+        for threads in (2, 1):  # a busy machine, or a single-threaded BLAS
+            mp.setattr(products, "blas_threads", lambda threads=threads: threads)
+            got = est.predict_proba(Xt)
+            assert calls == []  # one product, the minimum in a pass of its own
+            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+        Xt[5, 2] = -1.0  # the sign is still checked, naming X
+        with pytest.raises(ValueError, match=r"Negative values .*input X"):
+            est.predict_proba(Xt)
+
+
+# ------------------------------------------------------------------------------
+# the class model's finiteness check, not made again by the estimator
+# ------------------------------------------------------------------------------
+def test_a_note_of_finiteness_covers_one_object_once():
+    a = np.ones((4, 3))
+    products.note_finite(a)
+    assert not products.noted_finite(a.copy())  # another object: look at it
+    products.note_finite(a)
+    assert products.noted_finite(a)
+    assert not products.noted_finite(a)  # used up: a later change is never covered
+    products.note_finite(a)
+    products.forget_finite()
+    assert not products.noted_finite(a)
+    a[0, 0] = np.nan
+    assert not all_finite(a)  # without a note, the values are read
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    name=st.sampled_from(COUNT_MODELS),
+    n=st.integers(1, 300),
+    p=st.sampled_from([3, 20, 70, 130]),
+    dtype=st.sampled_from([np.float64, np.float32]),
+    order=st.sampled_from(["C", "F"]),
+    missing=st.booleans(),
+    huge=st.booleans(),
+    zero_prior=st.booleans(),
+)
+def test_the_model_check_read_once_gives_what_two_checks_give(
+    seed, name, n, p, dtype, order, missing, huge, zero_prior
+):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.5, size=(n + 30, p)).astype(np.float64)
+    y = np.arange(n + 30) % 3
+    kw = {"class_prior": [0.5, 0.5, 0.0]} if zero_prior and name != "ComplementNB" else {}
+    est = getattr(br, name)(**kw).fit(X[:30], y[:30])
+    Z = np.asarray(X[30:], dtype=dtype, order=order)
+    if missing:
+        Z[rng.integers(n), rng.integers(p)] = np.nan
+    if huge:  # a row far from every class: its results overflow and are repaired
+        Z[rng.integers(n)] = 1e300 if dtype == np.float64 else 1e30
+    noted, plain = {}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in METHODS:
+            noted[m] = getattr(est, m)(Z)
+        with pytest.MonkeyPatch.context() as mp:
+            # every result read again, as before the note
+            mp.setattr(br.estimators._predict, "noted_finite", lambda values: False)
+            for m in METHODS:
+                plain[m] = getattr(est, m)(Z)
+    for m in METHODS:
+        np.testing.assert_array_equal(noted[m], plain[m])
+    proba = noted["predict_proba"]
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_a_noted_result_still_refuses_infinity_and_negative_counts():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.5, size=(60, 70)).astype(np.float64)
+    est = br.MultinomialNB().fit(X, np.arange(60) % 3)
+    bad = X.copy()
+    bad[7, 4] = np.inf
+    with pytest.raises(ValueError, match="X"):
+        est.predict_proba(bad)
+    bad[7, 4] = -1.0
+    with pytest.raises(ValueError, match="X"):
+        est.predict_proba(bad)
+
+
+def test_a_prior_of_zero_leaves_no_note():
+    # log 0 = -inf: the sum with the priors is not finite, and is read
+    values = np.ones((5, 3))
+    products.note_finite(values)
+    with np.errstate(divide="ignore"):
+        log_priors = np.log([0.5, 0.5, 0.0])
+    out = br.estimators._predict._plus_priors(values, log_priors, in_place=True)
+    assert not products.noted_finite(out)
+    products.note_finite(values)
+    out = br.estimators._predict._plus_priors(values, np.log([0.2, 0.3, 0.5]), in_place=False)
+    assert products.noted_finite(out)

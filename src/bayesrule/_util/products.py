@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -64,7 +65,8 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     on a busy machine; with a core for each thread of a multi-threaded BLAS
     (:func:`~bayesrule._util.parallel.free_cores`) their minimum is taken in
     one pass and the product is one multi-threaded call in the transposed
-    shape (:func:`_checked_rows_dot`).
+    shape (:func:`_checked_rows_dot`), for narrow rows too (on a busy machine
+    they keep one product, their minimum taken in a pass of its own).
     """
     A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
@@ -74,14 +76,12 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
         return _converted_blocks(X, A)
     X = np.asarray(X, dtype=np.float64)
     if tracking(X) and fusable(X, A.shape[0]):
-        if X.shape[1] <= NARROW:
-            # many multi-threaded products on a busy machine would each wait at the
-            # BLAS's barrier: there, one product, and the minimum in a pass of its own
-            if blas_threads() == 1 or blas_has_the_cores():
-                return _narrow_rows_dot(X, A)
-            return (A @ X.T).T
         if blas_has_the_cores():
             return _checked_rows_dot(X, A)
+        if X.shape[1] <= NARROW:
+            # narrow rows in blocks would be many small products, each slower per row
+            # than one: there, one product, and the minimum in a pass of its own
+            return (A @ X.T).T
         return _fused_rows_dot(X, A)
     if X.ndim == 2 and X.shape[1] <= NARROW:
         return (A @ X.T).T
@@ -115,9 +115,9 @@ def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.flo
 # ------------------------------------------------------------------------------
 # the product of a prediction fused with its input's sign check
 # ------------------------------------------------------------------------------
-#: Rows of one block of narrow tracked rows (:func:`_narrow_rows_dot`; 2.6 MB of
-#: 20 float64 features: the block stays in cache between its minimum and its product).
-NARROW_ROWS = 16384
+#: Narrow tracked rows (at most :data:`NARROW` features) take :func:`_checked_rows_dot`
+#: from this many rows (fewer: the helper thread's hand-off is not worth it).
+NARROW_MIN_ROWS = 32768
 
 #: Rows of one block of :func:`rows_dot`'s fused path (about 2 MiB of float64
 #: MNIST rows: a block stays in cache between its minimum and its product).
@@ -153,9 +153,9 @@ def fusable(X: Any, n_classes: int) -> bool:
     than :data:`NARROW` features, in a product of at least ``PARALLEL_MIN_WORK``
     multiply-adds (MNIST's test set and ten classes qualify), unless
     ``limit_blas`` is off and the BLAS multi-threaded (its count is then never
-    lowered for the blocks); or narrow, in at least two blocks of
-    :data:`NARROW_ROWS` rows (:func:`_narrow_rows_dot`, which never changes
-    the BLAS's threads).
+    lowered for the blocks); or narrow, in at least :data:`NARROW_MIN_ROWS`
+    rows (:func:`_checked_rows_dot` where the BLAS has the cores, else one
+    product and the minimum's own pass: neither changes the BLAS's threads).
     """
     if not (
         isinstance(X, np.ndarray)
@@ -166,7 +166,7 @@ def fusable(X: Any, n_classes: int) -> bool:
     ):
         return False
     if X.shape[1] <= NARROW:
-        return X.shape[0] >= 2 * NARROW_ROWS
+        return X.shape[0] >= NARROW_MIN_ROWS
     return (
         float(X.size) * n_classes >= PARALLEL_MIN_WORK
         # with limit_blas off, a multi-threaded BLAS is left to the single product
@@ -180,9 +180,11 @@ def track_low(X: Any, step: int = 0) -> None:
     A prediction's input check (the least value, for the sign of counts;
     NaN if any value is NaN) is then made block by block with the product,
     while each block is in cache, instead of in a pass of its own. With
-    ``step``, also the per-column least and largest values of the sample
-    ``X[::step]`` (the out-of-range check's). Read them with
-    :func:`tracked_low`; ``None`` stops the tracking.
+    ``step``, also the per-column largest values of the sample ``X[::step]``
+    (the out-of-range check's; with the least value of ``X``, a bound on each
+    column's least value in the sample, which is all the check needs for the
+    columns it cannot flag: :func:`~bayesrule.estimators._ranges.warn_out_of_range`).
+    Read them with :func:`tracked_low`; ``None`` stops the tracking.
     """
     _fused.X, _fused.step, _fused.low, _fused.bounds = X, step, None, None
 
@@ -192,10 +194,11 @@ def tracking(X: Any) -> bool:
     return getattr(_fused, "X", None) is X
 
 
-def tracked_low() -> tuple[float | None, tuple[NDArray[np.float64], NDArray[np.float64]] | None]:
-    """The minimum recorded for the tracked ``X`` and its sample's per-column bounds (min and
-    max, NaN where the sample has a NaN), each None if no product of it recorded them; ends
-    the tracking."""
+def tracked_low() -> tuple[float | None, tuple[float, NDArray[np.float64]] | None]:
+    """The minimum recorded for the tracked ``X``, and its sample's bounds: ``(low, hi)``,
+    ``X``'s minimum (no larger than any column's in the sample) and the sample's per-column
+    maxima (NaN where the sample has a NaN); each None if no product of it recorded them.
+    Ends the tracking."""
     low, bounds = getattr(_fused, "low", None), getattr(_fused, "bounds", None)
     track_low(None)
     return low, bounds
@@ -209,7 +212,10 @@ def blas_has_the_cores() -> bool:
     scikit-learn's check and product; otherwise (a single-threaded BLAS, or
     a busy machine, where a multi-threaded product waits at its barrier for
     threads that wait for a core) it is the fused, blocked product of
-    :func:`_fused_rows_dot`. The spinning worker threads a multi-threaded
+    :func:`_fused_rows_dot` for wide rows, and for narrow rows one product
+    with the minimum in a pass of its own (narrow blocks make small products,
+    slower per row than one: measured on 200,000 and 1,000,000 rows of 20
+    features). The spinning worker threads a multi-threaded
     BLAS leaves after each product are not load (:func:`~.parallel.free_cores`):
     the single product is what they wait for, while threads of ours would
     share the cores with them.
@@ -218,77 +224,59 @@ def blas_has_the_cores() -> bool:
     return threads > 1 and free_cores() >= threads
 
 
+#: Parts of the rows whose minimum :func:`_checked_rows_dot` takes, dealt one at a time
+#: to the calling thread and the helper thread (MNIST's test set: 1,250 rows, 7.8 MB each).
+CHECK_PARTS = 8
+
+
 def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
     """``X @ A.T`` of tracked rows on an idle machine: ``X``'s minimum (NaN if it holds one)
-    and the range sample's bounds in one pass, its two halves reduced by the calling thread
-    and the helper thread at once (a NumPy reduction runs on one core), then one product
-    in the transposed shape on the BLAS's threads (a Fortran-ordered result)."""
+    and the range sample's bounds in one pass, then one product in the transposed shape on
+    the BLAS's threads (a Fortran-ordered result). The pass is cut in :data:`CHECK_PARTS`
+    parts of rows, dealt one at a time to the calling thread and the helper thread (a
+    NumPy reduction runs on one core): a helper that waits for a core leaves its parts to
+    the calling thread, which then waits for one part at most, not for half the rows."""
     n, p = X.shape
     step = int(getattr(_fused, "step", 0))
-    half = -(-n // 2)
-    lows = np.empty(2)
-    seen_lo, seen_hi = np.full((2, p), np.inf), np.full((2, p), -np.inf)
-
-    def part(i: int) -> None:
-        s = i * half
-        lows[i] = X[s : s + half].min() if s < n else np.inf
-        if step > 0:
-            _sample_bounds(X, s, half, step, seen_lo[i], seen_hi[i])
-
     if n == 0:
         _fused.low = 0.0
         return (A @ X.T).T
-    helper = _helper_pool().submit(part, 1)
+    rows = -(-n // CHECK_PARTS)
+    starts = range(0, n, rows)
+    lows = np.empty(len(starts))
+    seen_hi = np.full((len(starts), p), -np.inf)
+    taken = itertools.count()
+
+    def work() -> None:
+        # next() on a count is atomic under the GIL: each part is taken once
+        while (i := next(taken)) < len(starts):
+            s = starts[i]
+            lows[i] = X[s : s + rows].min()
+            if step > 0:
+                _sample_max(X, s, rows, step, seen_hi[i])
+
+    helper = _helper_pool().submit(work) if len(starts) > 1 else None
     try:
-        part(0)
+        work()
     finally:
-        helper.result()
+        if helper is not None and not helper.cancel():
+            helper.result()
     _fused.low = float(lows.min())
     if step > 0:
-        _fused.bounds = (seen_lo.min(axis=0), seen_hi.max(axis=0))
+        _fused.bounds = (_fused.low, seen_hi.max(axis=0))
     return (A @ X.T).T
 
 
-def _sample_bounds(
-    X: NDArray[np.float64], s: int, rows: int, step: int, lo: NDArray[Any], hi: NDArray[Any]
-) -> None:
-    """Per-column least and largest values (into ``lo`` and ``hi``) of the rows of the
-    sample ``X[::step]`` within the block ``X[s : s + rows]``, if it holds any."""
+def _sample_max(X: NDArray[np.float64], s: int, rows: int, step: int, hi: NDArray[Any]) -> None:
+    """Per-column largest values (into ``hi``) of the rows of the sample ``X[::step]`` within
+    the block ``X[s : s + rows]``, if it holds any (NaN where one of them is NaN).
+
+    The sample's least values are not taken (half the work): the block's minimum is, and
+    the out-of-range check needs a column's own only where the maxima and that minimum
+    leave it in doubt (it then takes them itself)."""
     first = -(-s // step) * step
     if first < s + rows and first < X.shape[0]:
-        sample = X[first : s + rows : step]
-        np.min(sample, axis=0, out=lo)
-        np.max(sample, axis=0, out=hi)
-
-
-def _narrow_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``X @ A.T`` of tracked narrow rows in blocks of :data:`NARROW_ROWS`, each block's
-    minimum (and the range sample's bounds) taken while it is in cache, then its product
-    in the transposed shape (``A @ block.T``, the fast one for narrow rows, on the BLAS's
-    own threads) into the columns of a (K, n) array: one pass over ``X`` instead of a
-    minimum's pass and a product's. The result is column-major, as :func:`rows_dot`'s
-    for narrow rows. Taken with a single-threaded BLAS, or one that finds its cores
-    (:func:`blas_has_the_cores`): on a busy machine each block's multi-threaded product
-    would wait at the BLAS's barrier (measured under load: up to three times slower
-    than one product)."""
-    n, p = X.shape
-    out = np.empty((A.shape[0], n))
-    starts = range(0, n, NARROW_ROWS)
-    lows = np.empty(len(starts))
-    step = int(getattr(_fused, "step", 0))
-    if step > 0:
-        seen_lo = np.full((len(starts), p), np.inf)
-        seen_hi = np.full((len(starts), p), -np.inf)
-    for i, s in enumerate(starts):
-        block = X[s : s + NARROW_ROWS]
-        lows[i] = block.min()
-        if step > 0:
-            _sample_bounds(X, s, NARROW_ROWS, step, seen_lo[i], seen_hi[i])
-        np.matmul(A, block.T, out=out[:, s : s + NARROW_ROWS])
-    _fused.low = float(lows.min()) if lows.size else 0.0
-    if step > 0 and lows.size:
-        _fused.bounds = (seen_lo.min(axis=0), seen_hi.max(axis=0))
-    return out.T
+        np.max(X[first : s + rows : step], axis=0, out=hi)
 
 
 def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -303,7 +291,6 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
     step = int(getattr(_fused, "step", 0))
     if step > 0:
         # each block's rows of the sample X[::step], reduced while the block is in cache
-        seen_lo = np.full((len(starts), X.shape[1]), np.inf)
         seen_hi = np.full((len(starts), X.shape[1]), -np.inf)
     taken = itertools.count()
 
@@ -314,7 +301,7 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
             block = X[s : s + FUSED_ROWS]
             lows[i] = block.min()
             if step > 0:
-                _sample_bounds(X, s, FUSED_ROWS, step, seen_lo[i], seen_hi[i])
+                _sample_max(X, s, FUSED_ROWS, step, seen_hi[i])
             np.matmul(block, At, out=out[s : s + FUSED_ROWS])
 
     threads = prediction_threads(float(X.size) * A.shape[0])
@@ -327,5 +314,37 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
                 helper.result()
     _fused.low = float(lows.min()) if lows.size else 0.0
     if step > 0 and lows.size:
-        _fused.bounds = (seen_lo.min(axis=0), seen_hi.max(axis=0))
+        _fused.bounds = (_fused.low, seen_hi.max(axis=0))
     return out
+
+
+# ------------------------------------------------------------------------------
+# a product found finite, so that the layer above need not look again
+# ------------------------------------------------------------------------------
+_finite = threading.local()
+
+
+def note_finite(values: Any) -> None:
+    """Record that the calling thread has just found every entry of ``values`` finite.
+
+    A class model that checks its own product (to choose its path for NaN)
+    notes the array it returns; the estimator that receives it then asks
+    :func:`noted_finite` instead of reducing it a second time (1,000,000 x 5
+    results: about 2 ms). Only a weak reference to that one object is kept,
+    one per thread: a new note replaces it.
+    """
+    _finite.ref = weakref.ref(values)
+
+
+def noted_finite(values: Any) -> bool:
+    """Whether ``values`` is the object last noted finite by the calling thread
+    (:func:`note_finite`); the note is used up, so that a later change to the array
+    is never covered by it. False for any other object: the caller then looks."""
+    ref = getattr(_finite, "ref", None)
+    _finite.ref = None
+    return ref is not None and ref() is values
+
+
+def forget_finite() -> None:
+    """Drop the calling thread's note (:func:`note_finite`), if any."""
+    _finite.ref = None

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._util.config import get_config
 from .._util.dispatch import routed
 from .._util.parallel import blas_budget
+from .._util.products import forget_finite, note_finite, noted_finite
 from ..models import combine_terms
 from ._input import InputMixin
 
@@ -96,6 +97,7 @@ class PredictMixin(InputMixin):
             ``-inf`` for declared classes without data.
         """
         check_is_fitted(self)
+        forget_finite()
         Xv = self._input(X, reset=False)
         with self._deferred(), self._threads(Xv):
             out = self._class_log_density(Xv)
@@ -149,6 +151,7 @@ class PredictMixin(InputMixin):
     def _mask_absent(self, jll: NDArray[np.float64]) -> NDArray[np.float64]:
         absent = self.stats_.weights <= 0
         if absent.any():
+            forget_finite()  # a note on jll (note_finite) no longer holds
             jll[:, absent] = -np.inf
         return jll
 
@@ -253,6 +256,7 @@ class PredictMixin(InputMixin):
         without a centred copy of ``X``); the probabilities never take it.
         """
         check_is_fitted(self)
+        forget_finite()
         Xv = self._input(X, reset=False)
         shifted = getattr(self, "_one_product_decision", None) if argmax_only else None
         if shifted is not None:
@@ -277,6 +281,7 @@ class PredictMixin(InputMixin):
     def _joint_log_proba(self, X: ArrayLike, *, full: bool) -> NDArray[np.float64]:
         """``log pi_k + log p_k(x)``; without ``full``, the family's relative log density."""
         check_is_fitted(self)
+        forget_finite()
         Xv = self._input(X, reset=False)
         relative = not full and hasattr(self._model, "relative_log_prob")
         with self._deferred(), self._threads(Xv):
@@ -348,7 +353,11 @@ def all_finite(values: NDArray[Any]) -> bool:
 
     NaN or an infinity makes the sum non-finite; so can finite values whose
     sum overflows, for which the answer is then computed entry by entry.
+    No pass at all where ``values`` is the array a class model has just
+    found finite (:func:`~bayesrule._util.products.note_finite`, used up here).
     """
+    if noted_finite(values):
+        return True
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(np.sum(values)):
             return True
@@ -361,13 +370,25 @@ def _plus_priors(
     """``values + log_priors`` as a new array, or added into ``values`` with ``in_place``
     (a writeable float64 array of the call's own); ``values`` itself where every log
     prior is 0 (ComplementNB's decision, which has no priors: a pass over the (n, K)
-    values saved)."""
+    values saved).
+
+    Values noted finite by their class model (:func:`~bayesrule._util.products.note_finite`)
+    give a sum noted finite too where every log prior is finite: adding a number
+    of magnitude below ``2**960`` (a log prior is at least about -745) to a finite
+    float64 cannot overflow, its rounding error being below half a unit in the
+    last place of the largest float64.
+    """
     if not np.any(log_priors):
         return np.asarray(values, dtype=np.float64)
+    known = noted_finite(values) and bool(np.all(np.abs(log_priors) < 2.0**960))
     if _writeable(values, in_place):
         values += log_priors
-        return values
-    return values + log_priors
+        out = values
+    else:
+        out = values + log_priors
+    if known:
+        note_finite(out)
+    return out
 
 
 def _writeable(values: Any, overwrite: bool) -> bool:

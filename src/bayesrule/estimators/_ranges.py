@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..stats import block_bounds
-from ._units import units_message, units_suspects
+from ._units import UNITS_GAP, units_message, units_suspects
 
 __all__ = ["OutOfRangeWarning", "UnitsWarning", "stats_bounds", "warn_out_of_range"]
 
@@ -96,7 +96,11 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
     which features could be out; only those are counted. ``seen``: those
     reductions (of the sample) already made, NaN where a value is NaN (the
     count models take them with their product); they are made again where
-    they are not finite.
+    they are not finite. Its first part may be one number no larger than
+    any value of the sample (the least value of ``Xv``): the features the
+    maxima and that number cannot clear (:func:`_in_doubt`) then have their
+    minimum taken; the others can be flagged by neither rule whatever their
+    minimum, so that the warnings are those of the exact minima.
     """
     bounds = stats_bounds(getattr(est, "stats_", None))
     if bounds is None or Xv.shape[0] == 0:
@@ -113,6 +117,8 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
         fence_hi = hi + OUT_OF_RANGE_MARGIN * width
         if seen is None or not (np.all(np.isfinite(seen[0])) and np.all(np.isfinite(seen[1]))):
             seen = block_bounds(Xv)
+        elif np.ndim(seen[0]) == 0:
+            seen = _sample_minima(Xv, float(seen[0]), np.asarray(seen[1]), lo, hi, judged)
         seen_lo, seen_hi = seen
         maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
         far = np.empty(0, dtype=np.intp)
@@ -156,6 +162,57 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
         OutOfRangeWarning,
         stacklevel=caller_level(),
     )
+
+
+def _in_doubt(
+    low: float,
+    seen_hi: NDArray[np.float64],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    judged: NDArray[np.bool_],
+) -> NDArray[np.bool_]:
+    """The judged features that either rule could flag, knowing each one's largest value in
+    the sample (``seen_hi``) and only a number ``low`` no larger than its least.
+
+    Each rule's condition on a feature's least value ``m >= low`` is necessary for
+    it to flag the feature, and is written so that it implies the one here, in the
+    same floating-point operations: out of range below, ``m < lower - 2 width``
+    (then ``low`` is too); units below, ``seen_hi < lower`` with a gap
+    ``lower - seen_hi`` of a quarter width (no least value in it); units above,
+    ``m > upper`` with ``m - upper`` a quarter width, which ``seen_hi >= m`` then
+    reaches too (a rounded subtraction is monotone). Out of range above reads
+    ``seen_hi`` alone. A feature outside this set is flagged by neither rule
+    whatever its least value (from ``low`` up to ``seen_hi``).
+    """
+    width = hi - lo
+    quarter = UNITS_GAP * width
+    return judged & (
+        (low < lo - OUT_OF_RANGE_MARGIN * width)
+        | (seen_hi > hi + OUT_OF_RANGE_MARGIN * width)
+        | ((seen_hi < lo) & (lo - seen_hi >= quarter))
+        | ((seen_hi > hi) & (seen_hi - hi >= quarter))
+    )
+
+
+def _sample_minima(
+    Xs: Any,
+    low: float,
+    seen_hi: NDArray[np.float64],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    judged: NDArray[np.bool_],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The sample's per-feature bounds where only its maxima and a lower bound ``low`` of
+    its values are known: each feature in doubt (:func:`_in_doubt`) gets its own minimum
+    (a reduction of those columns of the sample), the others ``low``, with which no rule
+    flags them (the warnings and their texts are those of the exact minima)."""
+    seen_lo = np.full(seen_hi.shape, low)
+    cols = np.flatnonzero(_in_doubt(low, seen_hi, lo, hi, judged))
+    if cols.size:
+        part = Xs[:, cols]
+        part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+        seen_lo[cols] = part.min(axis=0)
+    return seen_lo, seen_hi
 
 
 #: modules whose frames a warning skips to reach the user's call (scikit-learn's

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._util.products import rows_dot
+from .._util.products import note_finite, rows_dot
 from ..stats import class_label
 from ._checks import feature_name
 from ._family import SmoothedFamily, Smoothing
@@ -77,7 +77,9 @@ class Bernoulli(SmoothedFamily):
             with np.errstate(over="ignore", invalid="ignore"):
                 finite = bool(np.isfinite(np.sum(out)))  # one sum, no temporary
             if finite or np.all(np.isfinite(out)):
-                return finish(out, self._single)
+                out = finish(out, self._single)
+                note_finite(out)  # the estimator need not look again
+                return out
         X0, missing = split_missing(X)
         out = rows_dot(X0, self.log_p - self.log_q) + self.log_q.sum(axis=1)
         if missing is not None:

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from .._util.products import rows_dot
+from .._util.products import note_finite, rows_dot
 from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
@@ -181,6 +181,7 @@ class Multinomial(SmoothedFamily):
             # shows up in the product, and only then are missing entries split out.
             out = rows_dot(np.asarray(X), self.log_theta)
             if _all_finite(out):
+                note_finite(out)  # the estimator need not look again
                 return out
         X0, missing = split_missing(X)
         out = rows_dot(X0, self.log_theta)
@@ -305,6 +306,7 @@ class ComplementWeights(SmoothedFamily):
             # Optimistic, as Multinomial.relative_log_prob: a NaN shows up in the product
             out = rows_dot(np.asarray(X), self.weights)
             if _all_finite(out):
+                note_finite(out)
                 return out
         X0, missing = split_missing(X)
         if missing is None:
