@@ -44,17 +44,51 @@ def _each_held_out(x, y, score):
     return v, W, out
 
 
+def _t_predictive(rest: np.ndarray, eps: float) -> stats.rv_continuous:
+    """What a normal model of unknown mean and variance predicts from the rows ``rest``."""
+    m = rest.size
+    return stats.t(m - 1, rest.mean(), np.sqrt(rest.var(ddof=1) * (1 + 1 / m) + eps))
+
+
 @pytest.mark.parametrize("seed", range(3))
-def test_gaussian_score_is_the_refit_without_the_row(seed):
+def test_gaussian_score_is_the_t_predictive_of_a_refit_without_the_row(seed):
+    # the normal model's held-out score is its predictive density (Student's t
+    # from the rows kept), not the plug-in normal that small classes make too narrow
     x, y = _rows(seed, False)
     eps = 1e-3
 
     def refit(rest, u):
-        return stats.norm.logpdf(u, rest.mean(), np.sqrt(rest.var() + eps))
+        return _t_predictive(rest, eps).logpdf(u)
 
     v, W, expected = _each_held_out(x, y, refit)
     got = _gaussian_loo(v, W, eps, 0.0)
     np.testing.assert_allclose(np.where(W > 0, got, 0.0), expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gaussian_cell_score_is_the_t_predictive_cell_of_a_refit(seed):
+    # on a lattice the score is the t predictive's mass of the value's cell,
+    # accurate in both tails (values far above and below the class mean)
+    x, y = _rows(seed, True)
+    x = x * 10.0 - 30.0  # far from 0 on both sides, step 10
+
+    def refit(rest, u):
+        t = _t_predictive(rest, 0.0)
+        return np.log(t.sf(u - 5.0) - t.sf(u + 5.0))
+
+    v, W, expected = _each_held_out(x, y, refit)
+    got = _gaussian_loo(v, W, 0.0, 10.0)
+    np.testing.assert_allclose(np.where(W > 0, got, 0.0), expected, rtol=1e-8, atol=1e-10)
+
+
+def test_gaussian_score_tends_to_the_plug_in_normal_with_many_rows():
+    # with 20,000 rows in the class the t predictive is the plug-in normal
+    x = np.random.default_rng(0).normal(0.0, 1.0, 20000)
+    v = np.unique(x)
+    got = _gaussian_loo(v, np.ones((1, v.size)), 0.0, 0.0)[0]
+    for i in (0, v.size // 2, v.size - 1):  # both tails and the middle
+        rest = np.delete(v, i)
+        assert got[i] == pytest.approx(stats.norm.logpdf(v[i], rest.mean(), rest.std()), abs=2e-3)
 
 
 @pytest.mark.parametrize("seed", range(3))
