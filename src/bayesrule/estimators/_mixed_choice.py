@@ -228,12 +228,16 @@ def _normal(v: _F, m: _F, var: _F, step: float) -> _F:
     return -0.5 * (_LOG_2PI + np.log(var) + (v[None, :] - m) ** 2 / var)
 
 
-def _kernel_loo(v: _F, W: _F, h: _F, step: float, loo: bool = True) -> _F:
+def _kernel_loo(v: _F, W: _F, h: _F, step: float, loo: bool = True, h_rows: _F | None = None) -> _F:
     """Per class and value, log of the leave-one-out kernel density (or cell probability).
 
-    ``h`` holds the bandwidth of each class. Beyond ``MAX_PAIRS`` values the
-    other values are binned (the held-out one is not). With ``loo=False``, the
-    density of the class's whole model (no row held out).
+    ``h`` holds the bandwidth of each class; ``h_rows`` (n_classes, U), if
+    given, the bandwidth of each class without one row at each value (the
+    rule's bandwidth of the rows kept, so that a held-out row does not widen
+    the kernel that scores it), used up to ``MAX_PAIRS`` distinct values.
+    Beyond ``MAX_PAIRS`` values the other values are binned (the held-out one
+    is not) and the class's bandwidth is used. With ``loo=False``, the density
+    of the class's whole model (no row held out).
     """
     held = 1.0 if loo else 0.0
     V = W.sum(axis=1)
@@ -252,7 +256,8 @@ def _kernel_loo(v: _F, W: _F, h: _F, step: float, loo: bool = True) -> _F:
         )
     out = np.empty(W.shape)
     cells = int(np.round((v[-1] - v[0]) / step)) + 1 if step > 0 else 0
-    if 0 < cells <= 4 * MAX_PAIRS:
+    rows = h_rows is not None and v.size <= MAX_PAIRS
+    if 0 < cells <= 4 * MAX_PAIRS and not rows:
         # on a lattice the kernel's cell mass depends only on the offset between
         # cells: one convolution per class instead of a (U, U) table
         idx = np.round((v - v[0]) / step).astype(np.intp)
@@ -267,15 +272,16 @@ def _kernel_loo(v: _F, W: _F, h: _F, step: float, loo: bool = True) -> _F:
         return out
     D = v[:, None] - src[None, :]  # (U, S)
     for k in range(W.shape[0]):
-        hk = h[k]
-        if step > 0.1 * hk:
-            mass = _cell((D + 0.5 * step) / hk, (D - 0.5 * step) / hk)
-            self_mass = float(_cell(np.array(0.5 * step / hk), np.array(-0.5 * step / hk)))
-        else:
-            # a density (times the cell, a fine lattice: the cell's mass to 0.1 %)
-            cell = step if step > 0 else 1.0
-            mass = np.exp(-0.5 * (D / hk) ** 2) * (cell / (hk * np.sqrt(2.0 * np.pi)))
-            self_mass = cell / (hk * np.sqrt(2.0 * np.pi))
+        hk = (h_rows[k] if rows and h_rows is not None else np.full(v.size, h[k]))[:, None]
+        # a density (times the cell, a fine lattice: the cell's mass to 0.1 %)
+        cell = step if step > 0 else 1.0
+        mass = np.exp(-0.5 * (D / hk) ** 2) * (cell / (hk * np.sqrt(2.0 * np.pi)))
+        self_mass = cell / (hk[:, 0] * np.sqrt(2.0 * np.pi))
+        coarse = step > 0.1 * hk[:, 0]  # a coarse lattice: each value's cell mass
+        if np.any(coarse):
+            hc = hk[coarse]
+            mass[coarse] = _cell((D[coarse] + 0.5 * step) / hc, (D[coarse] - 0.5 * step) / hc)
+            self_mass[coarse] = _cell(0.5 * step / hc[:, 0], -0.5 * step / hc[:, 0])
         total = mass @ Ws[k]
         out[k] = _log((total - held * self_mass) / max(V[k] - held, 1e-300))
     return out
@@ -337,8 +343,37 @@ def _poisson_loo(v: _F, W: _F, alpha: float) -> _F:
     return v[None, :] * np.log(rate) - rate - special.gammaln(v + 1.0)[None, :]
 
 
+def _held_bandwidths(v: _F, W: _F, h: _F, lower: _F | None) -> _F | None:
+    """Per class and value, the rule's bandwidth of the class without one row at the value.
+
+    Scott's and Silverman's bandwidths are ``sd * V ** (-1/5)`` times a
+    constant: without the row, ``h * (sd' / sd) * ((V - 1) / V) ** (-1/5)``
+    (``sd'`` from the downdated moments), no lower than ``lower``. A class
+    whose bandwidth is its floor, or of under three rows, keeps ``h``.
+    """
+    if lower is None:
+        return None
+    V = W.sum(axis=1, keepdims=True)
+    mean = (W @ v)[:, None] / np.maximum(V, 1e-300)
+    M2 = (W * (v[None, :] - mean) ** 2).sum(axis=1, keepdims=True)
+    M2_1 = np.maximum(M2 - (v[None, :] - mean) ** 2 * V / np.maximum(V - 1.0, 1e-300), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.sqrt(M2_1 / (V - 2.0) / (M2 / (V - 1.0))) * ((V - 1.0) / V) ** -0.2
+    ok = (V > 2.0) & (h[:, None] > lower[:, None] * (1 + 1e-9)) & np.isfinite(ratio)
+    return np.where(
+        ok, np.maximum(h[:, None] * np.where(ok, ratio, 1.0), lower[:, None]), h[:, None]
+    )
+
+
 def _choose_column(
-    v: _F, W: _F, h: _F, *, var_smoothing: float, alpha: float, observed: Any = None
+    v: _F,
+    W: _F,
+    h: _F,
+    *,
+    var_smoothing: float,
+    alpha: float,
+    observed: Any = None,
+    h_lower: _F | None = None,
 ) -> Choice:
     """The kind of one column from its distinct values ``v`` (U,) and class weights ``W`` (K, U)."""
     d = v.size
@@ -367,7 +402,15 @@ def _choose_column(
         return np.where(Wu > 0, logp, 0.0)
 
     terms = {"gaussian": entries(_gaussian_loo(v, Wu, var_smoothing * total, step))}
-    terms["kernel"] = entries(_kernel_loo(v, Wu, h[use], step))
+    terms["kernel"] = entries(
+        _kernel_loo(
+            v,
+            Wu,
+            h[use],
+            step,
+            h_rows=_held_bandwidths(v, Wu, h[use], None if h_lower is None else h_lower[use]),
+        )
+    )
     discrete = step > 0
     fewest = float(Vk[use].min())
     # categories with under five rows a value (down to one) must also predict
@@ -472,6 +515,7 @@ def choose_kinds(
     var_smoothing: float,
     alpha: float,
     observed: Any = None,
+    h_lower: _F | None = None,
 ) -> list[Choice]:
     """The kind of each column of ``part`` by leave-one-out likelihood (see the module).
 
@@ -503,6 +547,7 @@ def choose_kinds(
                 var_smoothing=var_smoothing,
                 alpha=alpha,
                 observed=None if observed is None else observed[present, j],
+                h_lower=None if h_lower is None else h_lower[present, j],
             )
         )
     return out

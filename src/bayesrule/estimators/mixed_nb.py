@@ -517,13 +517,19 @@ class MixedNB(_BaseNB):
         b = self.bandwidth
         if not isinstance(b, str) and np.ndim(b) == 1:
             b = np.asarray(b, dtype=np.float64)[cols]
-        h = bandwidths(
+        h, _, _, lower = bandwidths(
             part.moments(),
             b if isinstance(b, str) else np.asarray(b, float),
             float(self.bandwidth_floor),
-        )[0]
+        )
         picks = choose_kinds(
-            part, h, var_smoothing=self.var_smoothing, alpha=self.alpha, observed=observed
+            part,
+            h,
+            var_smoothing=self.var_smoothing,
+            alpha=self.alpha,
+            observed=observed,
+            # a rule's bandwidth is that of the rows kept when one is held out
+            h_lower=np.asarray(lower) if isinstance(b, str) else None,
         )
         present = np.asarray(part.weights > 0)
         out = []
