@@ -11,8 +11,8 @@ from bayesrule.estimators._mixed_choice import (
     _gaussian_loo,
     _kernel_loo,
     _poisson_loo,
-    kind_parts,
 )
+from bayesrule.estimators._mixed_families import kind_parts
 from bayesrule.stats import CategoryStats, CountStats, DiagonalStats, ValueCountStats
 
 

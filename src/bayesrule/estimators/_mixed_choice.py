@@ -106,9 +106,9 @@ from numpy.typing import NDArray
 from scipy import special
 
 from ..models.diagonal import total_variance
-from ..stats import CategoryStats, CountStats, DiagonalStats, ValueCountStats
+from ..stats import ValueCountStats
 
-__all__ = ["Choice", "choose_kinds", "kind_parts"]
+__all__ = ["Choice", "choose_kinds"]
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -271,19 +271,27 @@ def _kernel_loo(v: _F, W: _F, h: _F, step: float, loo: bool = True, h_rows: _F |
             out[k] = _log((total - held * self_mass) / max(V[k] - held, 1e-300))
         return out
     D = v[:, None] - src[None, :]  # (U, S)
+    # the row held out of its own value's weight (exact where the values are
+    # not binned), summed in logs: a far value keeps its tiny density
+    own = held * np.eye(v.size) if src is v else 0.0
     for k in range(W.shape[0]):
         hk = (h_rows[k] if rows and h_rows is not None else np.full(v.size, h[k]))[:, None]
         # a density (times the cell, a fine lattice: the cell's mass to 0.1 %)
         cell = step if step > 0 else 1.0
-        mass = np.exp(-0.5 * (D / hk) ** 2) * (cell / (hk * np.sqrt(2.0 * np.pi)))
+        logm = -0.5 * (D / hk) ** 2 + np.log(cell / (hk * np.sqrt(2.0 * np.pi)))
         self_mass = cell / (hk[:, 0] * np.sqrt(2.0 * np.pi))
         coarse = step > 0.1 * hk[:, 0]  # a coarse lattice: each value's cell mass
         if np.any(coarse):
             hc = hk[coarse]
-            mass[coarse] = _cell((D[coarse] + 0.5 * step) / hc, (D[coarse] - 0.5 * step) / hc)
+            logm[coarse] = _log(_cell((D[coarse] + 0.5 * step) / hc, (D[coarse] - 0.5 * step) / hc))
             self_mass[coarse] = _cell(0.5 * step / hc[:, 0], -0.5 * step / hc[:, 0])
-        total = mass @ Ws[k]
-        out[k] = _log((total - held * self_mass) / max(V[k] - held, 1e-300))
+        if src is v:
+            wk = np.maximum(Ws[k][None, :] - own, 0.0)
+            out[k] = np.maximum(special.logsumexp(logm, b=wk, axis=1), -690.0)
+            out[k] -= np.log(max(V[k] - held, 1e-300))
+        else:
+            total = np.exp(logm) @ Ws[k]
+            out[k] = _log((total - held * self_mass) / max(V[k] - held, 1e-300))
     return out
 
 
@@ -551,70 +559,6 @@ def choose_kinds(
             )
         )
     return out
-
-
-def kind_parts(
-    part: ValueCountStats, kinds: list[str]
-) -> dict[str, tuple[NDArray[np.intp], Any, list[Any]]]:
-    """The statistics of the kind chosen for each column, derived from ``part``.
-
-    Returns ``{kind: (columns of part, statistics, vocabularies)}``: for
-    'gaussian' a :class:`DiagonalStats`, 'kernel' a :class:`ValueCountStats`,
-    'poisson' and 'bernoulli' a :class:`CountStats`, 'categorical' a
-    :class:`CategoryStats` whose codes index each column's distinct values
-    (``vocabularies``, one per column; None for other kinds).
-    """
-    arr = np.asarray(kinds, dtype=object)
-    out: dict[str, tuple[NDArray[np.intp], Any, list[Any]]] = {}
-    base = dict(classes=part.classes, counts=part.counts, weights=part.weights)
-    for kind in ("gaussian", "kernel", "bernoulli", "poisson", "categorical"):
-        cols = np.flatnonzero(arr == kind)
-        if not cols.size:
-            continue
-        sub = _value_columns(part, cols)
-        vocabs: list[Any] = [None] * cols.size
-        if kind == "gaussian":
-            V, mean, m2 = sub.moments()
-            stats: Any = DiagonalStats(**base, feature_weights=V, means=mean, m2=m2)
-        elif kind == "kernel":
-            stats = sub
-        elif kind in ("poisson", "bernoulli"):
-            x = sub.values if kind == "poisson" else (sub.values > 0).astype(float)
-            F = sub._feature_matrix()
-            stats = CountStats(
-                **base,
-                feature_weights=np.asarray(sub.value_weights @ F),
-                sums=np.asarray((sub.value_weights * x) @ F),
-            )
-        else:
-            sizes = np.diff(sub.indptr)
-            C = int(sizes.max(initial=1))
-            cc = np.zeros((part.n_classes, cols.size, C))
-            for i in range(cols.size):
-                a, b = int(sub.indptr[i]), int(sub.indptr[i + 1])
-                cc[:, i, : b - a] = sub.value_weights[:, a:b]
-                vocabs[i] = sub.values[a:b].copy()
-            stats = CategoryStats(**base, category_counts=cc)
-        out[kind] = (cols, stats, vocabs)
-    return out
-
-
-def _value_columns(part: ValueCountStats, cols: NDArray[np.intp]) -> ValueCountStats:
-    """The statistics of some columns of ``part``, in the order of ``cols``."""
-    starts, ends = part.indptr[cols], part.indptr[cols + 1]
-    sizes = ends - starts
-    indptr = np.zeros(cols.size + 1, np.intp)
-    indptr[1:] = np.cumsum(sizes)
-    # entry i of column c sits at starts[c] + (i - indptr[c])
-    idx = np.repeat(starts - indptr[:-1], sizes) + np.arange(int(indptr[-1]), dtype=np.intp)
-    return ValueCountStats(
-        part.classes,
-        part.counts,
-        part.weights,
-        indptr,
-        part.values[idx],
-        part.value_weights[:, idx],
-    )
 
 
 def _fmt(x: Any) -> str:

@@ -21,7 +21,7 @@ from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes
 from ._base import EstimatorSummariser, GenerativeClassifier
-from ._mixed_choice import choose_kinds, kind_parts
+from ._mixed_choice import choose_kinds
 from ._mixed_columns import (
     _Column,
     _Encoded,
@@ -38,6 +38,7 @@ from ._mixed_families import (
     column_rows,
     describe_text,
     gaussian_family,
+    kind_parts,
     kinds_text,
     parameters_text,
     pooled_where_unobserved,
