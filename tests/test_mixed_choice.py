@@ -160,3 +160,37 @@ def test_each_kinds_statistics_equal_those_gathered_directly():
     direct = CategoryStats.from_data(codes, y)
     unknown = np.full(1, np.nan)  # derived statistics carry no range
     assert parts["categorical"][1].allclose(direct.with_bounds(unknown, unknown))
+
+
+@pytest.mark.parametrize("integers", [False, True])
+def test_kernel_score_with_held_out_bandwidths_is_the_refit_with_the_rows_kept(integers):
+    # each held-out row is scored by a kernel of Scott's bandwidth of the rows
+    # kept (the row does not widen the kernel that scores it)
+    from bayesrule.estimators._mixed_choice import _held_bandwidths
+
+    x, y = _rows(7, integers)
+    step = 1.0 if integers else 0.0
+    v, W = _table(x, y)
+    h = np.array([np.std(x[y == k], ddof=1) * np.sum(y == k) ** -0.2 for k in range(3)])
+    got = _kernel_loo(v, W, h, step, h_rows=_held_bandwidths(v, W, h, 1e-3 * h))
+
+    def refit(rest, u):
+        hr = np.std(rest, ddof=1) * rest.size**-0.2
+        if step:
+            return np.log(
+                np.mean(stats.norm.cdf(u + 0.5, rest, hr) - stats.norm.cdf(u - 0.5, rest, hr))
+            )
+        return np.log(stats.norm.pdf(u, rest, hr).mean())
+
+    _, _, expected = _each_held_out(x, y, refit)
+    np.testing.assert_allclose(np.where(W > 0, got, 0.0), expected, rtol=1e-7, atol=1e-10)
+
+
+def test_kernel_score_of_a_far_value_is_finite_and_not_floored():
+    # one value far from its class's others: its held-out density is tiny but
+    # summed in logs (no cancellation of the row's own kernel against the total)
+    v = np.array([0.0, 0.1, 0.2, 0.3, 3.2])  # 14.5 bandwidths from the nearest
+    W = np.ones((1, 5))
+    got = _kernel_loo(v, W, np.array([0.2]), 0.0)[0, -1]
+    expected = np.log(stats.norm.pdf(3.2, v[:-1], 0.2).mean())  # about -107
+    assert np.isfinite(got) and got == pytest.approx(expected, rel=1e-9)
