@@ -193,7 +193,7 @@ def size_sweep(tables: int, sizes: tuple[int, ...]) -> None:
             err = np.std(gaps, ddof=1) / np.sqrt(len(gaps))
             print(
                 f"n={n} k={k} (~{0.8 * n / k:.0f} training rows a class): drawn - inferred "
-                f"{100 * np.mean(gaps):+.2f} points (se {100 * err:.2f}, {len(gaps)} splits)",
+                f"{100 * np.mean(gaps):+.2f} points (se {100 * err:.2f}; {tables} tables x 2 splits)",
                 flush=True,
             )
     print(f"mean over sizes {100 * np.mean(means):+.2f}; worst {100 * max(means):+.2f}")
