@@ -11,8 +11,8 @@ from bayesrule.estimators._mixed_choice import (
     _gaussian_loo,
     _kernel_loo,
     _poisson_loo,
-    kind_parts,
 )
+from bayesrule.estimators._mixed_families import kind_parts
 from bayesrule.stats import CategoryStats, CountStats, DiagonalStats, ValueCountStats
 
 
@@ -44,17 +44,51 @@ def _each_held_out(x, y, score):
     return v, W, out
 
 
+def _t_predictive(rest: np.ndarray, eps: float) -> stats.rv_continuous:
+    """What a normal model of unknown mean and variance predicts from the rows ``rest``."""
+    m = rest.size
+    return stats.t(m - 1, rest.mean(), np.sqrt(rest.var(ddof=1) * (1 + 1 / m) + eps))
+
+
 @pytest.mark.parametrize("seed", range(3))
-def test_gaussian_score_is_the_refit_without_the_row(seed):
+def test_gaussian_score_is_the_t_predictive_of_a_refit_without_the_row(seed):
+    # the normal model's held-out score is its predictive density (Student's t
+    # from the rows kept), not the plug-in normal that small classes make too narrow
     x, y = _rows(seed, False)
     eps = 1e-3
 
     def refit(rest, u):
-        return stats.norm.logpdf(u, rest.mean(), np.sqrt(rest.var() + eps))
+        return _t_predictive(rest, eps).logpdf(u)
 
     v, W, expected = _each_held_out(x, y, refit)
     got = _gaussian_loo(v, W, eps, 0.0)
     np.testing.assert_allclose(np.where(W > 0, got, 0.0), expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gaussian_cell_score_is_the_t_predictive_cell_of_a_refit(seed):
+    # on a lattice the score is the t predictive's mass of the value's cell,
+    # accurate in both tails (values far above and below the class mean)
+    x, y = _rows(seed, True)
+    x = x * 10.0 - 30.0  # far from 0 on both sides, step 10
+
+    def refit(rest, u):
+        t = _t_predictive(rest, 0.0)
+        return np.log(t.sf(u - 5.0) - t.sf(u + 5.0))
+
+    v, W, expected = _each_held_out(x, y, refit)
+    got = _gaussian_loo(v, W, 0.0, 10.0)
+    np.testing.assert_allclose(np.where(W > 0, got, 0.0), expected, rtol=1e-8, atol=1e-10)
+
+
+def test_gaussian_score_tends_to_the_plug_in_normal_with_many_rows():
+    # with 20,000 rows in the class the t predictive is the plug-in normal
+    x = np.random.default_rng(0).normal(0.0, 1.0, 20000)
+    v = np.unique(x)
+    got = _gaussian_loo(v, np.ones((1, v.size)), 0.0, 0.0)[0]
+    for i in (0, v.size // 2, v.size - 1):  # both tails and the middle
+        rest = np.delete(v, i)
+        assert got[i] == pytest.approx(stats.norm.logpdf(v[i], rest.mean(), rest.std()), rel=1e-3)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -126,3 +160,37 @@ def test_each_kinds_statistics_equal_those_gathered_directly():
     direct = CategoryStats.from_data(codes, y)
     unknown = np.full(1, np.nan)  # derived statistics carry no range
     assert parts["categorical"][1].allclose(direct.with_bounds(unknown, unknown))
+
+
+@pytest.mark.parametrize("integers", [False, True])
+def test_kernel_score_with_held_out_bandwidths_is_the_refit_with_the_rows_kept(integers):
+    # each held-out row is scored by a kernel of Scott's bandwidth of the rows
+    # kept (the row does not widen the kernel that scores it)
+    from bayesrule.estimators._mixed_choice import _held_bandwidths
+
+    x, y = _rows(7, integers)
+    step = 1.0 if integers else 0.0
+    v, W = _table(x, y)
+    h = np.array([np.std(x[y == k], ddof=1) * np.sum(y == k) ** -0.2 for k in range(3)])
+    got = _kernel_loo(v, W, h, step, h_rows=_held_bandwidths(v, W, h, 1e-3 * h))
+
+    def refit(rest, u):
+        hr = np.std(rest, ddof=1) * rest.size**-0.2
+        if step:
+            return np.log(
+                np.mean(stats.norm.cdf(u + 0.5, rest, hr) - stats.norm.cdf(u - 0.5, rest, hr))
+            )
+        return np.log(stats.norm.pdf(u, rest, hr).mean())
+
+    _, _, expected = _each_held_out(x, y, refit)
+    np.testing.assert_allclose(np.where(W > 0, got, 0.0), expected, rtol=1e-7, atol=1e-10)
+
+
+def test_kernel_score_of_a_far_value_is_finite_and_not_floored():
+    # one value far from its class's others: its held-out density is tiny but
+    # summed in logs (no cancellation of the row's own kernel against the total)
+    v = np.array([0.0, 0.1, 0.2, 0.3, 3.2])  # 14.5 bandwidths from the nearest
+    W = np.ones((1, 5))
+    got = _kernel_loo(v, W, np.array([0.2]), 0.0)[0, -1]
+    expected = np.log(stats.norm.pdf(3.2, v[:-1], 0.2).mean())  # about -107
+    assert np.isfinite(got) and got == pytest.approx(expected, rel=1e-9)

@@ -29,7 +29,14 @@ from numpy.typing import NDArray
 
 from ..models import check_class_variances, feature_name
 from ..models.diagonal import DiagonalGaussian, total_variance
-from ..stats import Vocabulary, label_repr
+from ..stats import (
+    CategoryStats,
+    CountStats,
+    DiagonalStats,
+    ValueCountStats,
+    Vocabulary,
+    label_repr,
+)
 from ._mixed_columns import _fmt
 
 __all__ = [
@@ -38,6 +45,7 @@ __all__ = [
     "column_rows",
     "describe_text",
     "gaussian_family",
+    "kind_parts",
     "kinds_text",
     "parameters_text",
     "pooled_where_unobserved",
@@ -377,3 +385,67 @@ def training_form(codes: _F, stats: Any, kinds: list[str], names: Any) -> Any:
             X[:, j] = col
         return X
     return np.column_stack(columns) if columns else codes
+
+
+def kind_parts(
+    part: ValueCountStats, kinds: list[str]
+) -> dict[str, tuple[NDArray[np.intp], Any, list[Any]]]:
+    """The statistics of the kind chosen for each column, derived from ``part``.
+
+    Returns ``{kind: (columns of part, statistics, vocabularies)}``: for
+    'gaussian' a :class:`DiagonalStats`, 'kernel' a :class:`ValueCountStats`,
+    'poisson' and 'bernoulli' a :class:`CountStats`, 'categorical' a
+    :class:`CategoryStats` whose codes index each column's distinct values
+    (``vocabularies``, one per column; None for other kinds).
+    """
+    arr = np.asarray(kinds, dtype=object)
+    out: dict[str, tuple[NDArray[np.intp], Any, list[Any]]] = {}
+    base = dict(classes=part.classes, counts=part.counts, weights=part.weights)
+    for kind in ("gaussian", "kernel", "bernoulli", "poisson", "categorical"):
+        cols = np.flatnonzero(arr == kind)
+        if not cols.size:
+            continue
+        sub = _value_columns(part, cols)
+        vocabs: list[Any] = [None] * cols.size
+        if kind == "gaussian":
+            V, mean, m2 = sub.moments()
+            stats: Any = DiagonalStats(**base, feature_weights=V, means=mean, m2=m2)
+        elif kind == "kernel":
+            stats = sub
+        elif kind in ("poisson", "bernoulli"):
+            x = sub.values if kind == "poisson" else (sub.values > 0).astype(float)
+            F = sub._feature_matrix()
+            stats = CountStats(
+                **base,
+                feature_weights=np.asarray(sub.value_weights @ F),
+                sums=np.asarray((sub.value_weights * x) @ F),
+            )
+        else:
+            sizes = np.diff(sub.indptr)
+            C = int(sizes.max(initial=1))
+            cc = np.zeros((part.n_classes, cols.size, C))
+            for i in range(cols.size):
+                a, b = int(sub.indptr[i]), int(sub.indptr[i + 1])
+                cc[:, i, : b - a] = sub.value_weights[:, a:b]
+                vocabs[i] = sub.values[a:b].copy()
+            stats = CategoryStats(**base, category_counts=cc)
+        out[kind] = (cols, stats, vocabs)
+    return out
+
+
+def _value_columns(part: ValueCountStats, cols: NDArray[np.intp]) -> ValueCountStats:
+    """The statistics of some columns of ``part``, in the order of ``cols``."""
+    starts, ends = part.indptr[cols], part.indptr[cols + 1]
+    sizes = ends - starts
+    indptr = np.zeros(cols.size + 1, np.intp)
+    indptr[1:] = np.cumsum(sizes)
+    # entry i of column c sits at starts[c] + (i - indptr[c])
+    idx = np.repeat(starts - indptr[:-1], sizes) + np.arange(int(indptr[-1]), dtype=np.intp)
+    return ValueCountStats(
+        part.classes,
+        part.counts,
+        part.weights,
+        indptr,
+        part.values[idx],
+        part.value_weights[:, idx],
+    )

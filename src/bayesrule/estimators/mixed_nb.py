@@ -21,7 +21,7 @@ from ..models.kernel import KernelDensity
 from ..models.poisson import Poisson
 from ..stats import MAX_CATEGORIES, MixedStats, Vocabulary, as_classes
 from ._base import EstimatorSummariser, GenerativeClassifier
-from ._mixed_choice import choose_kinds, kind_parts
+from ._mixed_choice import choose_kinds
 from ._mixed_columns import (
     _Column,
     _Encoded,
@@ -38,6 +38,7 @@ from ._mixed_families import (
     column_rows,
     describe_text,
     gaussian_family,
+    kind_parts,
     kinds_text,
     parameters_text,
     pooled_where_unobserved,
@@ -517,13 +518,19 @@ class MixedNB(_BaseNB):
         b = self.bandwidth
         if not isinstance(b, str) and np.ndim(b) == 1:
             b = np.asarray(b, dtype=np.float64)[cols]
-        h = bandwidths(
+        h, _, _, lower = bandwidths(
             part.moments(),
             b if isinstance(b, str) else np.asarray(b, float),
             float(self.bandwidth_floor),
-        )[0]
+        )
         picks = choose_kinds(
-            part, h, var_smoothing=self.var_smoothing, alpha=self.alpha, observed=observed
+            part,
+            h,
+            var_smoothing=self.var_smoothing,
+            alpha=self.alpha,
+            observed=observed,
+            # a rule's bandwidth is that of the rows kept when one is held out
+            h_lower=np.asarray(lower) if isinstance(b, str) else None,
         )
         present = np.asarray(part.weights > 0)
         out = []
