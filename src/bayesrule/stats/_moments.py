@@ -325,6 +325,9 @@ def moments_about(
     # residuals is built transposed, [R, 1, |R|^2]' (same product, no
     # transposition of X)
     columns = feature_major(X) and p > 1
+    # rows already in class order (a block gathered so by ScatterStats.from_columns, or
+    # sorted labels): the range's columns are read where they are, not gathered again
+    in_place = columns and in_order(order, X.shape[0])
 
     def part(lohi: tuple[int, int]) -> list[tuple[int, _F]]:
         lo, hi = lohi
@@ -333,7 +336,9 @@ def moments_about(
         # from the block before, written without faulting fresh pages in
         flat = scratch_array("flat", (min(step, hi - lo) * (p + extra(p)),), np.float64)
         XsT = None
-        if columns:
+        if in_place:
+            XsT = X.T[:, lo:hi]
+        elif columns:
             # the indices are in range: a clipped take into the given array skips the
             # bounds check (a checked take into a given array copies it once more)
             XsT = scratch_array("gathered", (p, hi - lo), X.dtype)
@@ -397,6 +402,15 @@ def moments_about(
         for j, acc in shared:
             store(j, acc, False)
     return scatter, m3, m4, s1, t, q
+
+
+def in_order(order: NDArray[np.intp], n: int) -> bool:
+    """Whether ``order`` (a class order of ``n`` rows, see :func:`class_order`) is ``0, 1, ..., n - 1``.
+
+    A class order lists each row at most once, so all ``n`` rows in
+    increasing order can only be the identity.
+    """
+    return bool(order.size == n and (n < 2 or bool(np.all(order[1:] > order[:-1]))))
 
 
 def feature_major(X: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -14,15 +15,19 @@ from ._common import (
     Rows,
     StatisticsError,
     arrays_close,
+    as_classes,
     downdate_scatter,
+    encode,
     label_repr,
     noise_floor,
+    scratch_array,
 )
 from ._common import (
     Floats as _F,
 )
 from ._moments import (
     add_outer,
+    class_codes,
     class_order,
     matvec,
     moments_about,
@@ -134,6 +139,70 @@ class ScatterStats(ClassStatistic):
             lower=lo,
             upper=hi,
         )
+
+    @classmethod
+    def from_columns(cls, columns: Sequence[Any], y: Any, *, classes: Any = None) -> ScatterStats:
+        """The statistics of unit-weight rows whose features are ``columns``, one array per feature.
+
+        Equal to ``from_data(X, y, classes=classes)`` with ``X`` the columns
+        side by side: the same products over the same rows in the same
+        (class) order. A source that holds its features column by column
+        (Arrow's record batches, read from Parquet) hands its buffers over
+        as they are; each column is gathered once, in class order, into one
+        feature-major array (the copy that laying the block out and then
+        putting its rows in class order would make twice), on which the
+        pass of :meth:`from_data` runs without gathering again. Within a
+        streamed pass that array is the thread's reused one
+        (:func:`~._common.scratch_space`).
+
+        Parameters
+        ----------
+        columns : sequence of ndarray of shape (n_samples,)
+            The features: 1-D float arrays of one dtype (float32 or float64)
+            and one length.
+        y, classes
+            As for :meth:`from_data`.
+
+        Raises
+        ------
+        ValueError
+            If the columns are not 1-D float arrays of one dtype and length,
+            there are none, or a label is not among ``classes``.
+        """
+        cols = [np.asarray(col) for col in columns]
+        if not cols:
+            raise ValueError("columns must hold at least one feature; got none.")
+        first = cols[0]
+        n = first.shape[0] if first.ndim == 1 else -1
+        bad = next(
+            (
+                j
+                for j, col in enumerate(cols)
+                if col.ndim != 1 or col.shape[0] != n or col.dtype != first.dtype
+            ),
+            None,
+        )
+        if bad is not None or first.dtype not in (np.float32, np.float64):
+            j = 0 if bad is None else bad
+            raise ValueError(
+                "columns must be 1-D float32 or float64 arrays of one dtype and length; "
+                f"column {j} is {cols[j].dtype} of shape {cols[j].shape}, column 0 "
+                f"{first.dtype} of shape {first.shape}."
+            )
+        y_arr = np.asarray(y)
+        if y_arr.shape != (n,):
+            raise ValueError(
+                f"y must be 1-D with {n} labels, one per row; got shape {y_arr.shape}."
+            )
+        c = as_classes(y_arr if classes is None else classes)
+        yi = encode(y_arr, c)
+        order = np.argsort(class_codes(yi, c.size), kind="stable")
+        # the rows in class order, feature by feature: (p, n), whose transpose is the
+        # block laid out feature-major (F order) with its rows sorted by class
+        gathered = scratch_array("class_ordered", (len(cols), n), first.dtype)
+        for j, col in enumerate(cols):
+            np.take(col, order, out=gathered[j], mode="clip")
+        return cls._from_rows(Rows(gathered.T, c, yi[order], np.ones(n), True))
 
     # -- monoid ---------------------------------------------------------------
     def _common_form(self, other: Any) -> tuple[Any, Any]:

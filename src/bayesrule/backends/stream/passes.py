@@ -245,14 +245,19 @@ class StreamReduce:
         # each thread's working arrays, reused from one block to the next, dropped with the pass
         scratch: dict[int, dict[str, Any]] = {}
 
-        def summary(chunk: _Chunk) -> Any:
+        def summary(chunk: _Chunk) -> tuple[Any, int]:
+            """The block's summary and rows; a block held as columns lets go of them after."""
             try:
                 with scratch_space(scratch.setdefault(threading.get_ident(), {})):
                     if by_columns is not None and chunk.columns is not None:
+                        rows = chunk.n_rows
                         part = by_columns(chunk.columns, chunk.y, chunk.w, classes)
                         if part is not None:
-                            return part
-                    return task.statistics(chunk.X, chunk.y, chunk.w, classes=classes)
+                            # Arrow's buffers go now, not once the blocks before this one
+                            # are combined: a block held as columns is its whole table
+                            chunk.columns = chunk.layout = None
+                            return part, rows
+                    return task.statistics(chunk.X, chunk.y, chunk.w, classes=classes), chunk.n_rows
             except ValueError as exc:
                 raise _located(exc, chunk) from exc
 
@@ -260,14 +265,15 @@ class StreamReduce:
         try:
             total = None if self.start is None else task.combine(None, self.start)
             blocks = _parallel.ordered_map(summary, chunks, self.workers)
-            for chunk, part in blocks:
+            for chunk, (part, rows) in blocks:
                 try:
                     total = task.combine(total, part)
                 except ValueError as exc:
                     raise _located(exc, chunk) from exc
                 if self.watch is not None:
                     self.watch(total, chunk)
-                bar.advance(chunk, chunk.n_rows)
+                bar.advance(chunk, rows)
+                del chunk, part  # not held while the next block is awaited
         finally:
             _close(blocks)  # the summaries under way end before the blocks' reader
             chunks.close()
