@@ -66,6 +66,28 @@ def test_from_columns_equals_from_data(n, p, k, dtype, offset, stats, declared, 
     np.testing.assert_array_equal(cols.upper, whole.upper)
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 200),
+    p=st.integers(1, 5),
+    bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_nan_or_infinity_reaches_the_means_and_the_range_skips_it(n, p, bad, dtype, seed):
+    """As from_data: the means are not finite (the caller refuses the block), the range ignores it."""
+    X, y = _data(n, p, 2, dtype, 0.0, seed)
+    rng = np.random.default_rng(seed)
+    X[rng.integers(n), rng.integers(p)] = bad
+    with np.errstate(invalid="ignore", over="ignore"):
+        whole = ScatterStats.from_data(X, y)
+        cols = ScatterStats.from_columns(_columns(X), y)
+    assert not np.isfinite(cols.means).all()
+    np.testing.assert_array_equal(np.isfinite(cols.means), np.isfinite(whole.means))
+    np.testing.assert_array_equal(cols.lower, whole.lower)
+    np.testing.assert_array_equal(cols.upper, whole.upper)
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     n=st.integers(4, 300),

@@ -16,6 +16,7 @@ from ._common import (
     StatisticsError,
     arrays_close,
     as_classes,
+    class_totals,
     downdate_scatter,
     encode,
     label_repr,
@@ -27,12 +28,15 @@ from ._common import (
 )
 from ._moments import (
     add_outer,
+    class_bounds,
     class_codes,
     class_order,
     matvec,
     moments_about,
     pilot_centres,
+    pilot_sample,
     pooled_covariance,
+    sample_centres,
     shift_higher,
     zero_columns,
 )
@@ -106,10 +110,26 @@ class ScatterStats(ClassStatistic):
         lose nothing. ``X`` holds finite numbers; float32 is accepted, the
         accumulation is float64.
         """
+        return cls._scatter_pass(rows)
+
+    @classmethod
+    def _scatter_pass(
+        cls,
+        rows: Rows,
+        pilot: tuple[Any, _F, _F] | None = None,
+        bounds: tuple[_F, _F] | None = None,
+    ) -> ScatterStats:
+        """:meth:`_from_rows`, given what the caller already took along its own pass over ``X``.
+
+        ``pilot`` is :func:`~._moments.pilot_centres` of the rows and
+        ``bounds`` their :func:`~._bounds.feature_bounds`, when known.
+        """
         X, c, yi, w, unit = rows
         # the rows in class order, sorted once for the pilot and the moment pass
         ordered = class_order(yi, w, c.size, unit)
-        counts, weights, centres = pilot_centres(X, yi, w, c.size, unit, ordered)
+        if pilot is None:
+            pilot = pilot_centres(X, yi, w, c.size, unit, ordered)
+        counts, weights, centres = pilot
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
@@ -127,7 +147,7 @@ class ScatterStats(ClassStatistic):
         m3 = np.where(weights[:, None] > 0, m3, 0.0)
         m4 = np.where(weights > 0, m4, 0.0)
         # the pass above visits rows in class order: the range is a pass of its own
-        lo, hi = feature_bounds(X, None if unit else w)
+        lo, hi = feature_bounds(X, None if unit else w) if bounds is None else bounds
         return cls(
             classes=c,
             counts=counts,
@@ -195,14 +215,35 @@ class ScatterStats(ClassStatistic):
                 f"y must be 1-D with {n} labels, one per row; got shape {y_arr.shape}."
             )
         c = as_classes(y_arr if classes is None else classes)
+        k, p = c.size, len(cols)
         yi = encode(y_arr, c)
-        order = np.argsort(class_codes(yi, c.size), kind="stable")
+        order = np.argsort(class_codes(yi, k), kind="stable")
+        ys = yi[order]
+        ones = np.ones(n)
+        rows = Rows(None, c, ys, ones, True)
         # the rows in class order, feature by feature: (p, n), whose transpose is the
         # block laid out feature-major (F order) with its rows sorted by class
-        gathered = scratch_array("class_ordered", (len(cols), n), first.dtype)
+        gathered = scratch_array("class_ordered", (p, n), first.dtype)
+        own = cls._from_rows.__func__ is ScatterStats._from_rows.__func__  # type: ignore[attr-defined]
+        if n == 0 or not own:  # no rows, or a statistic with a pass of its own
+            for j, col in enumerate(cols):
+                np.take(col, order, out=gathered[j], mode="clip")
+            return cls._from_rows(rows._replace(X=gathered.T))
+        # the pilot sample and the range are taken column by column as each is
+        # gathered (still in cache), not in passes of their own over the block
+        at, ys_at = pilot_sample(ys, k, (np.arange(n), class_bounds(ys, k)))
+        sample = np.empty((p, at.size), dtype=first.dtype)
+        lo, hi = np.empty(p), np.empty(p)
         for j, col in enumerate(cols):
-            np.take(col, order, out=gathered[j], mode="clip")
-        return cls._from_rows(Rows(gathered.T, c, yi[order], np.ones(n), True))
+            row = gathered[j]
+            np.take(col, order, out=row, mode="clip")
+            np.take(row, at, out=sample[j], mode="clip")
+            lo[j], hi[j] = row.min(), row.max()
+        counts, weights = class_totals(ys, ones, k)
+        centres = sample_centres(sample, ys_at, ones[: at.size], k, True)
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+            lo, hi = feature_bounds(gathered.T)  # NaN or infinity: the ranges of the finite values
+        return cls._scatter_pass(rows._replace(X=gathered.T), (counts, weights, centres), (lo, hi))
 
     # -- monoid ---------------------------------------------------------------
     def _common_form(self, other: Any) -> tuple[Any, Any]:
