@@ -170,7 +170,8 @@ class StreamReduce:
         label = f"{self.label}, pass {self.passes}" if self.numbered else self.label
         bar = _Progress(reader, self.progress, label)
         bar.__enter__()
-        return bar, self._checked(_prefetched(reader.chunks, self.prefetch))
+        depth = self.prefetch if reader.ahead is None else min(self.prefetch, reader.ahead)
+        return bar, self._checked(_prefetched(reader.chunks, depth))
 
     def _checked(self, chunks: Iterator[_Chunk]) -> Generator[_Chunk, None, None]:
         """The blocks, each with labels and the first block's features."""
