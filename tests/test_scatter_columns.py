@@ -230,3 +230,32 @@ def test_streamed_fit_takes_the_column_path_and_equals_fit(
     assert est.n_samples_seen_ == 900
     np.testing.assert_array_equal(est.predict(X), whole.predict(X))
     np.testing.assert_allclose(est.predict_proba(X), whole.predict_proba(X), rtol=1e-8, atol=1e-12)
+
+
+def test_a_streamed_pass_restores_numpys_huge_page_setting(tmp_path):
+    """The pass keeps NumPy's large arrays on ordinary pages and restores the setting after."""
+    from bayesrule.backends.stream import passes
+
+    toggle = passes._madvise_toggle()
+    if toggle is None:
+        pytest.skip("this NumPy has no huge-page switch")
+    initial = toggle(True)
+    seen = []
+    X, y = _data(300, 3, 2, np.float64, 0.0, 9)
+    blocks = [(X[:150], y[:150]), (X[150:], y[150:])]
+
+    class Spy:
+        def __iter__(self):
+            for block in blocks:
+                seen.append(toggle(False))  # the setting while the pass runs (kept off)
+                yield block
+
+    for before in (True, False):
+        toggle(before)
+        with passes._small_pages():  # nested passes: restored once the last one ends
+            br.fit_stream(br.QuadraticDiscriminantAnalysis(reg_param=0.1), Spy(), progress=False)
+            assert toggle(False) is False
+        assert toggle(before) is before
+        assert seen and not any(seen)
+        seen.clear()
+    toggle(initial)
