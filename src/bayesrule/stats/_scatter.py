@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -14,20 +15,28 @@ from ._common import (
     Rows,
     StatisticsError,
     arrays_close,
+    as_classes,
+    class_totals,
     downdate_scatter,
+    encode,
     label_repr,
     noise_floor,
+    scratch_array,
 )
 from ._common import (
     Floats as _F,
 )
 from ._moments import (
     add_outer,
+    class_bounds,
+    class_codes,
     class_order,
     matvec,
     moments_about,
     pilot_centres,
+    pilot_sample,
     pooled_covariance,
+    sample_centres,
     shift_higher,
     zero_columns,
 )
@@ -101,10 +110,26 @@ class ScatterStats(ClassStatistic):
         lose nothing. ``X`` holds finite numbers; float32 is accepted, the
         accumulation is float64.
         """
+        return cls._scatter_pass(rows)
+
+    @classmethod
+    def _scatter_pass(
+        cls,
+        rows: Rows,
+        pilot: tuple[Any, _F, _F] | None = None,
+        bounds: tuple[_F, _F] | None = None,
+    ) -> ScatterStats:
+        """:meth:`_from_rows`, given what the caller already took along its own pass over ``X``.
+
+        ``pilot`` is :func:`~._moments.pilot_centres` of the rows and
+        ``bounds`` their :func:`~._bounds.feature_bounds`, when known.
+        """
         X, c, yi, w, unit = rows
         # the rows in class order, sorted once for the pilot and the moment pass
         ordered = class_order(yi, w, c.size, unit)
-        counts, weights, centres = pilot_centres(X, yi, w, c.size, unit, ordered)
+        if pilot is None:
+            pilot = pilot_centres(X, yi, w, c.size, unit, ordered)
+        counts, weights, centres = pilot
         # a class's all-zero columns have mean exactly 0 and no residual
         dead = zero_columns(X, yi, w, c.size)
         centres = np.where(dead, 0.0, centres)
@@ -122,7 +147,7 @@ class ScatterStats(ClassStatistic):
         m3 = np.where(weights[:, None] > 0, m3, 0.0)
         m4 = np.where(weights > 0, m4, 0.0)
         # the pass above visits rows in class order: the range is a pass of its own
-        lo, hi = feature_bounds(X, None if unit else w)
+        lo, hi = feature_bounds(X, None if unit else w) if bounds is None else bounds
         return cls(
             classes=c,
             counts=counts,
@@ -134,6 +159,91 @@ class ScatterStats(ClassStatistic):
             lower=lo,
             upper=hi,
         )
+
+    @classmethod
+    def from_columns(cls, columns: Sequence[Any], y: Any, *, classes: Any = None) -> ScatterStats:
+        """The statistics of unit-weight rows whose features are ``columns``, one array per feature.
+
+        Equal to ``from_data(X, y, classes=classes)`` with ``X`` the columns
+        side by side: the same products over the same rows in the same
+        (class) order. A source that holds its features column by column
+        (Arrow's record batches, read from Parquet) hands its buffers over
+        as they are; each column is gathered once, in class order, into one
+        feature-major array (the copy that laying the block out and then
+        putting its rows in class order would make twice), on which the
+        pass of :meth:`from_data` runs without gathering again. Within a
+        streamed pass that array is the thread's reused one
+        (:func:`~._common.scratch_space`).
+
+        Parameters
+        ----------
+        columns : sequence of ndarray of shape (n_samples,)
+            The features: 1-D float arrays of one dtype (float32 or float64)
+            and one length.
+        y, classes
+            As for :meth:`from_data`.
+
+        Raises
+        ------
+        ValueError
+            If the columns are not 1-D float arrays of one dtype and length,
+            there are none, or a label is not among ``classes``.
+        """
+        cols = [np.asarray(col) for col in columns]
+        if not cols:
+            raise ValueError("columns must hold at least one feature; got none.")
+        first = cols[0]
+        n = first.shape[0] if first.ndim == 1 else -1
+        bad = next(
+            (
+                j
+                for j, col in enumerate(cols)
+                if col.ndim != 1 or col.shape[0] != n or col.dtype != first.dtype
+            ),
+            None,
+        )
+        if bad is not None or first.dtype not in (np.float32, np.float64):
+            j = 0 if bad is None else bad
+            raise ValueError(
+                "columns must be 1-D float32 or float64 arrays of one dtype and length; "
+                f"column {j} is {cols[j].dtype} of shape {cols[j].shape}, column 0 "
+                f"{first.dtype} of shape {first.shape}."
+            )
+        y_arr = np.asarray(y)
+        if y_arr.shape != (n,):
+            raise ValueError(
+                f"y must be 1-D with {n} labels, one per row; got shape {y_arr.shape}."
+            )
+        c = as_classes(y_arr if classes is None else classes)
+        k, p = c.size, len(cols)
+        yi = encode(y_arr, c)
+        order = np.argsort(class_codes(yi, k), kind="stable")
+        ys = yi[order]
+        ones = np.ones(n)
+        rows = Rows(None, c, ys, ones, True)
+        # the rows in class order, feature by feature: (p, n), whose transpose is the
+        # block laid out feature-major (F order) with its rows sorted by class
+        gathered = scratch_array("class_ordered", (p, n), first.dtype)
+        own = cls._from_rows.__func__ is ScatterStats._from_rows.__func__  # type: ignore[attr-defined]
+        if n == 0 or not own:  # no rows, or a statistic with a pass of its own
+            for j, col in enumerate(cols):
+                np.take(col, order, out=gathered[j], mode="clip")
+            return cls._from_rows(rows._replace(X=gathered.T))
+        # the pilot sample and the range are taken column by column as each is
+        # gathered (still in cache), not in passes of their own over the block
+        at, ys_at = pilot_sample(ys, k, (np.arange(n), class_bounds(ys, k)))
+        sample = np.empty((p, at.size), dtype=first.dtype)
+        lo, hi = np.empty(p), np.empty(p)
+        for j, col in enumerate(cols):
+            row = gathered[j]
+            np.take(col, order, out=row, mode="clip")
+            np.take(row, at, out=sample[j], mode="clip")
+            lo[j], hi[j] = row.min(), row.max()
+        counts, weights = class_totals(ys, ones, k)
+        centres = sample_centres(sample, ys_at, ones[: at.size], k, True)
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+            lo, hi = feature_bounds(gathered.T)  # NaN or infinity: the ranges of the finite values
+        return cls._scatter_pass(rows._replace(X=gathered.T), (counts, weights, centres), (lo, hi))
 
     # -- monoid ---------------------------------------------------------------
     def _common_form(self, other: Any) -> tuple[Any, Any]:

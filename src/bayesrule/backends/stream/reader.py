@@ -12,7 +12,7 @@ from ...io.formats import na_markers
 from .arrays import _iterable_chunks, _npy_chunks
 from .blocks import PIPELINE, PREFETCH, _Chunk, _Ring
 from .csv_files import _csv_chunks
-from .parquet_files import _parquet_chunks, _parquet_rows
+from .parquet_files import COLUMN_BLOCK_FACTOR, _parquet_chunks, _parquet_rows
 from .sources import _csv_options, _files, _Selection, _total_bytes
 
 
@@ -27,6 +27,9 @@ class _Reader:
     total: int | None  # in units (rows or bytes), when known
     unit: str  # 'rows' or 'bytes'
     counter: list[int] | None  # bytes read so far (CSV)
+    #: at most this many blocks read ahead (None: as the caller chooses); blocks held
+    #: as Arrow's columns are COLUMN_BLOCK_FACTOR times larger, so fewer of them
+    ahead: int | None = None
 
 
 def _open(
@@ -82,11 +85,15 @@ def _open(
             raise TypeError(f"{what} must name a column of the file; got {col!r}.")
     selection = _Selection(features, target, weight, keep, frame, exclude)
     if kind == "parquet":
+        # blocks held as columns (a whole Arrow table each, COLUMN_BLOCK_FACTOR times the
+        # rows of a laid-out one by default) are read ahead in as many bytes, not blocks
+        ahead = max(1, PREFETCH // COLUMN_BLOCK_FACTOR) if columns and not frame else None
         return _Reader(
             _parquet_chunks(files, selection, block_rows, dtype, buffer, columns),
             sum(_parquet_rows(f) for f in files),
             "rows",
             None,
+            ahead,
         )
     counter = [0]
     return _Reader(
