@@ -86,6 +86,8 @@ def _parquet_batches(f: _File, plan: _Plan, batch_rows: int) -> Iterator[Any]:
         pf = _open_parquet(f.path)
         meta = pf.metadata
         wanted = set(plan.columns)
+        # every column read: the row group's own total (no metadata object per column)
+        every = wanted >= set(meta.schema.names)
         mapped_bytes = 0
         for i in range(pf.num_row_groups):
             rg = meta.row_group(i)
@@ -94,11 +96,13 @@ def _parquet_batches(f: _File, plan: _Plan, batch_rows: int) -> Iterator[Any]:
                 pf = _open_parquet(f.path, meta)
                 mapped_bytes = 0
             mapped_bytes += rg.total_byte_size
-            size = sum(
-                rg.column(c).total_uncompressed_size
-                for c in range(rg.num_columns)
-                if rg.column(c).path_in_schema in wanted
-            )
+            size = rg.total_byte_size
+            if not every:
+                size = sum(
+                    rg.column(c).total_uncompressed_size
+                    for c in range(rg.num_columns)
+                    if rg.column(c).path_in_schema in wanted
+                )
             if size <= _ROW_GROUP_BYTES:
                 yield from pf.read_row_group(i, columns=plan.columns, use_threads=True).to_batches()
             else:
