@@ -80,3 +80,32 @@ def test_stream_stopped_early_closes_the_file(tmp_path, monkeypatch):
     next(blocks)
     blocks.close()
     assert opened and all(f.was_closed for f in opened)
+
+
+def test_column_task_refuses_continuous_labels_and_takes_integer_ones():
+    # integer labels skip scikit-learn's target check (always binary or multiclass);
+    # float labels that are not classes still go through it and are refused
+    rng = np.random.default_rng(11)
+    cols = [rng.standard_normal(60).astype(np.float32) for _ in range(3)]
+    task = bayesrule.GaussianNB().summariser()
+    X = np.column_stack(cols).astype(np.float64)
+    for y in (
+        rng.integers(0, 3, 60),
+        rng.integers(0, 3, 60).astype(np.uint8),
+        rng.random(60) < 0.5,
+    ):
+        stats = task.column_statistics(cols, y)
+        assert stats is not None
+        for k, label in enumerate(np.unique(y)):
+            rows = X[y == label]
+            np.testing.assert_allclose(stats.means[k], rows.mean(axis=0), rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(stats.variances()[k], rows.var(axis=0), rtol=1e-12)
+    assert task.column_statistics(cols, rng.random(60)) is None  # continuous: refused
+
+
+def test_stream_with_continuous_labels_raises(tmp_path):
+    rng = np.random.default_rng(13)
+    table = pa.table({"a": rng.random(50), "b": rng.random(50), "y": rng.random(50)})
+    pq.write_table(table, tmp_path / "c.parquet")
+    with pytest.raises(ValueError, match="[Uu]nknown label type|continuous"):
+        bayesrule.fit_stream(bayesrule.GaussianNB(), tmp_path, target="y", progress=False)
