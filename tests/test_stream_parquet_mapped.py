@@ -12,23 +12,33 @@ import bayesrule  # noqa: E402
 from bayesrule.backends.stream import parquet_files  # noqa: E402
 
 
-def _write(path, rng, n, p, group, dtype):
+def _write(path, rng, n, p, group, dtype, compression="snappy", nullable=True):
     X = (rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + 1e6).astype(dtype)
     y = rng.integers(0, 4, n).astype(np.int32)
     names = [f"x{j}" for j in range(p)]
-    table = pa.table({**{c: X[:, j] for j, c in enumerate(names)}, "y": y})
-    pq.write_table(table, path, row_group_size=group)
+    kind = pa.from_numpy_dtype(np.dtype(dtype))
+    schema = pa.schema(
+        [pa.field(c, kind, nullable=nullable) for c in names]
+        + [pa.field("y", pa.int32(), nullable=nullable)]
+    )
+    table = pa.table({**{c: X[:, j] for j, c in enumerate(names)}, "y": y}, schema=schema)
+    pq.write_table(table, path, row_group_size=group, compression=compression)
     return X, y
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("span", [1, 10_000, None])
-def test_mapped_spans_fit_as_in_memory(tmp_path, monkeypatch, dtype, span):
-    # span=1 remaps before every row group; None keeps one map per file
+@pytest.mark.parametrize(("compression", "nullable"), [("snappy", True), ("none", False)])
+def test_mapped_spans_fit_as_in_memory(tmp_path, monkeypatch, dtype, span, compression, nullable):
+    # span=1 remaps before every row group (tables read before stay valid); None keeps
+    # one map per file; uncompressed required columns are where Arrow may share the map
     if span is not None:
         monkeypatch.setattr(parquet_files, "_MAPPED_BYTES", span)
     rng = np.random.default_rng(7)
-    parts = [_write(tmp_path / f"p{i}.parquet", rng, 700 + 91 * i, 5, 128, dtype) for i in range(3)]
+    parts = [
+        _write(tmp_path / f"p{i}.parquet", rng, 700 + 91 * i, 5, 128, dtype, compression, nullable)
+        for i in range(3)
+    ]
     X = np.concatenate([a for a, _ in parts])
     y = np.concatenate([b for _, b in parts])
     streamed = bayesrule.fit_stream(bayesrule.GaussianNB(), tmp_path, target="y", progress=False)
