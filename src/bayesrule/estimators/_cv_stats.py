@@ -178,16 +178,16 @@ class _Table:
         return ranked(points, scores, log_liks, self.band)[0]
 
 
-def accuracy_band(n_rows: float) -> Any:
-    """The one-standard-error band of a held-out accuracy over ``n_rows`` rows.
+def accuracy_band(n_rows: float, width: float = 1.0) -> Any:
+    """The band of ``width`` standard errors of a held-out accuracy over ``n_rows`` rows.
 
-    A function of the best accuracy ``a``: ``sqrt(a (1 - a) / n_rows)``, the
-    binomial standard error of ``a`` measured on ``n_rows`` held-out rows.
+    A function of the best accuracy ``a``: ``width * sqrt(a (1 - a) / n_rows)``,
+    with the binomial standard error of ``a`` measured on ``n_rows`` held-out rows.
     """
     n = max(float(n_rows), 1.0)
 
     def band(best: float) -> float:
-        return float(np.sqrt(max(best * (1.0 - best), 0.0) / n))
+        return float(width * np.sqrt(max(best * (1.0 - best), 0.0) / n))
 
     return band
 

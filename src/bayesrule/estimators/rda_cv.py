@@ -79,8 +79,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     the class's own and the pooled covariance, his shrinkage ``gamma``
     towards each class's own scale ``(tr/p) I``, and a ``ridge`` common to
     every class towards ``t I``, ``t`` the average within-class variance
-    (scikit-learn QDA's ``reg_param`` measured in the data's scale, not in
-    the features' units). By default (``target='range'``) ``gamma`` and
+    (scikit-learn QDA's ``reg_param`` in the data's scale). By default (``target='range'``) ``gamma`` and
     ``ridge`` shrink in range units (``x_j / r_j``, ``r_j`` feature ``j``'s
     range in the training split, or in all the data for the final model;
     see :class:`RegularizedDiscriminantAnalysis`), so neither the scores nor
@@ -100,9 +99,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     ``refine=True``, alpha on a grid of step 0.02 at the best ``(gamma,
     ridge)`` (one generalised eigendecomposition per split and class serves
     them all), and the ``(gamma, ridge)`` grid again at the alpha found
-    (steered by the score, exact ties to the more regularised). Contained: LDA (alpha 0), QDA (alpha 1), scikit-learn's
-    ``QuadraticDiscriminantAnalysis(reg_param=...)`` up to the unit (alpha 1,
-    a ridge) and Friedman's RDA.
+    (steered by the score, exact ties to the more regularised). Contained:
+    LDA, QDA, scikit-learn QDA's ``reg_param`` (up to the unit), Friedman's RDA.
 
     Parameters
     ----------
@@ -152,9 +150,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         (both weighted by ``sample_weight``).
     tie_break : {'neighbourhood', 'log_likelihood', 'regularisation'}, default='neighbourhood'
         How near ties of held-out accuracy are decided (``scoring='accuracy'``).
-        ``'neighbourhood'``: the rule of ``'log_likelihood'`` applied to each
-        candidate's accuracy and log-likelihood averaged with its scored
-        neighbours' (alphas 0.02 apart, adjacent gammas and ridges; see
+        ``'neighbourhood'``: the rule of ``'log_likelihood'``, with half its
+        band, applied to each candidate's accuracy and log-likelihood
+        averaged with its scored neighbours' (alphas 0.02 apart, adjacent
+        gammas and ridges; see
         :func:`~._cv_stats.neighbourhood_means`): a point that scores well
         alone among poor neighbours is most likely lucky on a few rows, a
         plateau is not. ``'log_likelihood'``: among the candidates whose held-out accuracy is
@@ -412,7 +411,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         """The band of near ties of :func:`ranked` (None: exact ties only)."""
         if self.scoring != "accuracy" or self.tie_break == "regularisation":
             return None
-        return accuracy_band(float(np.sum(total.counts)))
+        half = self.tie_break == "neighbourhood"  # means vary less: half the band
+        return accuracy_band(float(np.sum(total.counts)), 0.5 if half else 1.0)
 
     def _grid_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
