@@ -36,11 +36,13 @@ def _blend_case(seed, n=14, p=8, K=3):
 @pytest.mark.parametrize("seed", range(4))
 def test_the_alpha_sweep_finds_an_optimum_between_the_grid_points(seed):
     X, y = _blend_case(seed)
-    kw = {"gammas": (0.0,), "ridges": (0.0,), "cv": 5, "scoring": "log_likelihood"}
+    # the coarse grid (0, 1) given explicitly: alphas='auto' scores the whole lattice below 100 features
+    kw = {"alphas": (0.0, 1.0), "gammas": (0.0,), "ridges": (0.0,), "cv": 5}
+    kw["scoring"] = "log_likelihood"
     coarse = RegularizedDiscriminantAnalysisCV(refine=False, **kw).fit(X, y)
     refined = RegularizedDiscriminantAnalysisCV(**kw).fit(X, y)
     dense = RegularizedDiscriminantAnalysisCV(
-        alphas=np.linspace(0, 1, 101), refine=False, **kw
+        **{**kw, "alphas": np.linspace(0, 1, 101)}, refine=False
     ).fit(X, y)
     assert refined.alpha_ not in (0.0, 0.5, 1.0)
     assert refined.cv_scores_.max() > coarse.cv_scores_.max()

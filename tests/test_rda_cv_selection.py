@@ -1,4 +1,5 @@
 """RDA-CV's choice among near ties of held-out accuracy, and the sweep's isolated features."""
+# the neighbourhood rule (the default) has its own tests in test_rda_cv_neighbourhood.py
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def _small_table(seed, structure, n=18, p=5, K=3):
 @pytest.mark.parametrize("structure", ["shared", "scaled", "own"])
 @pytest.mark.parametrize("seed", range(3))
 def test_near_ties_of_accuracy_go_to_the_best_held_out_log_likelihood(seed, structure):
+    # the rule of tie_break='log_likelihood' (the default before 'neighbourhood')
     X, y = _small_table(seed, structure)
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(tie_break="log_likelihood").fit(X, y)
     acc, ll = m.cv_scores_, m.stats_.cv_log_likelihoods
     assert ll.shape == acc.shape
     assert np.array_equal(np.isfinite(ll), np.isfinite(acc))

@@ -178,16 +178,16 @@ class _Table:
         return ranked(points, scores, log_liks, self.band)[0]
 
 
-def accuracy_band(n_rows: float) -> Any:
-    """The one-standard-error band of a held-out accuracy over ``n_rows`` rows.
+def accuracy_band(n_rows: float, width: float = 1.0) -> Any:
+    """The band of ``width`` standard errors of a held-out accuracy over ``n_rows`` rows.
 
-    A function of the best accuracy ``a``: ``sqrt(a (1 - a) / n_rows)``, the
-    binomial standard error of ``a`` measured on ``n_rows`` held-out rows.
+    A function of the best accuracy ``a``: ``width * sqrt(a (1 - a) / n_rows)``,
+    with the binomial standard error of ``a`` measured on ``n_rows`` held-out rows.
     """
     n = max(float(n_rows), 1.0)
 
     def band(best: float) -> float:
-        return float(np.sqrt(max(best * (1.0 - best), 0.0) / n))
+        return float(width * np.sqrt(max(best * (1.0 - best), 0.0) / n))
 
     return band
 
@@ -229,6 +229,45 @@ def ranked(
         if near.any():
             chosen = order(finite[near], log_liks) + order(finite[~near], scores)
     return [tuple(float(v) for v in points[i]) for i in chosen]  # type: ignore[misc]
+
+
+#: the alpha sweep's step: candidates this close in alpha are neighbours
+ALPHA_STEP = 0.02
+
+
+def auto_alphas(n_features: int) -> _F:
+    """The grid's alphas of ``alphas='auto'``: the sweep's lattice up to 100 features, else (0, 1).
+
+    Up to 100 features a grid alpha costs one eigendecomposition of at most
+    100 x 100 per class and split, so every alpha of the lattice (steps of
+    ``ALPHA_STEP``) is scored at every ``(gamma, ridge)``; above, LDA's and
+    QDA's ends, refined by the sweep.
+    """
+    if n_features <= 100:
+        return np.round(np.linspace(0.0, 1.0, int(round(1.0 / ALPHA_STEP)) + 1), 12)
+    return np.array([0.0, 1.0])
+
+
+def neighbourhood_means(points: _F, values: _F) -> _F:
+    """Each candidate's value averaged with its scored neighbours' (``-inf`` stays ``-inf``).
+
+    Neighbours: alphas at most ``ALPHA_STEP`` apart, and gammas and ridges
+    adjacent (or equal) among the values scored; a neighbour with a
+    non-finite value (a singular covariance) is left out. A held-out score
+    measured on few rows is noisy: a candidate whose score stands alone
+    above its neighbours' is most likely lucky, one on a plateau is not.
+    """
+    points = np.asarray(points, dtype=float)
+    values = np.asarray(values, dtype=float)
+    idx = [np.searchsorted(np.unique(points[:, j]), points[:, j]) for j in (1, 2)]
+    near = np.abs(points[:, None, 0] - points[None, :, 0]) <= ALPHA_STEP + 1e-9
+    for j in idx:
+        near &= np.abs(j[:, None] - j[None, :]) <= 1
+    finite = np.isfinite(values)
+    near &= finite[None, :]
+    total = near.astype(float) @ np.where(finite, values, 0.0)
+    out = total / np.maximum(near.sum(axis=1), 1)
+    return np.where(finite, out, -np.inf)
 
 
 def _fold_structure(

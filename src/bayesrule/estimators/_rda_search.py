@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import LinAlgError, cholesky, eigh, eigvalsh, solve_triangular
+from scipy.special import logsumexp
 
 from ..covariance import shrink
 from ..models.gaussian import correlation_singular
@@ -458,6 +459,23 @@ def standardised_min_eigenvalue(B: _F) -> float:
         return -np.inf
     s = np.sqrt(var)
     return float(eigvalsh(B / np.outer(s, s), driver="evd")[0])
+
+
+def held_out_score(jll: _F, ok: NDArray[np.bool_], yi: NDArray[np.intp], w: _F, scoring: str) -> _F:
+    """Held-out score and log-likelihood of each candidate, shape (2, C), from ``jll`` (n, K, C).
+
+    ``scoring`` 'accuracy' or 'log_likelihood' (the mean log posterior of the
+    true class); both weighted by ``w``; ``-inf`` where ``ok`` is False.
+    """
+    with np.errstate(invalid="ignore"):
+        post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
+    log_lik = (w @ post) / w.sum()
+    if scoring == "accuracy":
+        correct = np.argmax(jll, axis=1) == yi[:, None]
+        score = (w @ correct) / w.sum()
+    else:
+        score = log_lik
+    return np.where(ok, np.stack([score, log_lik]), -np.inf)
 
 
 def device_scores(

@@ -13,12 +13,9 @@ class (see :mod:`bayesrule.estimators._rda_search`):
    eigendecomposition serves every alpha;
 3. (``refine``) the grid of ``(gamma, ridge)`` again at the alpha found.
 
-The model is its hyperparameters and its statistic,
-:class:`CrossValidatedStats`: the statistics of all the data and the
-candidates' held-out scores. The choice is redone from the scores whenever
-the model is derived (``fit``, ``from_stats``, ``load``). Held-out scores
-are not sums over rows, so the statistic cannot be merged or subtracted:
-``partial_fit``, ``merge`` and ``forget`` are not available.
+The statistic, :class:`CrossValidatedStats`, holds the statistics of all
+the data and the candidates' held-out scores; the choice is redone from
+them whenever the model is derived (``fit``, ``from_stats``, ``load``).
 """
 
 from __future__ import annotations
@@ -30,7 +27,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import logsumexp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._util.parallel import in_parallel
@@ -50,7 +46,9 @@ from ._cv_stats import (
     _check_finite,
     _Table,
     accuracy_band,
+    auto_alphas,
     cv_splits,
+    neighbourhood_means,
     ranked,
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
@@ -58,6 +56,7 @@ from ._priors import resolve_priors
 from ._rda_search import (
     alpha_sweep_terms,
     device_scores,
+    held_out_score,
     held_out_terms,
     on_rows,
     regularised,
@@ -80,8 +79,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     the class's own and the pooled covariance, his shrinkage ``gamma``
     towards each class's own scale ``(tr/p) I``, and a ``ridge`` common to
     every class towards ``t I``, ``t`` the average within-class variance
-    (scikit-learn QDA's ``reg_param`` measured in the data's scale, not in
-    the features' units). By default (``target='range'``) ``gamma`` and
+    (scikit-learn QDA's ``reg_param`` in the data's scale). By default (``target='range'``) ``gamma`` and
     ``ridge`` shrink in range units (``x_j / r_j``, ``r_j`` feature ``j``'s
     range in the training split, or in all the data for the final model;
     see :class:`RegularizedDiscriminantAnalysis`), so neither the scores nor
@@ -92,31 +90,25 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     shrinks in the pooled-variance-standardised coordinates instead, also
     unit-free, but a feature that is rarely non-zero, such as an edge pixel,
     then gets a tiny unit: 0.9165 on MNIST against 0.9616 with the range.
-    ``'identity'`` is Friedman's scaled identity in the features' own units
-    (the earlier default, kept for its answers: it depends on
-    each feature's unit). Every candidate is scored on the splits of ``cv``;
-    the one chosen (see ``tie_break``: among the candidates within one
-    standard error of the best held-out accuracy, the best held-out
-    log-likelihood) is stored in ``alpha_``, ``gamma_`` and ``ridge_``, and
+    ``'identity'``: Friedman's, in the features' own units. Every candidate is scored on the splits of ``cv``;
+    the one chosen (see ``tie_break``) is stored in ``alpha_``, ``gamma_`` and ``ridge_``, and
     the final model is derived from the statistics of all the data — no
     second pass.
 
     The search: the grid ``alphas x gammas x ridges``; then, with
     ``refine=True``, alpha on a grid of step 0.02 at the best ``(gamma,
     ridge)`` (one generalised eigendecomposition per split and class serves
-    them all), and the ``(gamma, ridge)`` grid again at the alpha found (the
-    stages steer by the score alone, exact ties going to the more
-    regularised candidate: smaller alpha, larger ridge, larger gamma). The
-    defaults contain LDA (alpha 0), QDA (alpha 1), scikit-learn's
-    ``QuadraticDiscriminantAnalysis(reg_param=...)`` up to the unit (alpha 1,
-    a ridge) and Friedman's RDA.
+    them all), and the ``(gamma, ridge)`` grid again at the alpha found
+    (steered by the score, exact ties to the more regularised). Contained:
+    LDA, QDA, scikit-learn QDA's ``reg_param`` (up to the unit), Friedman's RDA.
 
     Parameters
     ----------
-    alphas : sequence of float in [0, 1], default=(0, 1)
-        The grid's alphas: LDA's pooled and QDA's own covariances by default;
-        ``refine`` looks between them. Each alpha other than 0 costs one
-        eigendecomposition per split and class.
+    alphas : 'auto' or sequence of float in [0, 1], default='auto'
+        The grid's alphas. ``'auto'``: every alpha in steps of 0.02 up to 100
+        features, else (0, 1) (LDA's pooled and QDA's own covariances, the
+        sweep of ``refine`` looking between them). Each alpha other than 0
+        costs one eigendecomposition per split and class.
     gammas : sequence of float in [0, 1], default=(0, 0.05, 0.2, 0.5)
     ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
         ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
@@ -156,9 +148,15 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     scoring : {'accuracy', 'log_likelihood'}, default='accuracy'
         Held-out accuracy, or mean held-out log posterior of the true class
         (both weighted by ``sample_weight``).
-    tie_break : {'log_likelihood', 'regularisation'}, default='log_likelihood'
+    tie_break : {'neighbourhood', 'log_likelihood', 'regularisation'}, default='neighbourhood'
         How near ties of held-out accuracy are decided (``scoring='accuracy'``).
-        ``'log_likelihood'``: among the candidates whose held-out accuracy is
+        ``'neighbourhood'``: the rule of ``'log_likelihood'``, with half its
+        band, applied to each candidate's accuracy and log-likelihood
+        averaged with its scored neighbours' (alphas 0.02 apart, adjacent
+        gammas and ridges; see
+        :func:`~._cv_stats.neighbourhood_means`): a point that scores well
+        alone among poor neighbours is most likely lucky on a few rows, a
+        plateau is not. ``'log_likelihood'``: among the candidates whose held-out accuracy is
         within one standard error of the best (``sqrt(a (1 - a) / n)``, ``a``
         the best accuracy, ``n`` the rows), the one with the best held-out
         log-likelihood; accuracy moves by whole rows, so on a small table
@@ -186,8 +184,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
 
     Notes
     -----
-    ``partial_fit``, ``merge`` and ``forget`` are not available: held-out
-    scores cannot be updated from statistics.
+    No ``partial_fit``, ``merge`` or ``forget``: held-out scores are not sums.
 
     References
     ----------
@@ -222,7 +219,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
 
     _parameter_constraints: dict = {
         **_CLASS_GAUSSIAN_PARAMS,
-        "alphas": ["array-like"],
+        "alphas": ["array-like", StrOptions({"auto"})],
         "gammas": ["array-like"],
         "ridges": ["array-like"],
         "refine": ["boolean"],
@@ -230,7 +227,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable, None],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
-        "tie_break": [StrOptions({"log_likelihood", "regularisation"})],
+        "tie_break": [StrOptions({"neighbourhood", "log_likelihood", "regularisation"})],
         "random_state": ["random_state"],
     }
     _remedy = "add gammas > 0 or ridges > 0, or set reg_param > 0"
@@ -244,7 +241,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     def __init__(
         self,
         *,
-        alphas: ArrayLike = (0.0, 1.0),
+        alphas: ArrayLike | str = "auto",
         gammas: ArrayLike = (0.0, 0.05, 0.2, 0.5),
         ridges: ArrayLike = (0.0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85),
         refine: bool = True,
@@ -252,7 +249,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         reg_param: float = 0.0,
         cv: Any = 5,
         scoring: str = "accuracy",
-        tie_break: str = "log_likelihood",
+        tie_break: str = "neighbourhood",
         random_state: Any = 0,
         priors: ArrayLike | None = None,
         store_covariance: bool = False,
@@ -275,9 +272,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         self.bias = bias
 
     # ------------------------------------------------------------ parameters
-    def _grid(self) -> tuple[_F, _F, _F]:
+    def _grid(self, n_features: int | None = None) -> tuple[_F, _F, _F]:
+        """The grid's alphas, gammas and ridges (``alphas='auto'``: :func:`auto_alphas`)."""
         out = []
         for name in ("alphas", "gammas", "ridges"):
+            if name == "alphas" and isinstance(self.alphas, str) and self.alphas == "auto":
+                out.append(auto_alphas(1 if n_features is None else n_features))
+                continue
             try:
                 g = np.asarray(getattr(self, name), dtype=float).ravel()
             except (TypeError, ValueError):
@@ -322,7 +323,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         (host arrays), ``c`` the classes.
         """
         self._validate_params()
-        alphas, gammas, ridges = self._grid()
+        alphas, gammas, ridges = self._grid(int(rows.X.shape[1]))
         if c.size < self._min_classes:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_classes} classes to "
@@ -408,21 +409,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
 
     def _band(self, total: ScatterStats) -> Any:
         """The band of near ties of :func:`ranked` (None: exact ties only)."""
-        if self.scoring != "accuracy" or self.tie_break != "log_likelihood":
+        if self.scoring != "accuracy" or self.tie_break == "regularisation":
             return None
-        return accuracy_band(float(np.sum(total.counts)))
-
-    def _score(self, jll: _F, ok: NDArray[np.bool_], yi: NDArray[np.intp], w: _F) -> _F:
-        """Held-out score and log-likelihood of each candidate, shape (2, C), from ``jll`` (n, K, C)."""
-        with np.errstate(invalid="ignore"):
-            post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
-        log_lik = (w @ post) / w.sum()
-        if self.scoring == "accuracy":
-            correct = np.argmax(jll, axis=1) == yi[:, None]
-            score = (w @ correct) / w.sum()
-        else:
-            score = log_lik
-        return np.where(ok, np.stack([score, log_lik]), -np.inf)
+        half = self.tie_break == "neighbourhood"  # means vary less: half the band
+        return accuracy_band(float(np.sum(total.counts)), 0.5 if half else 1.0)
 
     def _grid_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
@@ -494,7 +484,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 if b_i == a_i:
                     ok &= good
                     jll[:, ks, :] = log_priors[ks, None] - 0.5 * (maha + logdet + p * _LOG_2PI)
-            out[:, a_i] = self._score(jll, ok, yi, w)
+            out[:, a_i] = held_out_score(jll, ok, yi, w, self.scoring)
         return out
 
     def _sweep_scores(
@@ -543,7 +533,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         for k, (maha, logdet, good) in zip(ks, results, strict=True):
             ok &= good
             jll[:, k, :] = log_priors[k] - 0.5 * (maha[:, 0, :] + logdet + p * _LOG_2PI)
-        return self._score(jll, ok, yi, w)
+        return held_out_score(jll, ok, yi, w, self.scoring)
 
     # ------------------------------------------------------------ derivation
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
@@ -573,7 +563,17 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     f"got {log_liks.shape}."
                 )
         band = self._band(stats.total)
-        for alpha, gamma, ridge in ranked(points, scores, log_liks, band):
+        keys, key_lls = scores, log_liks
+        if (
+            self.tie_break == "neighbourhood"
+            and self.scoring == "accuracy"
+            and log_liks is not None
+        ):
+            keys, key_lls = (
+                neighbourhood_means(points, scores),
+                neighbourhood_means(points, log_liks),
+            )
+        for alpha, gamma, ridge in ranked(points, keys, key_lls, band):
             try:
                 attrs = self._family_attrs(
                     stats.total,
