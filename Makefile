@@ -22,7 +22,7 @@ demo: $(STAMP)
 # two worker processes (CI has 2 cores); tests that share one Spark JVM or
 # one Dask cluster carry an xdist_group mark and run on the same worker
 test: $(STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=30
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import settings
 
 import bayesrule.datasets
+from _arrow_tables import no_thread_left  # noqa: F401  (a fixture for every module)
 from bayesrule.datasets import find_mnist, load_mnist
 
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True)

@@ -4,7 +4,7 @@
 column once, in class order, and runs the pass of ``from_data`` on that
 feature-major array without gathering again; the discriminant analyses'
 streaming task hands it the Parquet block's columns
-(``ColumnDASummariser.column_statistics``). Here, over generated data: the
+(``ColumnSummariser.column_statistics``). Here, over generated data: the
 statistics equal ``from_data`` of the columns side by side (to 1e-12
 relative, bounds exactly), for float32 and float64, data far from the
 origin, declared classes without rows, sorted and unsorted labels; parts
@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesrule as br
-from bayesrule.estimators._da import ColumnDASummariser
+from _arrow_tables import columns_of, write_parquet
+from bayesrule.estimators._tasks import ColumnSummariser
 from bayesrule.stats import FourthMomentStats, PooledScatterStats, ScatterStats
 
 RTOL = 1e-12
@@ -35,10 +36,6 @@ def _data(n, p, k, dtype, offset, seed, sort=False):
     X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + offset
     X[:, 0] += y  # classes differ
     return X.astype(dtype), y
-
-
-def _columns(X):
-    return [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
 
 
 @settings(max_examples=60, deadline=None)
@@ -57,7 +54,7 @@ def test_from_columns_equals_from_data(n, p, k, dtype, offset, stats, declared, 
     X, y = _data(n, p, k, dtype, offset, seed, sort)
     classes = np.arange(k + 1) if declared else None  # class k has no row
     whole = stats.from_data(X, y, classes=classes)
-    cols = stats.from_columns(_columns(X), y, classes=classes)
+    cols = stats.from_columns(columns_of(X), y, classes=classes)
     assert type(cols) is stats
     assert cols.allclose(whole, rtol=RTOL)
     np.testing.assert_array_equal(cols.classes, whole.classes)
@@ -81,7 +78,7 @@ def test_a_nan_or_infinity_reaches_the_means_and_the_range_skips_it(n, p, bad, d
     X[rng.integers(n), rng.integers(p)] = bad
     with np.errstate(invalid="ignore", over="ignore"):
         whole = ScatterStats.from_data(X, y)
-        cols = ScatterStats.from_columns(_columns(X), y)
+        cols = ScatterStats.from_columns(columns_of(X), y)
     assert not np.isfinite(cols.means).all()
     np.testing.assert_array_equal(np.isfinite(cols.means), np.isfinite(whole.means))
     np.testing.assert_array_equal(cols.lower, whole.lower)
@@ -100,8 +97,8 @@ def test_a_nan_or_infinity_reaches_the_means_and_the_range_skips_it(n, p, bad, d
 def test_parts_from_columns_merge_to_the_whole(n, p, k, dtype, cut, seed):
     X, y = _data(n, p, k, dtype, 100.0, seed)
     m = max(1, min(n - 1, int(cut * n)))
-    parts = ScatterStats.from_columns(_columns(X[:m]), y[:m], classes=np.arange(k)).merge(
-        ScatterStats.from_columns(_columns(X[m:]), y[m:], classes=np.arange(k))
+    parts = ScatterStats.from_columns(columns_of(X[:m]), y[:m], classes=np.arange(k)).merge(
+        ScatterStats.from_columns(columns_of(X[m:]), y[m:], classes=np.arange(k))
     )
     assert parts.allclose(ScatterStats.from_data(X, y, classes=np.arange(k)), rtol=1e-10)
 
@@ -132,7 +129,7 @@ def test_rows_already_in_class_order_are_read_in_place(dtype, monkeypatch):
 
 def test_from_columns_refuses_what_is_not_one_float_block():
     X, y = _data(20, 3, 2, np.float64, 0.0, 1)
-    cols = _columns(X)
+    cols = columns_of(X)
     with pytest.raises(ValueError, match="at least one feature"):
         ScatterStats.from_columns([], y)
     with pytest.raises(ValueError, match="column 1 is float64 of shape \\(19,\\)"):
@@ -158,8 +155,8 @@ def test_from_columns_refuses_what_is_not_one_float_block():
 def test_column_task_equals_the_laid_out_task_or_declines(make):
     X, y = _data(500, 5, 3, np.float32, 10.0, 3)
     task = make().summariser()
-    assert isinstance(task, ColumnDASummariser)
-    by_columns = task.column_statistics(_columns(X), y)
+    assert isinstance(task, ColumnSummariser)
+    by_columns = task.column_statistics(columns_of(X), y)
     assert by_columns is not None
     laid_out = task.statistics(X, y)
     assert type(by_columns) is type(laid_out)
@@ -169,13 +166,13 @@ def test_column_task_equals_the_laid_out_task_or_declines(make):
     for bad in (np.nan, np.inf):
         Xb = X.copy()
         Xb[17, 2] = bad
-        assert task.column_statistics(_columns(Xb), y) is None
+        assert task.column_statistics(columns_of(Xb), y) is None
         with pytest.raises(ValueError, match="row 17"):
             task.statistics(Xb, y)
-    assert task.column_statistics(_columns(X), y, np.ones(500)) is None
-    assert task.column_statistics(_columns(X), y, classes=[0, 1]) is None
-    assert task.column_statistics(_columns(X[:0]), y[:0]) is None
-    mixed = _columns(X)
+    assert task.column_statistics(columns_of(X), y, np.ones(500)) is None
+    assert task.column_statistics(columns_of(X), y, classes=[0, 1]) is None
+    assert task.column_statistics(columns_of(X[:0]), y[:0]) is None
+    mixed = columns_of(X)
     mixed[1] = mixed[1].astype(np.float64)
     assert task.column_statistics(mixed, y) is None
 
@@ -184,7 +181,7 @@ def test_pooled_lda_task_takes_the_laid_out_path():
     """LDA's pooled statistics (a backend's option) have no column pass: None, and no column blocks."""
     X, y = _data(200, 4, 3, np.float64, 0.0, 5)
     task = br.LinearDiscriminantAnalysis().summariser(pooled_scatter=True)
-    assert task.column_statistics(_columns(X), y) is None
+    assert task.column_statistics(columns_of(X), y) is None
     assert isinstance(task.statistics(X, y), PooledScatterStats)
     assert br.LinearDiscriminantAnalysis().input_spec().column_blocks
     assert not br.RegularizedDiscriminantAnalysisCV().input_spec().column_blocks
@@ -203,21 +200,19 @@ def test_pooled_lda_task_takes_the_laid_out_path():
 def test_streamed_fit_takes_the_column_path_and_equals_fit(
     tmp_path_factory, monkeypatch, model, dtype, group, seed
 ):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow.parquet")
     X, y = _data(900, 6, 4, np.dtype(dtype).type, 1e3, seed)
-    path = tmp_path_factory.mktemp("cols") / "part.parquet"
-    table = pa.table({**{f"x{j}": X[:, j] for j in range(6)}, "label": y})
-    pq.write_table(table, path, row_group_size=group)
+    path = write_parquet(tmp_path_factory.mktemp("cols") / "part.parquet", X, y, group)
     calls = []
-    real = ColumnDASummariser.column_statistics
+    real = ColumnSummariser.column_statistics
 
     def spy(self, *args, **kwargs):
         out = real(self, *args, **kwargs)
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr(ColumnDASummariser, "column_statistics", spy)
+    monkeypatch.setattr(ColumnSummariser, "column_statistics", spy)
     make = {
         "lda": br.LinearDiscriminantAnalysis,
         "qda": lambda: br.QuadraticDiscriminantAnalysis(reg_param=0.1),

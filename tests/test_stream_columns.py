@@ -12,7 +12,6 @@ errors name the file and the row; and no read-ahead thread outlives a fit.
 
 from __future__ import annotations
 
-import threading
 import warnings
 
 import numpy as np
@@ -21,30 +20,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesrule as br
+from _arrow_tables import arrow_table, our_threads
 from bayesrule.backends.stream import blocks
 from bayesrule.stats import DiagonalStats
+
+pytestmark = pytest.mark.usefixtures("no_thread_left")
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 RTOL = 1e-10
-
-
-def _our_threads() -> list[threading.Thread]:
-    # the one long-lived thread that sets the BLAS's thread count is meant to stay
-    return [
-        t
-        for t in threading.enumerate()
-        if t.name.startswith("bayesrule") and not t.name.startswith("bayesrule-blas")
-    ]
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left():
-    before = set(_our_threads())
-    yield
-    left = [t for t in _our_threads() if t not in before and t.is_alive()]
-    assert not left, f"threads left running: {[t.name for t in left]}"
 
 
 class _Spy:
@@ -59,18 +44,6 @@ class _Spy:
             return original(cls, *args, **kwargs)
 
         monkeypatch.setattr(DiagonalStats, "from_columns", classmethod(counted))
-
-
-def _table(X, y, nulls=None, dtypes=None, w=None):
-    cols = {}
-    for j in range(X.shape[1]):
-        values = X[:, j] if dtypes is None else X[:, j].astype(dtypes[j])
-        mask = None if nulls is None else nulls[:, j]
-        cols[f"x{j}"] = pa.array(values, mask=mask)
-    cols["label"] = pa.array(y)
-    if w is not None:
-        cols["w"] = pa.array(w)
-    return pa.table(cols)
 
 
 def _laid_out(monkeypatch, *args, **kwargs):
@@ -117,7 +90,7 @@ def test_columns_give_the_statistics_of_the_laid_out_blocks_and_of_fit(
         kinds = [np.float32 if j % 2 else np.float64 for j in range(p)]
         X = np.column_stack([X[:, j].astype(kinds[j]) for j in range(p)]).astype(np.float64)
     path = tmp_path_factory.mktemp("cols") / "d.parquet"
-    pq.write_table(_table(X, y, mask, kinds), path, row_group_size=group)
+    pq.write_table(arrow_table(X, y, nulls=mask, kinds=kinds), path, row_group_size=group)
     spy = _Spy(monkeypatch)
     got = br.fit_stream(br.GaussianNB(), path, target="label", block_rows=block)
     if dtype != "mixed" and not nulls:
@@ -180,10 +153,10 @@ def test_empty_files_and_one_row_groups(tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(90, 3)).astype(np.float32)
     y = np.arange(90) % 3
-    pq.write_table(_table(X[:0], y[:0]), tmp_path / "a.parquet")  # no row
-    pq.write_table(_table(X[:40], y[:40]), tmp_path / "b.parquet", row_group_size=1)
-    pq.write_table(_table(X[40:0:-1][:0], y[:0]), tmp_path / "c.parquet")  # no row
-    pq.write_table(_table(X[40:], y[40:]), tmp_path / "d.parquet", row_group_size=7)
+    pq.write_table(arrow_table(X[:0], y[:0]), tmp_path / "a.parquet")  # no row
+    pq.write_table(arrow_table(X[:40], y[:40]), tmp_path / "b.parquet", row_group_size=1)
+    pq.write_table(arrow_table(X[40:0:-1][:0], y[:0]), tmp_path / "c.parquet")  # no row
+    pq.write_table(arrow_table(X[40:], y[40:]), tmp_path / "d.parquet", row_group_size=7)
     spy = _Spy(monkeypatch)
     got = br.fit_stream(br.GaussianNB(), tmp_path, target="label", block_rows=16)
     assert spy.by_columns > 0
@@ -200,7 +173,7 @@ def test_weights_take_the_laid_out_path_and_equal_fit(tmp_path, monkeypatch):
     X = rng.normal(size=(200, 3)).astype(np.float32)
     y = np.arange(200) % 2
     w = rng.integers(0, 3, size=200).astype(np.float64)
-    pq.write_table(_table(X, y, w=w), tmp_path / "w.parquet", row_group_size=33)
+    pq.write_table(arrow_table(X, y, w=w), tmp_path / "w.parquet", row_group_size=33)
     spy = _Spy(monkeypatch)
     got = br.fit_stream(br.GaussianNB(), tmp_path / "w.parquet", target="label", weight="w")
     assert spy.by_columns == 0
@@ -212,7 +185,7 @@ def test_an_infinity_is_named_by_file_row_and_column(tmp_path, block_rows):
     X = np.random.default_rng(5).normal(size=(200, 3)).astype(np.float32)
     y = np.arange(200) % 3
     X[157, 1] = np.inf
-    pq.write_table(_table(X, y), tmp_path / "inf.parquet", row_group_size=50)
+    pq.write_table(arrow_table(X, y), tmp_path / "inf.parquet", row_group_size=50)
     est = br.GaussianNB()
     with pytest.raises(ValueError, match=r"inf\.parquet, rows .*infinity at row 158 .*'x1'"):
         br.fit_stream(est, tmp_path / "inf.parquet", target="label", block_rows=block_rows)
@@ -222,7 +195,7 @@ def test_an_infinity_is_named_by_file_row_and_column(tmp_path, block_rows):
 def test_a_bad_label_is_refused_as_by_the_laid_out_path(tmp_path):
     X = np.random.default_rng(6).normal(size=(60, 2))
     y = np.linspace(0.0, 1.0, 60)  # continuous labels
-    pq.write_table(_table(X, y), tmp_path / "y.parquet")
+    pq.write_table(arrow_table(X, y), tmp_path / "y.parquet")
     with pytest.raises(ValueError, match=r"y\.parquet.*continuous"):
         br.fit_stream(br.GaussianNB(), tmp_path / "y.parquet", target="label")
 
@@ -230,7 +203,7 @@ def test_a_bad_label_is_refused_as_by_the_laid_out_path(tmp_path):
 def test_corrupt_file_after_good_ones_is_named_and_the_reader_ends(tmp_path):
     X = np.random.default_rng(7).normal(size=(300, 3)).astype(np.float32)
     y = np.arange(300) % 3
-    pq.write_table(_table(X, y), tmp_path / "a.parquet", row_group_size=40)
+    pq.write_table(arrow_table(X, y), tmp_path / "a.parquet", row_group_size=40)
     data = (tmp_path / "a.parquet").read_bytes()
     (tmp_path / "b.parquet").write_bytes(data[: len(data) // 2])
     est = br.GaussianNB()
@@ -255,7 +228,7 @@ def test_read_ahead_stops_when_the_consumer_leaves_early():
     ahead.close()  # the consumer stops after one block
     assert produced[-1] == -1  # the source was closed ...
     assert max(produced) <= 4  # ... a few blocks ahead, not read to its end
-    assert not [t for t in _our_threads() if t.name == "bayesrule-read-ahead" and t.is_alive()]
+    assert not [t for t in our_threads() if t.name == "bayesrule-read-ahead" and t.is_alive()]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -265,7 +238,7 @@ def test_string_labels_and_declared_classes_by_columns_equal_fit(tmp_path, monke
     rng.shuffle(codes)
     y = np.array(["setosa", "versicolor", "virginica"])[codes]
     X = (rng.normal(size=(500, 4)) * 0.01 + 1e5 + codes[:, None]).astype(dtype)
-    pq.write_table(_table(X, y), tmp_path / "s.parquet", row_group_size=90)
+    pq.write_table(arrow_table(X, y), tmp_path / "s.parquet", row_group_size=90)
     spy = _Spy(monkeypatch)
     classes = ["setosa", "unseen", "versicolor", "virginica"]
     got = br.fit_stream(br.GaussianNB(), tmp_path / "s.parquet", target="label", classes=classes)

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesrule as br
+from _arrow_tables import arrow_table
 from bayesrule._util import parallel
 from bayesrule.backends.stream import fit as stream_fit
 
@@ -33,17 +34,6 @@ MODELS = {
     "rda": lambda: br.RegularizedDiscriminantAnalysis(alpha=0.5, gamma=0.1),
     "gnb": lambda: br.GaussianNB(),
 }
-
-
-def _table(X, y, kinds, w=None, nulls=None):
-    cols = {}
-    for j in range(X.shape[1]):
-        mask = None if nulls is None else nulls[:, j]
-        cols[f"x{j}"] = pa.array(X[:, j].astype(kinds[j]), mask=mask)
-    cols["label"] = pa.array(y)
-    if w is not None:
-        cols["w"] = pa.array(w)
-    return pa.table(cols)
 
 
 def _kinds(dtype: str, p: int) -> list[type]:
@@ -85,7 +75,7 @@ def test_streamed_statistics_equal_fit(
     y = yi if labels == "int" else names[yi]
     w = rng.integers(1, 4, size=n).astype(np.float64) if weighted else None
     path = tmp_path_factory.mktemp("da") / "d.parquet"
-    pq.write_table(_table(X, y, kinds, w), path, row_group_size=group)
+    pq.write_table(arrow_table(X, y, kinds=kinds, w=w), path, row_group_size=group)
     classes = names[::-1] if labels == "declared" else None
     est = MODELS[model]()
     got = br.fit_stream(
@@ -113,7 +103,9 @@ def test_an_infinity_is_named_by_file_row_and_column(tmp_path, model, block_rows
     X = np.random.default_rng(5).normal(size=(200, 3))
     y = np.arange(200) % 3
     X[157, 2] = -np.inf
-    pq.write_table(_table(X, y, [np.float32] * 3), tmp_path / "inf.parquet", row_group_size=50)
+    pq.write_table(
+        arrow_table(X, y, kinds=[np.float32] * 3), tmp_path / "inf.parquet", row_group_size=50
+    )
     est = MODELS[model]()
     with pytest.raises(ValueError, match=r"inf\.parquet, rows .*row 158 .*'x2'"):
         br.fit_stream(est, tmp_path / "inf.parquet", target="label", block_rows=block_rows)
@@ -127,7 +119,7 @@ def test_a_null_is_named_by_file_row_and_column(tmp_path, model):
     y = np.arange(120) % 2
     nulls = np.zeros(X.shape, dtype=bool)
     nulls[77, 1] = True
-    table = _table(X, y, [np.float64] * 2, nulls=nulls)
+    table = arrow_table(X, y, kinds=[np.float64] * 2, nulls=nulls)
     pq.write_table(table, tmp_path / "null.parquet", row_group_size=30)
     est = MODELS[model]()
     with pytest.raises(ValueError, match=r"null\.parquet, rows .*row 78 .*'x1'"):
@@ -155,7 +147,9 @@ def test_blocks_are_summarised_side_by_side_on_a_busy_machine(tmp_path, monkeypa
     rng = np.random.default_rng(7)
     y = np.arange(2000) % 3
     X = rng.normal(size=(2000, 4)) + y[:, None]
-    pq.write_table(_table(X, y, [np.float64] * 4), tmp_path / "d.parquet", row_group_size=100)
+    pq.write_table(
+        arrow_table(X, y, kinds=[np.float64] * 4), tmp_path / "d.parquet", row_group_size=100
+    )
     from bayesrule.backends.stream import passes
 
     asked: list[int] = []
@@ -260,7 +254,9 @@ def test_a_streamed_pass_drops_its_scratch_arrays(tmp_path, monkeypatch):
     rng = np.random.default_rng(10)
     y = np.arange(900) % 3
     X = rng.normal(size=(900, 5)) + y[:, None]
-    pq.write_table(_table(X, y, [np.float32] * 5), tmp_path / "d.parquet", row_group_size=100)
+    pq.write_table(
+        arrow_table(X, y, kinds=[np.float32] * 5), tmp_path / "d.parquet", row_group_size=100
+    )
     got = br.fit_stream(
         br.QuadraticDiscriminantAnalysis(), tmp_path / "d.parquet", target="label", block_rows=100
     )

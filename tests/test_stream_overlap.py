@@ -12,16 +12,17 @@ interrupted.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesrule as br
+from _arrow_tables import write_parquet
 from bayesrule.backends.stream import fit as stream_fit
 from bayesrule.stats import DiagonalStats, ScatterStats
+
+pytestmark = pytest.mark.usefixtures("no_thread_left")
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -42,33 +43,6 @@ def _data(n: int, p: int, k: int, seed: int, dtype: type, labels: str) -> tuple:
     if labels == "str":
         y = np.array([f"class {c}" for c in y])
     return X, y
-
-
-def _write(path, X, y, row_group: int, w=None) -> None:
-    cols = {f"x{j}": pa.array(X[:, j]) for j in range(X.shape[1])}
-    cols["label"] = pa.array(y)
-    if w is not None:
-        cols["w"] = pa.array(w)
-    pq.write_table(pa.table(cols), path, row_group_size=row_group)
-
-
-def _our_threads() -> list[threading.Thread]:
-    # the one long-lived thread that sets the BLAS's thread count is meant to stay
-    return [
-        t
-        for t in threading.enumerate()
-        if t.name.startswith("bayesrule")
-        and not t.name.startswith("bayesrule-blas")
-        and t.is_alive()
-    ]
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left():
-    before = set(_our_threads())
-    yield
-    left = [t for t in _our_threads() if t not in before]
-    assert not left, f"threads left running: {[t.name for t in left]}"
 
 
 @settings(
@@ -105,7 +79,7 @@ def test_read_ahead_and_side_by_side_equal_sequential_and_fit(
     X, y = _data(n, p, k, seed, dtype, labels)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, n) if weighted else None
     path = tmp_path_factory.mktemp("overlap") / "d.parquet"
-    _write(path, X, y, row_group, w)
+    write_parquet(path, X, y, row_group, w=w)
     kw = {"target": "label", "block_rows": block_rows, "weight": "w" if weighted else None}
 
     with br.config_context(n_threads=2):  # two blocks side by side, however busy the machine
@@ -215,7 +189,7 @@ def test_error_of_the_reading_thread_reaches_the_caller_and_leaves_the_model(mod
 
 def test_error_in_a_later_parquet_file_names_it(tmp_path):
     X, y = _data(300, 3, 3, 1, np.float32, "int")
-    _write(tmp_path / "a.parquet", X, y, 50)
+    write_parquet(tmp_path / "a.parquet", X, y, 50)
     data = bytearray((tmp_path / "a.parquet").read_bytes())
     (tmp_path / "b.parquet").write_bytes(bytes(data[: len(data) // 2]))
     est = br.LinearDiscriminantAnalysis()
@@ -276,10 +250,9 @@ def test_gaussian_nb_streams_missing_values_as_fit(tmp_path, dtype):
     rng = np.random.default_rng(7)
     X[rng.random(X.shape) < 0.05] = np.nan
     nulls = rng.random(X.shape[0]) < 0.05
-    cols = {f"x{j}": pa.array(X[:, j]) for j in range(4)}
-    cols["x0"] = pa.array(X[:, 0], mask=nulls)  # nulls in place of values
-    cols["label"] = pa.array(y)
-    pq.write_table(pa.table(cols), tmp_path / "d.parquet", row_group_size=130)
+    mask = np.zeros(X.shape, dtype=bool)
+    mask[:, 0] = nulls  # nulls in place of values
+    write_parquet(tmp_path / "d.parquet", X, y, 130, nulls=mask)
     with br.config_context(n_threads=2):
         streamed = br.fit_stream(br.GaussianNB(), tmp_path / "d.parquet", target="label")
     X[nulls, 0] = np.nan

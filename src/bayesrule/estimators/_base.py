@@ -39,6 +39,7 @@ from ._priors import resolve_priors
 from ._ranges import OutOfRangeWarning, UnitsWarning, stats_bounds
 from ._sampling import SampleMixin, as_generator
 from ._spec import FromSpec, checked_schema, fold_flags
+from ._tasks import ColumnSummariser, EstimatorSummariser
 from .seam import InputSpec, Schema, Summariser
 
 __all__ = [
@@ -199,6 +200,22 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         """
         return self.spec.statistic
 
+    def _column_pass(self) -> Any:
+        """The statistic's ``from_columns`` where a block's statistics are its own, else None.
+
+        A block held column by column (Arrow's buffers) is summarised by it
+        (:class:`~._tasks.ColumnSummariser`) when the statistic of this fit
+        is the declared one or its extension (not a search's wrapper around
+        it, as RDA-CV's) and has a column pass (not LDA's pooled statistics,
+        a backend's option).
+        """
+        declared, actual = self.spec.statistic, self._statistic_type()
+        if not (isinstance(declared, type) and isinstance(actual, type)):
+            return None
+        if not issubclass(actual, declared):
+            return None
+        return getattr(actual, "from_columns", None)
+
     # ------------------------------------------------------------- the seam
     def statistics(
         self,
@@ -231,7 +248,6 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
             subtractable value (see :class:`bayesrule.stats.Statistic`).
         """
         self._validate_params()
-        self._validate_params()
         return self._stats_of(X, y, sample_weight, classes, reset=not is_fitted(self))[0]
 
     def _stats_of(
@@ -262,12 +278,15 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         """What this estimator's blocks must look like (see :mod:`bayesrule.estimators.seam`).
 
         The class's declared ``spec``, with the statistic of this fit and
-        the layout it is fastest on (``order``, ``side_by_side``).
+        the layout it is fastest on (``order``, ``side_by_side``), and
+        ``column_blocks`` where that statistic has a column pass
+        (:meth:`_column_pass`).
         """
         stats_type = self._statistic_type()
         return dataclasses.replace(
             self.spec,
             statistic=stats_type,
+            column_blocks=self._column_pass() is not None and not self.spec.frame,
             order="F" if getattr(stats_type, "column_major", False) else self.spec.order,
             side_by_side=self.spec.side_by_side
             and not getattr(stats_type, "block_parallel", False),
@@ -299,9 +318,17 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         ``first_block``) or the fitted model made is pinned in the task, so
         the summaries of blocks computed apart merge. ``options`` are the
         backend's (e.g. ``max_values`` for statistics that keep values); an
-        estimator ignores those it has no use for.
+        estimator ignores those it has no use for. Where the statistic has a
+        column pass, the task also summarises a block held column by column
+        (:meth:`ColumnSummariser.column_statistics`).
         """
-        return EstimatorSummariser(self._block_summariser(first_block))
+        return self._task(self._block_summariser(first_block))
+
+    def _task(self, light: Any) -> EstimatorSummariser:
+        """The one-pass task of ``light``, this estimator's block copy."""
+        if self._column_pass() is not None:
+            return ColumnSummariser(light)
+        return EstimatorSummariser(light)
 
     def fit_plan(
         self,
@@ -508,23 +535,3 @@ _SCHEMA = ("n_features_in_", "feature_names_in_", "_fit_dtype")
 def is_fitted(est: Any) -> bool:
     """Whether ``est`` holds fitted statistics."""
     return hasattr(est, "stats_")
-
-
-class EstimatorSummariser:
-    """The one-pass task: an unfitted copy of the estimator with its data choices pinned.
-
-    ``statistics`` is the copy's :meth:`GenerativeClassifier.statistics`;
-    blocks combine by ``merge``.
-    """
-
-    def __init__(self, estimator: GenerativeClassifier) -> None:
-        self.estimator = estimator
-
-    def statistics(self, X: Any, y: Any, sample_weight: Any = None, classes: Any = None) -> Any:
-        return self.estimator.statistics(X, y, sample_weight, classes=classes)
-
-    def combine(self, total: Any, block: Any) -> Any:
-        return block if total is None else total.merge(block)
-
-    def finish(self, total: Any) -> Any:
-        return total

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from numbers import Real
 from typing import Any
 
@@ -11,16 +9,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import eigh
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._util.validation import check_labels
 from ..models.covariance import NEEDS_FOURTH
 from ..models.gaussian import GaussianFamily, SingularCovarianceError
 from ..stats import FourthMomentStats, ScatterStats, encode
-from ._base import EstimatorSummariser, GenerativeClassifier
+from ._base import GenerativeClassifier
 from ._priors import PRIORS_CONSTRAINT
-from .seam import InputSpec, Summariser
+from .seam import InputSpec
 
 _F = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -52,89 +48,10 @@ def _external_covariances(
     return out
 
 
-def _column_pass(est: Any) -> Any:
-    """The statistic's ``from_columns`` where a block's statistics are its own, else None.
-
-    The estimator's blocks must be summarised by the statistic itself (not
-    wrapped, as RDA-CV's search wraps them) and that statistic must have a
-    column pass (not LDA's pooled statistics, a backend's option).
-    """
-    declared = est.spec.statistic
-    if not (isinstance(declared, type) and issubclass(declared, ScatterStats)):
-        return None
-    return getattr(est._statistic_type(), "from_columns", None)
-
-
-class ColumnDASummariser(EstimatorSummariser):
-    """A discriminant analysis's one-pass task; it also summarises a block given as its columns.
-
-    A backend whose blocks hold their features column by column (Arrow
-    record batches read from Parquet) calls :meth:`column_statistics` with
-    the columns as they are, and lays the block out for :meth:`statistics`
-    only when it answers None.
-    """
-
-    def column_statistics(
-        self, columns: Sequence[Any], y: Any, sample_weight: Any = None, classes: Any = None
-    ) -> Any:
-        """``statistics(X, y, sample_weight, classes)`` of ``X`` the ``columns`` side by side, or None.
-
-        ``columns`` are 1-D float arrays (float32 or float64, one dtype), one
-        per feature, of one length. The statistics are those of
-        :meth:`statistics` on the columns laid out (the statistic's
-        ``from_columns``, e.g. :meth:`bayesrule.stats.ScatterStats.from_columns`).
-        None where that call would raise (labels it refuses, a NaN or an
-        infinity), where the block has sample weights or no row, or where
-        the statistic has no ``from_columns``: the caller then gives
-        :meth:`statistics` the block laid out, and its error, naming the row
-        and column, is the one raised.
-        """
-        est = self.estimator
-        from_columns = _column_pass(est)
-        if from_columns is None or sample_weight is not None or not len(columns):
-            return None
-        dtypes = {np.asarray(col).dtype for col in columns}
-        if len(dtypes) != 1 or next(iter(dtypes)) not in (np.float32, np.float64):
-            return None
-        y_arr = np.asarray(y)
-        n = len(columns[0])
-        if y_arr.ndim != 1 or y_arr.shape[0] != n or n == 0:
-            return None
-        try:
-            est._validate_params()
-            check_labels(y_arr)
-            check_classification_targets(y_arr)
-            if classes is not None:
-                check_labels(np.asarray(classes), "classes")
-            with est._deferred():  # a NaN or an infinity: None below
-                stats = from_columns(columns, y_arr, classes=classes)
-        except (ValueError, TypeError):
-            return None
-        # a NaN or infinity of X reaches the means: the laid-out block names its row
-        return stats if bool(np.all(np.isfinite(stats.means))) else None
-
-
 class _GaussianDA(GenerativeClassifier):
     """Shared parts of the three Gaussian discriminant analyses."""
 
     spec = InputSpec(statistic=ScatterStats, deferred_finite_check=True)
-
-    def input_spec(self) -> InputSpec:
-        """As :meth:`GenerativeClassifier.input_spec`; blocks by columns where the statistic takes them.
-
-        A statistic with ``from_columns`` (:class:`~bayesrule.stats.ScatterStats`
-        and its extension) summarises a Parquet block from Arrow's column
-        buffers (:meth:`ColumnDASummariser.column_statistics`), gathering
-        them once in class order instead of laying the block out first.
-        """
-        spec = super().input_spec()
-        by_columns = _column_pass(self) is not None and not spec.frame
-        return dataclasses.replace(spec, column_blocks=by_columns)
-
-    def summariser(self, first_block: Any = None, **options: Any) -> Summariser:
-        """The block task of :meth:`GenerativeClassifier.summariser`, which also takes
-        a block held column by column (:meth:`ColumnDASummariser.column_statistics`)."""
-        return ColumnDASummariser(self._block_summariser(first_block))
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
         """Fit as :meth:`GenerativeClassifier.fit`; with a ``covariance_estimator``, in memory.

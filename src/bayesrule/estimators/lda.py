@@ -18,7 +18,7 @@ from .._util.products import rows_dot
 from ..models.tied import TiedGaussian
 from ..stats import PooledScatterStats
 from ._base import EstimatorSummariser
-from ._da import _F, _MOMENTS, _SHRINKAGE, ColumnDASummariser, _GaussianDA
+from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
 from ._priors import PRIORS_CONSTRAINT
 from ._updatable import UpdatableMixin
@@ -338,7 +338,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         light = self._block_summariser(first_block)
         if pooled_scatter and self._pools():
             light.__dict__["_pooled_scatter"] = True
-        return ColumnDASummariser(light)
+        return self._task(light)
 
     def _pools(self) -> bool:
         """Whether a fit may collect one pooled scatter instead of one per class.
