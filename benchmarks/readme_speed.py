@@ -148,9 +148,14 @@ def discriminant_part(saved: Saved | None) -> list[str]:
     for row in saved.rows:
         if row[0] == "floor":
             fields = dict(f.split("=") for f in row[3:])
+            cpu = fields.get("cpu_ratio")
             extra.append(
                 f"LDA fit: {fields['fit_s']} s, {fields['ratio']}x its floor (one BLAS syrk "
-                f"of the training matrix, {fields['syrk_s']} s in the same run)."
+                f"of the training matrix, {fields['syrk_s']} s in the same run; medians of "
+                f"{fields.get('pairs', '?')} interleaved pairs, best "
+                f"{fields.get('best_ratio', '?')}x"
+                + (f", {cpu}x in CPU seconds" if cpu else "")
+                + ")."
             )
         elif row[0] == "memory":
             fields = dict(f.split("=") for f in row[3:])
