@@ -100,7 +100,8 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
     any value of the sample (the least value of ``Xv``): the features the
     maxima and that number cannot clear (:func:`_in_doubt`) then have their
     minimum taken; the others can be flagged by neither rule whatever their
-    minimum, so that the warnings are those of the exact minima.
+    minimum, so that the warnings are those of the exact minima (with no
+    feature in doubt, nothing more is computed).
     """
     bounds = stats_bounds(getattr(est, "stats_", None))
     if bounds is None or Xv.shape[0] == 0:
@@ -117,7 +118,11 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
         if seen is None or not (np.all(np.isfinite(seen[0])) and np.all(np.isfinite(seen[1]))):
             seen = block_bounds(Xv)
         elif np.ndim(seen[0]) == 0:
-            seen = _sample_minima(Xv, float(seen[0]), np.asarray(seen[1]), lo, hi, judged)
+            low, seen_hi = float(seen[0]), np.asarray(seen[1])
+            doubt = np.flatnonzero(_in_doubt(low, seen_hi, lo, hi, judged))
+            if doubt.size == 0:
+                return  # no feature that either rule could flag, whatever its least value
+            seen = _sample_minima(Xv, low, seen_hi, doubt)
         seen_lo, seen_hi = seen
         maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
         far = np.empty(0, dtype=np.intp)
@@ -204,23 +209,16 @@ def _fences(
 
 
 def _sample_minima(
-    Xs: Any,
-    low: float,
-    seen_hi: NDArray[np.float64],
-    lo: NDArray[np.float64],
-    hi: NDArray[np.float64],
-    judged: NDArray[np.bool_],
+    Xs: Any, low: float, seen_hi: NDArray[np.float64], cols: NDArray[np.intp]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The sample's per-feature bounds where only its maxima and a lower bound ``low`` of
-    its values are known: each feature in doubt (:func:`_in_doubt`) gets its own minimum
-    (a reduction of those columns of the sample), the others ``low``, with which no rule
-    flags them (the warnings and their texts are those of the exact minima)."""
+    its values are known: the features in doubt ``cols`` (:func:`_in_doubt`) get their own
+    minimum (a reduction of those columns of the sample), the others ``low``, with which
+    no rule flags them (the warnings and their texts are those of the exact minima)."""
     seen_lo = np.full(seen_hi.shape, low)
-    cols = np.flatnonzero(_in_doubt(low, seen_hi, lo, hi, judged))
-    if cols.size:
-        part = Xs[:, cols]
-        part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
-        seen_lo[cols] = part.min(axis=0)
+    part = Xs[:, cols]
+    part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+    seen_lo[cols] = part.min(axis=0)
     return seen_lo, seen_hi
 
 
