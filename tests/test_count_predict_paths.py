@@ -36,13 +36,16 @@ METHODS = [
     "predict_joint_log_proba",
     "score_samples",
 ]
-PATHS = ["separate", "fused", "checked", "narrow"]
+PATHS = ["separate", "fused", "checked", "narrow", "blocks"]
 #: the product each path takes for the rows it applies to
 PRODUCT = {
     "fused": "_fused_rows_dot",
     "checked": "_checked_rows_dot",
     "narrow": "_checked_rows_dot",
+    "blocks": "_narrow_blocks_dot",
 }
+#: rows of a block of the narrow blocked path in these tests (blocks end inside the tables)
+BLOCK_ROWS = 5
 
 
 def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,9 +59,12 @@ def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
     """Small tables take ``path`` (more than 4 features, or for ``'narrow'`` at least 14
     rows of at most 64 features); ``calls`` records the products."""
-    if path == "narrow":
+    if path in ("narrow", "blocks"):
         mp.setattr(products, "NARROW", 64)
         mp.setattr(products, "NARROW_MIN_ROWS", 14)
+        # 'narrow' is the one product after the minimum's pass; 'blocks' the blocked one
+        rows = BLOCK_ROWS if path == "blocks" else 0
+        mp.setattr(products, "narrow_block_rows", lambda p, k, rows=rows: rows)
     else:
         mp.setattr(products, "NARROW", 4)
     mp.setattr(products, "FUSED_ROWS", 7)
@@ -108,7 +114,7 @@ def test_every_path_gives_the_same_predictions(seed, n, p, k, dtype, order, miss
     fits_fused = dtype == np.float64 and order == "C" and name != "BernoulliNB"
     for path, (out, calls) in results.items():
         if path != "separate":
-            applies = fits_fused and (path != "narrow" or n >= 14)
+            applies = fits_fused and (path not in ("narrow", "blocks") or n >= 14)
             assert (PRODUCT[path] in calls) == applies, (path, calls)
             assert set(calls) <= {PRODUCT[path]}, (path, calls)
         np.testing.assert_array_equal(out["predict"], base["predict"])
@@ -497,3 +503,98 @@ def test_a_prior_of_zero_leaves_no_note():
     products.note_finite(values)
     out = br.estimators._predict._plus_priors(values, np.log([0.2, 0.3, 0.5]), in_place=False)
     assert products.noted_finite(out)
+
+
+# ------------------------------------------------------------------------------
+# narrow rows in blocks that OpenBLAS multiplies on one thread
+# ------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    p=st.integers(1, 12),
+    k=st.integers(1, 6),
+    rows=st.integers(1, 70),
+    step=st.sampled_from([0, 1, 3, 7]),
+    missing=st.booleans(),
+    threads=st.sampled_from([1, 2]),
+)
+def test_the_narrow_blocks_record_the_minimum_and_the_samples_bounds(
+    seed, n, p, k, rows, step, missing, threads
+):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    if missing:
+        X[rng.integers(n), rng.integers(p)] = np.nan
+    A = rng.normal(size=(k, p))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(products, "narrow_block_rows", lambda p, k: rows)
+        mp.setattr(products, "blas_threads", lambda: threads)
+        products.track_low(X, step=step)
+        out = products._narrow_blocks_dot(X, A)
+        low, bounds = products.tracked_low()
+    # the same product as the checked path's one call, in the same column-major layout
+    np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
+    assert out.shape == (n, k) and out.flags.f_contiguous
+    np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
+    if step == 0:
+        assert bounds is None
+    else:
+        np.testing.assert_array_equal(bounds[0], np.min(X))
+        np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
+
+
+def test_narrow_block_rows_keep_openblas_on_one_thread(monkeypatch):
+    monkeypatch.setattr(products, "_openblas_only", lambda: True)
+    for p, k in [(1, 1), (20, 5), (7, 3), (64, 4)]:
+        rows = products.narrow_block_rows(p, k)
+        assert rows * p * k <= products.OPENBLAS_ONE_THREAD
+        assert (rows + 1) * p * k > products.OPENBLAS_ONE_THREAD
+    # blocks too small to pay for their calls, and another BLAS: the former paths
+    assert products.narrow_block_rows(64, 10) == 0
+    monkeypatch.setattr(products, "_openblas_only", lambda: False)
+    assert products.narrow_block_rows(20, 5) == 0
+
+
+@pytest.mark.parametrize("cores", [True, False])
+@pytest.mark.parametrize("name", ["MultinomialNB", "ComplementNB"])
+def test_narrow_blocks_predict_refuse_and_warn_as_the_former_paths(name, cores, monkeypatch):
+    # real block sizes (2,621 rows of 20 features and five classes), three blocks
+    monkeypatch.setattr(products, "NARROW_MIN_ROWS", 2000)
+    monkeypatch.setattr(products, "blas_has_the_cores", lambda: cores)
+    X, y = counts(11, 3000, 20, 5)
+    est = getattr(br, name)().fit(X, y)
+    Xt = counts(12, 6000, 20, 5)[0]
+    Xt[:, 3] *= 40.0  # far beyond the training range: an OutOfRangeWarning
+
+    def outcome(Z, blocks):
+        calls: list[str] = []
+        real = products._narrow_blocks_dot
+        with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            if not blocks:
+                mp.setattr(products, "narrow_block_rows", lambda p, k: 0)
+            mp.setattr(products, "_narrow_blocks_dot", lambda X, A: calls.append(1) or real(X, A))
+            try:
+                got = {m: getattr(est, m)(Z) for m in METHODS}
+            except ValueError as exc:
+                got = str(exc)
+        assert bool(calls) == blocks
+        return got, [(type(x.message), str(x.message)) for x in w]
+
+    new, new_w = outcome(Xt, True)
+    old, old_w = outcome(Xt, False)
+    assert new_w == old_w and new_w  # the same warnings, with the same texts
+    np.testing.assert_array_equal(new["predict"], old["predict"])
+    for m in METHODS[1:]:
+        np.testing.assert_allclose(new[m], old[m], rtol=1e-10, atol=1e-10, err_msg=m)
+    for bad in (-1.0, np.inf, np.nan):
+        Z = Xt.copy()
+        Z[4321, 7] = bad  # in the second block
+        got_new, _ = outcome(Z, True)
+        got_old, _ = outcome(Z, False)
+        if isinstance(got_old, str):
+            assert got_new == got_old  # the same refusal, naming the same row and column
+        else:
+            for m in METHODS:
+                np.testing.assert_allclose(got_new[m], got_old[m], rtol=1e-10, atol=1e-10)

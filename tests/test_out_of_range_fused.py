@@ -128,3 +128,30 @@ def test_the_fused_path_warns_as_the_plain_path(name, scale, monkeypatch):
         assert any(c is OutOfRangeWarning for c, _ in warned_f)
     if scale == 0.01:
         assert any(c is UnitsWarning for c, _ in warned_f)
+
+
+_edges = st.sampled_from([0.0, 1.0, -1.0, 0.25, 1e300, -1e300, np.inf, -np.inf, np.nan])
+_values = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), _edges)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lower=_values, upper=_values, a=_values, b=_values)
+def test_units_place_test_is_shared_and_unchanged(lower, upper, a, b):
+    # the units rule's place test, written once (_units.far_outside), is the test it was
+    # before: the batch wholly below or above, a quarter of the training width away;
+    # and _in_doubt's units part is that test read at seen_hi alone
+    from bayesrule.estimators._units import UNITS_GAP, far_outside
+
+    least, largest = min(a, b), max(a, b)
+    L, U, m, M = (np.array([v]) for v in (lower, upper, least, largest))
+    with np.errstate(invalid="ignore", over="ignore"):
+        W = U - L
+        below, above = M < L, m > U
+        gap = np.where(below, L - M, m - U)
+        before = (below | above) & (gap >= UNITS_GAP * W)
+        # (below and above at once needs least > largest of a range of positive width)
+        judged_before = before & (W > 0)
+        assert (far_outside(L, U, m, M) & (W > 0)).tolist() == judged_before.tolist()
+        quarter = UNITS_GAP * W
+        old_doubt = ((M < L) & (L - M >= quarter)) | ((M > U) & (M - U >= quarter))
+        assert far_outside(L, U, M, M).tolist() == old_doubt.tolist()

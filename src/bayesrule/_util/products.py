@@ -66,7 +66,9 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     (:func:`~bayesrule._util.parallel.free_cores`) their minimum is taken in
     one pass and the product is one multi-threaded call in the transposed
     shape (:func:`_checked_rows_dot`), for narrow rows too (on a busy machine
-    they keep one product, their minimum taken in a pass of its own).
+    they keep one product, their minimum taken in a pass of its own). Narrow
+    tracked rows whose blocks OpenBLAS multiplies on the calling thread alone
+    (:func:`narrow_block_rows`) take :func:`_narrow_blocks_dot` on any machine.
     """
     A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
@@ -76,6 +78,8 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
         return _converted_blocks(X, A)
     X = np.asarray(X, dtype=np.float64)
     if tracking(X) and fusable(X, A.shape[0]):
+        if X.shape[1] <= NARROW and narrow_block_rows(X.shape[1], A.shape[0]):
+            return _narrow_blocks_dot(X, A)
         if blas_has_the_cores():
             return _checked_rows_dot(X, A)
         if X.shape[1] <= NARROW:
@@ -316,6 +320,106 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
     if step > 0 and lows.size:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
     return out
+
+
+#: Multiply-adds up to which OpenBLAS runs a product on the calling thread alone, whatever
+#: its thread count: ``65536 * GEMM_MULTITHREAD_THRESHOLD`` with the build's default
+#: threshold of 4 (``interface/gemm.c``; NumPy's and SciPy's wheels keep the default).
+OPENBLAS_ONE_THREAD = 262144
+
+#: Fewest rows of a block of :func:`_narrow_blocks_dot` (fewer: the calls cost more than
+#: the pass they save).
+NARROW_BLOCK_MIN = 1024
+
+
+def narrow_block_rows(p: int, n_classes: int) -> int:
+    """Rows of one block of :func:`_narrow_blocks_dot` for rows of ``p`` features and
+    ``n_classes`` classes, or 0 where that path does not apply.
+
+    The most rows whose product (``n_classes * p * rows`` multiply-adds) OpenBLAS
+    keeps on the calling thread (:data:`OPENBLAS_ONE_THREAD`), so that two threads of
+    ours multiply blocks side by side without changing the BLAS's thread count; 0
+    below :data:`NARROW_BLOCK_MIN` rows, and for another BLAS (whose rule is not
+    known: an MKL or BLIS product of a block might start threads of its own).
+    """
+    if p * n_classes <= 0:
+        return 0
+    rows = OPENBLAS_ONE_THREAD // (p * n_classes)
+    if rows < NARROW_BLOCK_MIN or not _openblas_only():
+        return 0
+    return int(rows)
+
+
+_openblas: tuple[int, bool] | None = None
+
+
+def _openblas_only() -> bool:
+    """Whether every BLAS NumPy may call is OpenBLAS (read again after new imports)."""
+    global _openblas
+    import sys
+
+    loaded = len(sys.modules)
+    if _openblas is None or _openblas[0] != loaded:
+        from .parallel import _blas_controllers
+
+        libs = _blas_controllers()
+        _openblas = (loaded, bool(libs) and all(c.internal_api == "openblas" for c in libs))
+    return _openblas[1]
+
+
+def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``X @ A.T`` of tracked narrow rows, block by block, each block's minimum (and its
+    rows of the range check's sample) taken while it is in cache: one read of ``X``
+    instead of two (the minimum's pass, then the product's).
+
+    Each block of :func:`narrow_block_rows` rows is multiplied as ``A @ block.T`` into
+    the columns of a (K, n) array, so the result is column-major as the transposed
+    product's (:func:`rows_dot`); OpenBLAS multiplies a block that small on the calling
+    thread, so the blocks are shared by the calling thread and the helper thread
+    (with ``n_threads='auto'`` while the BLAS's thread count and the available cores
+    allow two, else within ``n_threads``; one thread inside our worker threads) without a change to the BLAS's threads, and neither waits for the
+    other between blocks (a busy core delays only its own blocks).
+    """
+    from .parallel import _in_worker, available_cores
+
+    n, p = X.shape
+    K = A.shape[0]
+    rows = narrow_block_rows(p, K)
+    out = np.empty((K, n))
+    starts = range(0, n, rows)
+    lows = np.empty(len(starts))
+    step = int(getattr(_fused, "step", 0))
+    if step > 0:
+        seen_hi = np.full((len(starts), p), -np.inf)
+    taken = itertools.count()
+
+    def work() -> None:
+        # next() on a count is atomic under the GIL: each block is taken once
+        while (i := next(taken)) < len(starts):
+            s = starts[i]
+            block = X[s : s + rows]
+            lows[i] = block.min()
+            if step > 0:
+                _sample_max(X, s, rows, step, seen_hi[i])
+            np.matmul(A, block.T, out=out[:, s : s + rows])
+
+    budget = get_config()["n_threads"]
+    if _in_worker():
+        threads = 1
+    elif budget == "auto":
+        threads = min(blas_threads(), available_cores())
+    else:
+        threads = int(budget)
+    helper = _helper_pool().submit(work) if threads > 1 and len(starts) > 1 else None
+    try:
+        work()
+    finally:
+        if helper is not None and not helper.cancel():
+            helper.result()
+    _fused.low = float(lows.min()) if lows.size else 0.0
+    if step > 0 and lows.size:
+        _fused.bounds = (_fused.low, seen_hi.max(axis=0))
+    return out.T
 
 
 # ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from sklearn.utils._param_validation import Interval
 
 from .._util import products
-from .._util.validation import check_finite
+from .._util.validation import check_finite, plain_rows
 from ..models import check_alpha
 from ..models import feature_name as _name
 from ._predict import all_finite
@@ -72,6 +72,21 @@ class _BaseNB(UpdatableMixin):
 
     def _feature_names(self) -> Any:
         return getattr(self, "feature_names_in_", None)
+
+    #: Rows to predict that scikit-learn's ``validate_data`` would return unchanged and
+    #: without a warning (:func:`~bayesrule._util.validation.plain_rows`) skip it: the
+    #: count models, whose prediction is one product and whose own value checks follow.
+    _plain_rows_pass = False
+
+    def _numeric_X(self, X: Any, *, reset: bool) -> Any:
+        if (
+            self._plain_rows_pass
+            and not reset
+            and "feature_names_in_" not in self.__dict__
+            and plain_rows(X, self.__dict__.get("n_features_in_"))
+        ):
+            return X
+        return super()._numeric_X(X, reset=reset)
 
     def _validate_X(self, X: Any, *, reset: bool, fitting: bool = False) -> Any:
         Xv = self._numeric_X(X, reset=reset)

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..stats import block_bounds
-from ._units import UNITS_GAP, units_message, units_suspects
+from ._units import far_outside, units_message, units_suspects
 
 __all__ = ["OutOfRangeWarning", "UnitsWarning", "stats_bounds", "warn_out_of_range"]
 
@@ -100,7 +100,8 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
     any value of the sample (the least value of ``Xv``): the features the
     maxima and that number cannot clear (:func:`_in_doubt`) then have their
     minimum taken; the others can be flagged by neither rule whatever their
-    minimum, so that the warnings are those of the exact minima.
+    minimum, so that the warnings are those of the exact minima (with no
+    feature in doubt, nothing more is computed).
     """
     bounds = stats_bounds(getattr(est, "stats_", None))
     if bounds is None or Xv.shape[0] == 0:
@@ -113,12 +114,15 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
         judged = np.isfinite(width) & (width > 0)
         if not judged.any():
             return
-        fence_lo = lo - OUT_OF_RANGE_MARGIN * width
-        fence_hi = hi + OUT_OF_RANGE_MARGIN * width
+        fence_lo, fence_hi = _fences(lo, hi)
         if seen is None or not (np.all(np.isfinite(seen[0])) and np.all(np.isfinite(seen[1]))):
             seen = block_bounds(Xv)
         elif np.ndim(seen[0]) == 0:
-            seen = _sample_minima(Xv, float(seen[0]), np.asarray(seen[1]), lo, hi, judged)
+            low, seen_hi = float(seen[0]), np.asarray(seen[1])
+            doubt = np.flatnonzero(_in_doubt(low, seen_hi, lo, hi, judged))
+            if doubt.size == 0:
+                return  # no feature that either rule could flag, whatever its least value
+            seen = _sample_minima(Xv, low, seen_hi, doubt)
         seen_lo, seen_hi = seen
         maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
         far = np.empty(0, dtype=np.intp)
@@ -181,37 +185,40 @@ def _in_doubt(
     ``lower - seen_hi`` of a quarter width (no least value in it); units above,
     ``m > upper`` with ``m - upper`` a quarter width, which ``seen_hi >= m`` then
     reaches too (a rounded subtraction is monotone). Out of range above reads
-    ``seen_hi`` alone. A feature outside this set is flagged by neither rule
+    ``seen_hi`` alone. The fences and the units test are the rules' own functions
+    (:func:`_fences`, :func:`._units.far_outside` with ``least = largest = seen_hi``). A feature outside this set is flagged by neither rule
     whatever its least value (from ``low`` up to ``seen_hi``).
     """
+    with np.errstate(invalid="ignore", over="ignore"):
+        fence_lo, fence_hi = _fences(lo, hi)
+        return judged & (
+            (low < fence_lo)
+            | (seen_hi > fence_hi)
+            # both units conditions at once: the units rule's own test, from seen_hi alone
+            | far_outside(lo, hi, seen_hi, seen_hi)
+        )
+
+
+def _fences(
+    lo: NDArray[np.float64], hi: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The out-of-range rule's fences, ``lower - 2 width`` and ``upper + 2 width``: the one
+    spelling of them (:func:`warn_out_of_range` and :func:`_in_doubt`)."""
     width = hi - lo
-    quarter = UNITS_GAP * width
-    return judged & (
-        (low < lo - OUT_OF_RANGE_MARGIN * width)
-        | (seen_hi > hi + OUT_OF_RANGE_MARGIN * width)
-        | ((seen_hi < lo) & (lo - seen_hi >= quarter))
-        | ((seen_hi > hi) & (seen_hi - hi >= quarter))
-    )
+    return lo - OUT_OF_RANGE_MARGIN * width, hi + OUT_OF_RANGE_MARGIN * width
 
 
 def _sample_minima(
-    Xs: Any,
-    low: float,
-    seen_hi: NDArray[np.float64],
-    lo: NDArray[np.float64],
-    hi: NDArray[np.float64],
-    judged: NDArray[np.bool_],
+    Xs: Any, low: float, seen_hi: NDArray[np.float64], cols: NDArray[np.intp]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The sample's per-feature bounds where only its maxima and a lower bound ``low`` of
-    its values are known: each feature in doubt (:func:`_in_doubt`) gets its own minimum
-    (a reduction of those columns of the sample), the others ``low``, with which no rule
-    flags them (the warnings and their texts are those of the exact minima)."""
+    its values are known: the features in doubt ``cols`` (:func:`_in_doubt`) get their own
+    minimum (a reduction of those columns of the sample), the others ``low``, with which
+    no rule flags them (the warnings and their texts are those of the exact minima)."""
     seen_lo = np.full(seen_hi.shape, low)
-    cols = np.flatnonzero(_in_doubt(low, seen_hi, lo, hi, judged))
-    if cols.size:
-        part = Xs[:, cols]
-        part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
-        seen_lo[cols] = part.min(axis=0)
+    part = Xs[:, cols]
+    part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+    seen_lo[cols] = part.min(axis=0)
     return seen_lo, seen_hi
 
 

@@ -36,7 +36,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["UNITS_FRACTION", "UNITS_GAP", "UNITS_ROWS", "units_message", "units_suspects"]
+__all__ = [
+    "UNITS_FRACTION",
+    "UNITS_GAP",
+    "UNITS_ROWS",
+    "far_outside",
+    "units_message",
+    "units_suspects",
+]
 
 #: the batch's width is at most this fraction of the training width
 UNITS_FRACTION = 0.1
@@ -44,6 +51,29 @@ UNITS_FRACTION = 0.1
 UNITS_GAP = 0.25
 #: least number of rows (of the judged sample) that observe the feature
 UNITS_ROWS = 20
+
+
+def far_outside(
+    lower: NDArray[np.float64],
+    upper: NDArray[np.float64],
+    least: NDArray[np.float64],
+    largest: NDArray[np.float64],
+) -> NDArray[np.bool_]:
+    """Features whose values ``[least, largest]`` lie wholly below or wholly above the
+    training range ``[lower, upper]``, at least ``UNITS_GAP * (upper - lower)`` from it.
+
+    The units rule's test of place (the module's second condition), written once: the
+    out-of-range check's bound on the features it may skip
+    (:func:`~bayesrule.estimators._ranges._in_doubt`) calls it with ``least = largest``
+    and relies on its floating-point operations being these (a rounded subtraction is
+    monotone, so a gap reached from ``least`` is reached from any larger value).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = UNITS_GAP * (upper - lower)
+        return np.asarray(
+            ((largest < lower) & (lower - largest >= gap))
+            | ((least > upper) & (least - upper >= gap))
+        )
 
 
 def units_suspects(
@@ -63,9 +93,6 @@ def units_suspects(
     with np.errstate(invalid="ignore", over="ignore"):
         W = upper - lower
         w = seen_hi - seen_lo
-        below = seen_hi < lower
-        above = seen_lo > upper
-        gap = np.where(below, lower - seen_hi, seen_lo - upper)
         flagged = (
             np.isfinite(W)
             & (W > 0)
@@ -73,8 +100,7 @@ def units_suspects(
             & (w > 0)
             # (to rounding: data exactly ten times too small span exactly a tenth)
             & (w <= UNITS_FRACTION * W * (1.0 + 1e-9))
-            & (below | above)
-            & (gap >= UNITS_GAP * W)
+            & far_outside(lower, upper, seen_lo, seen_hi)
         )
     cols = np.flatnonzero(flagged)
     if cols.size == 0:

@@ -98,6 +98,8 @@ class BernoulliNB(_DiscreteNB):
     """
 
     spec = _DiscreteNB.spec.replace(statistic=CountStats, sparse=True, inf_reaches_results=False)
+    #: plain float rows to predict skip scikit-learn's validate_data (see _BaseNB)
+    _plain_rows_pass = True
     #: the class models' log densities are new arrays: priors and posteriors in place
     _fresh_log_densities = True
 

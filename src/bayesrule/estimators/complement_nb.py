@@ -85,6 +85,8 @@ class ComplementNB(_DiscreteNB):
     spec = _DiscreteNB.spec.replace(
         statistic=CountStats, sparse=True, positive=True, sign_from_stats=True
     )
+    #: plain float rows to predict skip scikit-learn's validate_data (see _BaseNB)
+    _plain_rows_pass = True
     #: the class models' log densities are new arrays: priors and posteriors in place
     _fresh_log_densities = True
     #: the sign of wide dense rows to predict is checked with their product
