@@ -136,7 +136,7 @@ MIN_ROWS_PER_VALUE = 5
 MIN_ROWS_PER_VALUE_SPARSE = 1
 #: A discrete kind within doubt on the likelihood is chosen when it predicts
 #: the held-out rows' classes better by more than this many standard errors.
-Z_TIE = 1.0
+Z_TIE = 0.0
 #: Such categories are refused when their held-out class log probability is
 #: below the continuous choice's by more than this many standard errors.
 Z_SPARSE = 0.0
@@ -443,11 +443,6 @@ def _choose_column(
         mc = float(np.sum(Wu * dc)) / n
         return mean, float(np.sqrt(float(np.sum(Wu * (dc - mc) ** 2)) / n / n))
 
-    def beats(a: str, b: str) -> bool:
-        """Whether ``a`` predicts the held-out rows better than ``b`` beyond doubt."""
-        mean, err = gain(terms[a] - terms[b])
-        return mean > 0 and mean > Z_DOUBT * err
-
     # the classes are predicted by the models as they classify: each class's
     # kernel of its own bandwidth (the held-out bandwidths are for the values'
     # likelihood; with them, an overdispersed count of 30 values in 130 rows a
@@ -468,6 +463,12 @@ def _choose_column(
         )
         return gain(la - lb)
 
+    def better(a: str, b: str, *, classes: bool = False, z: float = Z_DOUBT) -> bool:
+        """Whether ``a`` predicts the held-out rows' values (with ``classes``, their
+        classes) better than ``b`` by more than ``z`` standard errors of the per-row gains."""
+        mean, err = class_gain(a, b) if classes else gain(terms[a] - terms[b])
+        return mean > 0 and mean > z * err
+
     # a class whose rows all hold one value, in a column that varies, would get
     # a normal of no variance (any other value: a density of 0 for that class)
     # that no held-out row of its own can reveal: such a column is a kernel's,
@@ -478,7 +479,7 @@ def _choose_column(
     else:
         best = "gaussian"  # the kernel, the most flexible candidate, comes last
     # the continuous choice sparse categories must predict the classes as well as
-    cont = "kernel" if flat or beats("kernel", "gaussian") else "gaussian"
+    cont = "kernel" if flat or better("kernel", "gaussian") else "gaussian"
 
     tie = ""
     for kind in sorted(
@@ -486,10 +487,10 @@ def _choose_column(
     ):
         if scores[kind] <= scores[best]:
             continue
-        if beats(kind, best):
+        if better(kind, best):
+            # sparse categories: refused where the continuous choice predicts the classes better
             if kind == "categorical" and sparse:
-                mean, err = class_gain(kind, cont)
-                if mean < -Z_SPARSE * err:  # sparse categories: classes predicted worse
+                if better(cont, kind, classes=True, z=Z_SPARSE):
                     tie = (
                         f"; categories (under {MIN_ROWS_PER_VALUE} rows a value) predict "
                         f"the classes worse than {cont}"
@@ -498,18 +499,17 @@ def _choose_column(
             best = kind
             break
         # within doubt: the kind that predicts the held-out rows' classes better
-        mean, err = class_gain(kind, best)
-        if mean > Z_TIE * err:
+        if better(kind, best, classes=True, z=Z_TIE):
             tie = f"; {kind}'s gain within one standard error, and it predicts the classes better"
             best = kind
             break
     # the kernel replaces the kind chosen so far only when it beats it beyond
     # one standard error; where a class holds a single value (no gaussian),
     # the categories of a lattice are kept unless the kernel beats them so
-    if flat and best == "kernel" and "categorical" in terms and not beats("kernel", "categorical"):
+    if flat and best == "kernel" and "categorical" in terms and not better("kernel", "categorical"):
         best = "categorical"
         tie += "; categories within one standard error of the kernel"
-    elif not flat and best != "kernel" and beats("kernel", best):
+    elif not flat and best != "kernel" and better("kernel", best):
         best = "kernel"
     shown = ", ".join(f"{k} {s:.3g}" for k, s in sorted(scores.items(), key=lambda t: -t[1]))
     if bool(np.all(v == np.round(v))) and abs(v[-1]) < 2**53 and abs(v[0]) < 2**53:
@@ -521,7 +521,7 @@ def _choose_column(
     if "poisson" in scores and pooled_mean > 0:
         notes.append(f"variance {total / pooled_mean:.3g} times the mean")
     top = max(scores, key=lambda k: scores[k])
-    doubt = "" if top == best or flat else f" ({top}'s gain within one standard error)"
+    doubt = "" if top == best or flat or tie else f" ({top}'s gain within one standard error)"
     why = f"{'; '.join(notes)}; held-out log likelihood per row: {shown}{doubt}{tie}"
     return Choice(best, why, scores)
 
