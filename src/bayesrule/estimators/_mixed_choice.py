@@ -51,17 +51,11 @@ weights as priors), from the same statistics:
 
 * a discrete kind whose likelihood gain over the continuous choice is
   positive but within one standard error is chosen when it predicts the
-  held-out rows' classes better (``Z_TIE = 0``: a near tie decided by the
-  score that matters, with no thumb on the scale for either kind). The
-  doubt band is one standard error of the per-row gains, so it narrows as
-  ``1/sqrt(n)``: on large tables few comparisons fall in it, while with
-  about 10 rows a class nearly all do, and a further standard error on the
-  classes (the earlier ``Z_TIE = 1``) then left codes, counts and ratings
-  Gaussian by default: 45-row tables of 4 classes were 1.50 points (se
-  0.55) short of the kinds drawn, 1.00 (se 0.44) without it. That margin
-  was added when the normal model was scored as the plug-in normal and
-  integer car measurements became Poisson on a hair; with the t
-  predictive the car tables stay within a row of it;
+  held-out rows' classes better by more than one standard error of the
+  per-row differences (a near tie decided by the score that matters, as
+  RDA-CV breaks its near ties by log likelihood; without that margin,
+  integer car measurements became Poisson on a hair and lost 5 points, and
+  a count with no class signal became categorical on noise);
 * categories with fewer than ``MIN_ROWS_PER_VALUE`` rows a value in some
   class (each class's frequencies then partly smoothing) are refused when
   they predict the classes worse than the continuous choice (Gaussian, or
@@ -142,9 +136,8 @@ MIN_ROWS_PER_VALUE = 5
 #: the held-out rows' classes no worse than the continuous choice.
 MIN_ROWS_PER_VALUE_SPARSE = 1
 #: A discrete kind within doubt on the likelihood is chosen when it predicts
-#: the held-out rows' classes better by more than this many standard errors
-#: (0: the better of the two on the classes, whichever it is).
-Z_TIE = 0.0
+#: the held-out rows' classes better by more than this many standard errors.
+Z_TIE = 1.0
 #: Such categories are refused when their held-out class log probability is
 #: below the continuous choice's by more than this many standard errors.
 Z_SPARSE = 0.0
