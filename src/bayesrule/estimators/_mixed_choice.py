@@ -449,6 +449,7 @@ def _choose_column(
         )
     )
     discrete = step > 0
+    counts = False
     fewest = float(Vk[use].min())
     # categories with under five rows a value (down to one) must also predict
     # the rows' classes no worse than the continuous choice (see the module)
@@ -458,7 +459,8 @@ def _choose_column(
         terms["categorical"] = entries(_categorical_loo(Wu, Wu.sum(axis=0), alpha, cells))
     if discrete:
         integers = bool(np.all(v == np.round(v)))
-        if v[0] >= 0 and integers and step == 1.0 and _dispersed_as_poisson(v, Wu):
+        counts = v[0] >= 0 and integers and step == 1.0
+        if counts and _dispersed_as_poisson(v, Wu):
             terms["poisson"] = entries(_poisson_loo(v, Wu, alpha))
     scores = {k: float(np.sum(Wu * t)) / n for k, t in terms.items()}
 
@@ -547,10 +549,11 @@ def _choose_column(
         what = f"{d} distinct values" + (f" on a grid of {_fmt(step)}" if discrete else "")
     notes = [what] + (["a class holds a single value: not gaussian"] if flat else [])
     pooled_mean = float(W.sum(axis=0) @ v) / float(W.sum())
-    if "poisson" in scores and pooled_mean > 0:
-        notes.append(f"variance {total / pooled_mean:.3g} times the mean")
+    if discrete and counts and pooled_mean > 0:
+        refused = "" if "poisson" in scores else " (not poisson: the index of dispersion test)"
+        notes.append(f"variance {total / pooled_mean:.3g} times the mean{refused}")
     top = max(scores, key=lambda k: scores[k])
-    doubt = "" if top == best or flat or tie else f" ({top}'s gain within one standard error)"
+    doubt = "" if top == best or flat else f" ({top}'s gain within one standard error)"
     why = f"{'; '.join(notes)}; held-out log likelihood per row: {shown}{doubt}{tie}"
     return Choice(best, why, scores)
 
