@@ -9,17 +9,19 @@ greedy search over each column's kinds.
 Tables: generated ones (measurements, counts, overdispersed counts, codes,
 ratings, flags, text), car-like ones (93 rows of integer measurements, a
 column empty for one class), scikit-learn's wine with its whole-number
-columns as integers and one column binned into text, and digits (8x8
-integer pixels).
+columns as integers and one column binned into text, iris with petal sizes
+in whole millimetres and sepal width binned into text, breast_cancer with
+areas and textures as integers and two columns as 5-level codes, and digits
+(8x8 integer pixels).
 
     python benchmarks/bench_mixed_kinds.py [--tables 4] [--splits 4] [--no-greedy]
-    python benchmarks/bench_mixed_kinds.py --sizes [--tables 20] [--sweep-sizes 45,90]
+    python benchmarks/bench_mixed_kinds.py --sizes [--tables 20] [--sweep-sizes 45,90] [--sweep-classes 2,6]
 
 Every declaration is scored on ``--splits`` 5-fold splits (the same for
 all); the shortfall of a table is the best declaration's accuracy less the
 inferred kinds', paired split by split, with its standard error. The greedy
 search picks its declaration on another split (its own folds would flatter
-it). ``--sizes``: tables of 45 to 400 rows, 2 to 4 classes.
+it). ``--sizes``: tables of 30 to 500 rows, 2 to 6 classes.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.datasets import load_digits, load_wine
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 from sklearn.model_selection import StratifiedKFold
 
 from bayesrule import MixedNB
@@ -128,6 +130,32 @@ def wine() -> tuple[pd.DataFrame, np.ndarray, dict[str, str]]:
     return df, data.target.to_numpy(), truth
 
 
+def iris() -> tuple[pd.DataFrame, np.ndarray, dict[str, str]]:
+    """Iris with petal sizes as whole millimetres (integers) and sepal width binned into text."""
+    data = load_iris(as_frame=True)
+    df = data.frame.drop(columns="target").copy()
+    for c in ("petal length (cm)", "petal width (cm)"):
+        df[c] = (10 * df[c]).round().astype(np.int64)
+    bins = pd.qcut(df["sepal width (cm)"], 3, labels=["narrow", "mid", "wide"])
+    df["sepal width (cm)"] = bins.astype(str).astype(object)
+    truth = {c: "gaussian" for c in df.columns}
+    truth["sepal width (cm)"] = "categorical"
+    return df, data.target.to_numpy(), truth
+
+
+def breast_cancer() -> tuple[pd.DataFrame, np.ndarray, dict[str, str]]:
+    """Breast cancer with areas and textures as integers, two columns as 5-level codes."""
+    data = load_breast_cancer(as_frame=True)
+    df = data.frame.drop(columns="target").copy()
+    for c in ("mean area", "worst area", "mean texture", "worst texture"):
+        df[c] = df[c].round().astype(np.int64)
+    for c in ("mean symmetry", "worst concave points"):
+        df[c] = pd.qcut(df[c], 5, labels=False).astype(np.int64) + 1
+    truth = {c: "gaussian" for c in df.columns}
+    truth.update({"mean symmetry": "categorical", "worst concave points": "categorical"})
+    return df, data.target.to_numpy(), truth
+
+
 def digits() -> tuple[pd.DataFrame, np.ndarray, dict[str, str]]:
     X, y = load_digits(return_X_y=True)
     df = pd.DataFrame(X.astype(np.int64), columns=[f"px{j}" for j in range(64)])
@@ -162,7 +190,7 @@ def greedy(df: pd.DataFrame, y: np.ndarray, start: dict[str, str]) -> tuple[floa
     return best, kinds
 
 
-def size_sweep(tables: int, sizes: tuple[int, ...]) -> None:
+def size_sweep(tables: int, sizes: tuple[int, ...], classes: tuple[int, ...] = (2, 3, 4)) -> None:
     """Inferred against drawn kinds on the unit tests' generated tables, by size and classes.
 
     The tables are ``tests/test_mixed_small_tables.py``'s ``_table`` (seeds not
@@ -180,8 +208,9 @@ def size_sweep(tables: int, sizes: tuple[int, ...]) -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     means = []
+    warnings.simplefilter("ignore")  # classes of under 5 rows in the smallest tables' folds
     for n in sizes:
-        for k in (2, 3, 4):
+        for k in classes:
             gaps = [
                 mod._cv(df, y, kinds, f) - mod._cv(df, y, None, f)
                 for df, y, kinds in (
@@ -214,8 +243,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--sweep-sizes",
-        default="45,60,90,120,200,400",
+        default="30,45,60,90,150,300,500",
         help="table sizes of --sizes (comma-separated)",
+    )
+    parser.add_argument(
+        "--sweep-classes", default="2,3,4,6", help="class counts of --sizes (comma-separated)"
     )
     parser.add_argument(
         "--tables",
@@ -229,7 +261,11 @@ def main() -> None:
     parser.add_argument("--no-greedy", action="store_true", help="skip the greedy search")
     args = parser.parse_args()
     if args.sizes:
-        size_sweep(args.tables or 20, tuple(int(s) for s in args.sweep_sizes.split(",")))
+        size_sweep(
+            args.tables or 20,
+            tuple(int(s) for s in args.sweep_sizes.split(",")),
+            tuple(int(k) for k in args.sweep_classes.split(",")),
+        )
         return
     tables = [
         (f"mixed {s} (n={n})", *mixed_table(s, n))
@@ -237,7 +273,8 @@ def main() -> None:
         for n in (120, 400)
     ]
     tables += [(f"cars {s}", *cars(s)) for s in range(args.tables or 4)]
-    tables += [("wine (mixed)", *wine()), ("digits (integer pixels)", *digits())]
+    tables += [("wine (mixed)", *wine()), ("iris (mixed)", *iris())]
+    tables += [("breast_cancer (mixed)", *breast_cancer()), ("digits (integer pixels)", *digits())]
     splits = range(1, 1 + args.splits)
     head = f"{'table':24s} {'inferred':>14s} {'drawn as':>14s} {'all gaussian':>14s}"
     print(head + ("" if args.no_greedy else f" {'greedy best':>12s}") + "  shortfall (se)")

@@ -219,3 +219,54 @@ def test_a_code_that_one_class_holds_a_single_value_of_is_categorical():
             assert "a class holds a single value" in why, why
     assert kinds["categorical"] >= 34, kinds
     assert kinds["gaussian"] == 0, kinds
+
+
+def test_a_near_tie_goes_to_a_discrete_kind_of_better_likelihood_only():
+    # a discrete kind chosen on the near-tie rule (its gain within one standard
+    # error, the classes predicted better) has a held-out likelihood above the
+    # Gaussian's, and the reason says why it was chosen
+    from bayesrule.models import bandwidths
+
+    ties = 0
+    for s in range(60):
+        r = np.random.default_rng(100 + s)
+        y = np.repeat(np.arange(4), 9)
+        x = r.poisson(r.uniform(0.5, 5, 4)[y]).astype(float)
+        part = _fit(x[:, None], y).stats_.parts["auto"]
+        h = bandwidths(part.moments(), "scott", 0.1)[0]
+        c = choose_kinds(part, np.asarray(h), var_smoothing=1e-9, alpha=1.0)[0]
+        if "predicts the classes better" in c.why:
+            ties += 1
+            assert c.kind in ("poisson", "categorical"), c
+            if "a class holds a single value" not in c.why:
+                assert c.scores[c.kind] > c.scores["gaussian"], c
+    assert ties >= 1
+
+
+def test_the_dispersion_test_refuses_counts_whose_variance_is_far_from_the_mean():
+    # Fisher's index of dispersion, summed over the classes: Poisson counts
+    # pass at about its level whatever the rows; an integer measurement of
+    # spread 4 around 60 (variance a quarter of the mean) and an
+    # overdispersed count fail it already at 8 rows a class
+    from bayesrule.estimators._mixed_choice import DISPERSION_LEVEL, _dispersed_as_poisson
+
+    def test(x, y):
+        v, inv = np.unique(x, return_inverse=True)
+        W = np.zeros((y.max() + 1, v.size))
+        np.add.at(W, (y, inv), 1.0)
+        return _dispersed_as_poisson(v.astype(float), W)
+
+    refused = Counter()
+    for s in range(200):
+        r = np.random.default_rng(s)
+        rows = (8, 30, 200)[s % 3]
+        y = np.repeat(np.arange(3), rows)
+        refused["poisson"] += not test(r.poisson(r.uniform(0.5, 8, 3)[y]), y)
+        if rows == 8:
+            refused["measurement"] += not test(np.round(60 + 4 * r.normal(size=y.size)), y)
+            mu = r.uniform(4, 9, 3)[y]
+            refused["overdispersed"] += not test(r.negative_binomial(1, 1 / (1 + mu)), y)
+    # 200 draws at level 0.01: 2 expected, 8 is 4 standard deviations above
+    assert refused["poisson"] <= 8 * DISPERSION_LEVEL / 0.01, refused
+    assert refused["measurement"] >= 60, refused  # of 67
+    assert refused["overdispersed"] >= 60, refused

@@ -54,7 +54,8 @@ weights as priors), from the same statistics:
   held-out rows' classes better by more than one standard error of the
   per-row differences (a near tie decided by the score that matters, as
   RDA-CV breaks its near ties by log likelihood; without that margin,
-  integer car measurements became Poisson on a hair and lost 5 points);
+  integer car measurements became Poisson on a hair and lost 5 points, and
+  a count with no class signal became categorical on noise);
 * categories with fewer than ``MIN_ROWS_PER_VALUE`` rows a value in some
   class (each class's frequencies then partly smoothing) are refused when
   they predict the classes worse than the continuous choice (Gaussian, or
@@ -103,7 +104,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
+from scipy import special, stats
 
 from ..models.diagonal import total_variance
 from ..stats import ValueCountStats
@@ -140,6 +141,9 @@ Z_TIE = 1.0
 #: Such categories are refused when their held-out class log probability is
 #: below the continuous choice's by more than this many standard errors.
 Z_SPARSE = 0.0
+#: Two-sided level of the index-of-dispersion test a column must pass to be a
+#: Poisson candidate (see ``_dispersed_as_poisson``).
+DISPERSION_LEVEL = 0.01
 #: Relative tolerance of a value's distance to its lattice point.
 _LATTICE_TOL = 1e-6
 
@@ -351,6 +355,31 @@ def _poisson_loo(v: _F, W: _F, alpha: float) -> _F:
     return v[None, :] * np.log(rate) - rate - special.gammaln(v + 1.0)[None, :]
 
 
+def _dispersed_as_poisson(v: _F, W: _F) -> bool:
+    """Whether counts are as dispersed as Poisson counts: Fisher's index of dispersion test.
+
+    Within each class, ``sum (x - mean)**2 / mean`` over the rows is, for
+    Poisson counts, about chi-squared with ``rows - 1`` degrees of freedom;
+    summed over the classes, with ``rows - classes``. The column is refused as
+    Poisson when the sum lies in either tail beyond ``DISPERSION_LEVEL / 2``:
+    variance far above the mean (horsepower) or far below it (a rating of 1
+    to 5, a measurement near 60 with a spread of 4). The test's acceptance
+    band is sized by the rows: with 8 rows a class only a variance under
+    about a third of the mean (or over twice) is refused, with 500 a
+    variance 15 % off the mean.
+    """
+    V = W.sum(axis=1)
+    mean = (W @ v) / np.maximum(V, 1e-300)
+    M2 = (W * (v[None, :] - mean[:, None]) ** 2).sum(axis=1)
+    counted = mean > 0  # a class of zeros only is Poisson of rate 0 (no spread to test)
+    dof = float(np.sum(V[counted] - 1.0))
+    if dof < 1.0:
+        return True
+    index = float(np.sum(M2[counted] / mean[counted]))
+    tail = min(float(stats.chi2.cdf(index, dof)), float(stats.chi2.sf(index, dof)))
+    return tail >= DISPERSION_LEVEL / 2.0
+
+
 def _held_bandwidths(v: _F, W: _F, h: _F, lower: _F | None) -> _F | None:
     """Per class and value, the rule's bandwidth of the class without one row at the value.
 
@@ -420,6 +449,7 @@ def _choose_column(
         )
     )
     discrete = step > 0
+    counts = False
     fewest = float(Vk[use].min())
     # categories with under five rows a value (down to one) must also predict
     # the rows' classes no worse than the continuous choice (see the module)
@@ -429,7 +459,8 @@ def _choose_column(
         terms["categorical"] = entries(_categorical_loo(Wu, Wu.sum(axis=0), alpha, cells))
     if discrete:
         integers = bool(np.all(v == np.round(v)))
-        if v[0] >= 0 and integers and step == 1.0:
+        counts = v[0] >= 0 and integers and step == 1.0
+        if counts and _dispersed_as_poisson(v, Wu):
             terms["poisson"] = entries(_poisson_loo(v, Wu, alpha))
     scores = {k: float(np.sum(Wu * t)) / n for k, t in terms.items()}
 
@@ -442,11 +473,6 @@ def _choose_column(
         dc = np.clip(d, -CLIP, CLIP)
         mc = float(np.sum(Wu * dc)) / n
         return mean, float(np.sqrt(float(np.sum(Wu * (dc - mc) ** 2)) / n / n))
-
-    def beats(a: str, b: str) -> bool:
-        """Whether ``a`` predicts the held-out rows better than ``b`` beyond doubt."""
-        mean, err = gain(terms[a] - terms[b])
-        return mean > 0 and mean > Z_DOUBT * err
 
     # the classes are predicted by the models as they classify: each class's
     # kernel of its own bandwidth (the held-out bandwidths are for the values'
@@ -468,6 +494,12 @@ def _choose_column(
         )
         return gain(la - lb)
 
+    def better(a: str, b: str, *, classes: bool = False, z: float = Z_DOUBT) -> bool:
+        """Whether ``a`` predicts the held-out rows' values (with ``classes``, their
+        classes) better than ``b`` by more than ``z`` standard errors of the per-row gains."""
+        mean, err = class_gain(a, b) if classes else gain(terms[a] - terms[b])
+        return mean > 0 and mean > z * err
+
     # a class whose rows all hold one value, in a column that varies, would get
     # a normal of no variance (any other value: a density of 0 for that class)
     # that no held-out row of its own can reveal: such a column is a kernel's,
@@ -478,7 +510,7 @@ def _choose_column(
     else:
         best = "gaussian"  # the kernel, the most flexible candidate, comes last
     # the continuous choice sparse categories must predict the classes as well as
-    cont = "kernel" if flat or beats("kernel", "gaussian") else "gaussian"
+    cont = "kernel" if flat or better("kernel", "gaussian") else "gaussian"
 
     tie = ""
     for kind in sorted(
@@ -486,10 +518,10 @@ def _choose_column(
     ):
         if scores[kind] <= scores[best]:
             continue
-        if beats(kind, best):
+        if better(kind, best):
+            # sparse categories: refused where the continuous choice predicts the classes better
             if kind == "categorical" and sparse:
-                mean, err = class_gain(kind, cont)
-                if mean < -Z_SPARSE * err:  # sparse categories: classes predicted worse
+                if better(cont, kind, classes=True, z=Z_SPARSE):
                     tie = (
                         f"; categories (under {MIN_ROWS_PER_VALUE} rows a value) predict "
                         f"the classes worse than {cont}"
@@ -498,18 +530,17 @@ def _choose_column(
             best = kind
             break
         # within doubt: the kind that predicts the held-out rows' classes better
-        mean, err = class_gain(kind, best)
-        if mean > Z_TIE * err:
+        if better(kind, best, classes=True, z=Z_TIE):
             tie = f"; {kind}'s gain within one standard error, and it predicts the classes better"
             best = kind
             break
     # the kernel replaces the kind chosen so far only when it beats it beyond
     # one standard error; where a class holds a single value (no gaussian),
     # the categories of a lattice are kept unless the kernel beats them so
-    if flat and best == "kernel" and "categorical" in terms and not beats("kernel", "categorical"):
+    if flat and best == "kernel" and "categorical" in terms and not better("kernel", "categorical"):
         best = "categorical"
         tie += "; categories within one standard error of the kernel"
-    elif not flat and best != "kernel" and beats("kernel", best):
+    elif not flat and best != "kernel" and better("kernel", best):
         best = "kernel"
     shown = ", ".join(f"{k} {s:.3g}" for k, s in sorted(scores.items(), key=lambda t: -t[1]))
     if bool(np.all(v == np.round(v))) and abs(v[-1]) < 2**53 and abs(v[0]) < 2**53:
@@ -518,8 +549,9 @@ def _choose_column(
         what = f"{d} distinct values" + (f" on a grid of {_fmt(step)}" if discrete else "")
     notes = [what] + (["a class holds a single value: not gaussian"] if flat else [])
     pooled_mean = float(W.sum(axis=0) @ v) / float(W.sum())
-    if "poisson" in scores and pooled_mean > 0:
-        notes.append(f"variance {total / pooled_mean:.3g} times the mean")
+    if discrete and counts and pooled_mean > 0:
+        refused = "" if "poisson" in scores else " (not poisson: the index of dispersion test)"
+        notes.append(f"variance {total / pooled_mean:.3g} times the mean{refused}")
     top = max(scores, key=lambda k: scores[k])
     doubt = "" if top == best or flat else f" ({top}'s gain within one standard error)"
     why = f"{'; '.join(notes)}; held-out log likelihood per row: {shown}{doubt}{tie}"

@@ -73,7 +73,9 @@ class MixedNB(_BaseNB):
       column is Gaussian. Categories and counts compete only for
       values on a lattice (integers, or numbers recorded to a fixed
       precision), scored by the probability of each value's cell; counts
-      only for non-negative integers. Values 0 and 1 only are 'bernoulli',
+      only for non-negative integers that pass Fisher's index of dispersion
+      test (two-sided, level 0.01: a variance far from the mean is no
+      Poisson count). Values 0 and 1 only are 'bernoulli',
       two other values 'categorical'.
 
     So an overdispersed count (horsepower: variance 20 times its mean) is
