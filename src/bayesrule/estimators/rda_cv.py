@@ -48,11 +48,10 @@ from ._cv_stats import (
     accuracy_band,
     auto_alphas,
     cv_splits,
-    neighbourhood_means,
-    ranked,
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
+from ._rda_lattice import choice_order, coarse_alphas, refine_alphas
 from ._rda_search import (
     alpha_sweep_terms,
     device_scores,
@@ -362,8 +361,19 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         # candidate), so the candidates scored are those of the earlier search;
         # the near-tie rule chooses among them when the model is derived
         table = _Table()
-        table.add_grid(alphas, gammas, ridges, *grid_scores(alphas))
-        if self.refine:
+        lattice_search = self.refine and self._auto_lattice(int(rows.X.shape[1]))
+        first = coarse_alphas() if lattice_search else alphas
+        table.add_grid(first, gammas, ridges, *grid_scores(first))
+        if lattice_search:  # coarse alphas, then lattice windows around the choice
+
+            def choose() -> float:
+                return self._choice_order(*table.arrays(), total)[0][0]
+
+            def score(a: _F) -> None:
+                table.add_grid(a, gammas, ridges, *grid_scores(a))
+
+            refine_alphas(choose, score, first)
+        elif self.refine:
             _, g0, r0 = table.best()
             sweep = np.setdiff1d(np.round(np.linspace(0.0, 1.0, 51), 12), alphas)
             if sweep.size:
@@ -413,6 +423,17 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             return None
         half = self.tie_break == "neighbourhood"  # means vary less: half the band
         return accuracy_band(float(np.sum(total.counts)), 0.5 if half else 1.0)
+
+    def _choice_order(
+        self, points: _F, scores: _F, log_liks: _F | None, total: ScatterStats
+    ) -> list[tuple[float, float, float]]:
+        """The candidates, best first, by ``tie_break`` (:func:`~._rda_lattice.choice_order`)."""
+        neighbourhood = self.tie_break == "neighbourhood" and self.scoring == "accuracy"
+        return choice_order(points, scores, log_liks, self._band(total), neighbourhood)
+
+    def _auto_lattice(self, n_features: int) -> bool:
+        """Whether ``alphas='auto'`` means the lattice (up to 100 features; see :func:`auto_alphas`)."""
+        return isinstance(self.alphas, str) and auto_alphas(n_features).size > 2
 
     def _grid_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
@@ -562,18 +583,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     f"cv_log_likelihoods must have the shape of cv_scores, {scores.shape}; "
                     f"got {log_liks.shape}."
                 )
-        band = self._band(stats.total)
-        keys, key_lls = scores, log_liks
-        if (
-            self.tie_break == "neighbourhood"
-            and self.scoring == "accuracy"
-            and log_liks is not None
-        ):
-            keys, key_lls = (
-                neighbourhood_means(points, scores),
-                neighbourhood_means(points, log_liks),
-            )
-        for alpha, gamma, ridge in ranked(points, keys, key_lls, band):
+        for alpha, gamma, ridge in self._choice_order(points, scores, log_liks, stats.total):
             try:
                 attrs = self._family_attrs(
                     stats.total,

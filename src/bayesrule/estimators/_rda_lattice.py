@@ -1,0 +1,91 @@
+"""RDA-CV's default alphas: a coarse grid, refined on the lattice around the choice.
+
+``alphas='auto'`` up to 100 features scores the lattice of alphas in steps
+of ``ALPHA_STEP`` (0.02), but not all of it: first the coarse alphas (steps
+of ``COARSE_STEP``, 0.1) at every ``(gamma, ridge)``, then, as long as the
+rule that chooses the model (:func:`choice_order`) chooses an alpha whose
+lattice neighbours within ``WINDOW`` (0.06) are not all scored, those
+neighbours, at every ``(gamma, ridge)``. Each round scores at least one
+new alpha of the 51, so the refinement ends; typically 11 coarse alphas and
+6 to 8 of the lattice are scored instead of 51. The choice is then made
+among the candidates scored, by the same rule, whenever the model is
+derived (:meth:`RegularizedDiscriminantAnalysisCV._derive`).
+
+The score of a candidate depends on nothing but its own ``(alpha, gamma,
+ridge)`` and the folds, so a candidate scored in a refinement has the score
+the exhaustive lattice (``refine=False``) gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._cv_stats import ALPHA_STEP, neighbourhood_means, ranked
+
+_F = NDArray[np.float64]
+
+#: the first alphas of the refined search
+COARSE_STEP = 0.1
+#: the lattice alphas scored around a chosen alpha: those within this distance
+WINDOW = 0.06
+
+
+def lattice() -> _F:
+    """Every alpha in steps of ``ALPHA_STEP`` from 0 to 1."""
+    return np.round(np.linspace(0.0, 1.0, int(round(1.0 / ALPHA_STEP)) + 1), 12)
+
+
+def coarse_alphas() -> _F:
+    """The alphas of the first round: 0 to 1 in steps of ``COARSE_STEP``."""
+    return np.round(np.linspace(0.0, 1.0, int(round(1.0 / COARSE_STEP)) + 1), 12)
+
+
+def window(alpha: float, scored: _F) -> _F:
+    """The lattice alphas within ``WINDOW`` of ``alpha`` that are not in ``scored``."""
+    near = lattice()
+    near = near[np.abs(near - alpha) <= WINDOW + 1e-9]
+    return np.setdiff1d(near, np.round(np.asarray(scored, dtype=float), 12))
+
+
+def choice_order(
+    points: _F,
+    scores: _F,
+    log_liks: _F | None,
+    band: Any,
+    neighbourhood: bool,
+) -> list[tuple[float, float, float]]:
+    """The candidates in the order RDA-CV's rule prefers them, best first.
+
+    ``neighbourhood``: the near-tie rule of :func:`ranked` (``band``) on each
+    candidate's score and log-likelihood averaged with its neighbours'
+    (:func:`neighbourhood_means`); otherwise on the candidates' own values.
+    """
+    keys, key_lls = scores, log_liks
+    if neighbourhood and log_liks is not None:
+        keys = neighbourhood_means(points, scores)
+        key_lls = neighbourhood_means(points, log_liks)
+    return ranked(points, keys, key_lls, band)
+
+
+def refine_alphas(
+    choose: Callable[[], float],
+    score: Callable[[_F], None],
+    scored: _F,
+) -> None:
+    """Score lattice windows around the chosen alpha until its window is scored.
+
+    ``choose()`` is the alpha the rule chooses among the candidates scored so
+    far; ``score(alphas)`` scores those alphas at every ``(gamma, ridge)``;
+    ``scored`` the alphas scored so far.
+    """
+    done = np.round(np.asarray(scored, dtype=float), 12)
+    while True:
+        todo = window(choose(), done)
+        if not todo.size:
+            return
+        score(todo)
+        done = np.union1d(done, todo)
