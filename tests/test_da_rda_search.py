@@ -16,6 +16,9 @@ from bayesrule import (
     RegularizedDiscriminantAnalysisCV,
 )
 
+# a small explicit grid where a test is about ``cv`` or the file, not the default search
+_GRID = {"alphas": (0.0, 0.5, 1.0), "gammas": (0.0, 0.2), "ridges": (0.0, 0.1)}
+
 
 def _blend_case(seed, n=14, p=8, K=3):
     """Few rows per class, class covariances a shared one plus a perturbation.
@@ -125,8 +128,8 @@ def test_a_cv_below_two_is_refused(cv):
 
 def test_cv_none_is_five_folds():
     X, y = load_iris(return_X_y=True)
-    a = RegularizedDiscriminantAnalysisCV(cv=None).fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV(cv=5).fit(X, y)
+    a = RegularizedDiscriminantAnalysisCV(cv=None, **_GRID).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=5, **_GRID).fit(X, y)
     np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
 
 
@@ -144,7 +147,7 @@ def test_a_model_fitted_with_a_splitter_saves_and_loads(cv, tmp_path):
     X, y = load_wine(return_X_y=True)
     if cv == "list":
         cv = list(StratifiedKFold(3).split(X, y))
-    m = RegularizedDiscriminantAnalysisCV(cv=cv).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=cv, **_GRID).fit(X, y)
     path = bayesrule.save(m, tmp_path / "m.bayesrule")
     loaded = bayesrule.load(path)
     assert loaded.cv is None  # the splitter is not kept ...
@@ -158,7 +161,7 @@ def test_a_model_fitted_with_a_splitter_saves_and_loads(cv, tmp_path):
 
 def test_an_int_cv_is_saved_as_it_is(tmp_path):
     X, y = load_iris(return_X_y=True)
-    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3, **_GRID).fit(X, y)
     loaded = bayesrule.load(bayesrule.save(m, tmp_path / "m.bayesrule"))
     assert loaded.cv == 3 and loaded.stats_.cv == "3"
 
