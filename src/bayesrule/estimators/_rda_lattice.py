@@ -34,7 +34,7 @@ COARSE_STEP = 0.1
 WINDOW = 0.06
 
 
-def lattice() -> _F:
+def lattice_alphas() -> _F:
     """Every alpha in steps of ``ALPHA_STEP`` from 0 to 1."""
     return np.round(np.linspace(0.0, 1.0, int(round(1.0 / ALPHA_STEP)) + 1), 12)
 
@@ -46,7 +46,7 @@ def coarse_alphas() -> _F:
 
 def window(alpha: float, scored: _F) -> _F:
     """The lattice alphas within ``WINDOW`` of ``alpha`` that are not in ``scored``."""
-    near = lattice()
+    near = lattice_alphas()
     near = near[np.abs(near - alpha) <= WINDOW + 1e-9]
     return np.setdiff1d(near, np.round(np.asarray(scored, dtype=float), 12))
 
@@ -89,3 +89,48 @@ def refine_alphas(
             return
         score(todo)
         done = np.union1d(done, todo)
+
+
+def staged_search(
+    table: Any,
+    grid: tuple[_F, _F, _F],
+    grid_scores: Callable[[_F], _F],
+    sweep_scores: Callable[[_F, float, float], _F],
+    choose: Callable[[], float],
+    *,
+    lattice: bool,
+    refine: bool,
+) -> None:
+    """RDA-CV's search: fill ``table`` (a ``_Table``) with the candidates' scores.
+
+    ``grid`` holds the alphas, gammas and ridges; ``grid_scores(alphas)`` the
+    scores (2, A, G * R) of those alphas at every ``(gamma, ridge)``;
+    ``sweep_scores(alphas, gamma, ridge)`` those (2, S) of many alphas at one
+    ``(gamma, ridge)``; ``choose()`` the alpha the rule chooses in ``table``.
+    ``lattice``: the coarse alphas, then the lattice windows around the
+    choice (:func:`refine_alphas`). Otherwise the grid, then with ``refine``
+    the sweep of the lattice's alphas at the grid's best ``(gamma, ridge)``
+    and the grid's ``(gamma, ridge)`` at the alpha found; these two stages
+    steer by the score alone (exact ties to the more regularised candidate),
+    the rule choosing among the candidates when the model is derived.
+    """
+    alphas, gammas, ridges = grid
+
+    def score(a: _F) -> None:
+        table.add_grid(a, gammas, ridges, *grid_scores(a))
+
+    first = coarse_alphas() if lattice else alphas
+    score(first)
+    if lattice:
+        refine_alphas(choose, score, first)
+        return
+    if not refine:
+        return
+    _, g0, r0 = table.best()
+    sweep = np.setdiff1d(lattice_alphas(), alphas)
+    if sweep.size:
+        column = np.full_like(sweep, 1.0)
+        table.add(np.column_stack([sweep, g0 * column, r0 * column]), *sweep_scores(sweep, g0, r0))
+    a1 = table.best()[0]
+    if a1 not in alphas:
+        score(np.array([a1]))

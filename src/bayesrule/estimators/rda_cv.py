@@ -2,16 +2,15 @@
 
 The folds' statistics are computed in one pass, merged into the total,
 and each training split is the total less its fold (``subtract``), so the
-data are read once. The search has three stages, each scored from the
-training splits' statistics and one rotation of the held-out rows per
-class (see :mod:`bayesrule.estimators._rda_search`):
-
-1. the grid ``alphas x gammas x ridges``: per split, alpha and class, one
-   eigendecomposition of ``Sigma_k(alpha)`` serves every ``(gamma, ridge)``;
-2. (``refine``) a fine sweep of alpha (steps of 0.02) at the best
-   ``(gamma, ridge)``: per split and class, one generalised
-   eigendecomposition serves every alpha;
-3. (``refine``) the grid of ``(gamma, ridge)`` again at the alpha found.
+data are read once. Every candidate is scored from the training splits'
+statistics and one rotation of the held-out rows per class
+(:mod:`bayesrule.estimators._rda_search`): per split, alpha and class one
+eigendecomposition of ``Sigma_k(alpha)`` serves every ``(gamma, ridge)``,
+and per split, ``(gamma, ridge)`` and class one generalised
+eigendecomposition serves every alpha. Up to 100 features the default
+alphas are coarse ones refined on a lattice around the choice
+(:mod:`bayesrule.estimators._rda_lattice`); above, the grid, a sweep of
+alpha at its best ``(gamma, ridge)`` and the grid again at the alpha found.
 
 The statistic, :class:`CrossValidatedStats`, holds the statistics of all
 the data and the candidates' held-out scores; the choice is redone from
@@ -51,7 +50,7 @@ from ._cv_stats import (
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
-from ._rda_lattice import choice_order, coarse_alphas, refine_alphas
+from ._rda_lattice import choice_order, staged_search
 from ._rda_search import (
     alpha_sweep_terms,
     device_scores,
@@ -94,20 +93,23 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     the final model is derived from the statistics of all the data — no
     second pass.
 
-    The search: the grid ``alphas x gammas x ridges``; then, with
-    ``refine=True``, alpha on a grid of step 0.02 at the best ``(gamma,
-    ridge)`` (one generalised eigendecomposition per split and class serves
-    them all), and the ``(gamma, ridge)`` grid again at the alpha found
-    (steered by the score, exact ties to the more regularised). Contained:
-    LDA, QDA, scikit-learn QDA's ``reg_param`` (up to the unit), Friedman's RDA.
+    The search, ``alphas='auto'`` up to 100 features: the alphas 0, 0.1, ...,
+    1 at every ``(gamma, ridge)``, then the alphas of steps of 0.02 within
+    0.06 of the alpha the rule (``tie_break``) chooses, until its window is
+    scored (about 18 of the 51 alphas). Otherwise the grid ``alphas x gammas
+    x ridges``; then, with ``refine=True``, alpha in steps of 0.02 at the
+    best ``(gamma, ridge)`` (one generalised eigendecomposition per split and
+    class serves them all) and the grid of ``(gamma, ridge)`` at the alpha
+    found. Contained: LDA, QDA, scikit-learn QDA's ``reg_param`` (up to the
+    unit), Friedman's RDA.
 
     Parameters
     ----------
     alphas : 'auto' or sequence of float in [0, 1], default='auto'
-        The grid's alphas. ``'auto'``: every alpha in steps of 0.02 up to 100
-        features, else (0, 1) (LDA's pooled and QDA's own covariances, the
-        sweep of ``refine`` looking between them). Each alpha other than 0
-        costs one eigendecomposition per split and class.
+        The grid's alphas. ``'auto'``: up to 100 features the lattice of
+        steps of 0.02, refined from its coarse alphas (above; ``refine=False``
+        scores all 51), else (0, 1) and the sweep of ``refine``. Each alpha
+        other than 0 costs one eigendecomposition per split and class.
     gammas : sequence of float in [0, 1], default=(0, 0.05, 0.2, 0.5)
     ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
         ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
@@ -115,8 +117,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         the final model), in the units of ``target``. Like ``gamma`` it is
         relative to the data's scale.
     refine : bool, default=True
-        Refine alpha (and then gamma and ridge) around the grid's best, as
-        described above. False scores the grid only.
+        Refine alpha around the choice, as described above. False scores the
+        grid only (``alphas='auto'``: the whole lattice).
     target : {'range', 'pooled', 'identity'}, default='range'
         The coordinates of ``gamma`` and ``ridge`` (see above and
         :class:`RegularizedDiscriminantAnalysis`): ``'range'`` and
@@ -151,8 +153,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         How near ties of held-out accuracy are decided (``scoring='accuracy'``).
         ``'neighbourhood'``: the rule of ``'log_likelihood'``, with half its
         band, applied to each candidate's accuracy and log-likelihood
-        averaged with its scored neighbours' (alphas 0.02 apart, adjacent
-        gammas and ridges; see
+        averaged with its scored neighbours' (adjacent alphas at most 0.1
+        apart, adjacent gammas and ridges; see
         :func:`~._cv_stats.neighbourhood_means`): a point that scores well
         alone among poor neighbours is most likely lucky on a few rows, a
         plateau is not. ``'log_likelihood'``: among the candidates whose held-out accuracy is
@@ -357,37 +359,20 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 out += self._grid_scores(fold, priors, a, gammas, ridges)
             return out / len(splits)
 
-        # the stages steer by the score alone (exact ties to the more regularised
-        # candidate), so the candidates scored are those of the earlier search;
-        # the near-tie rule chooses among them when the model is derived
+        def sweep_scores(a: _F, gamma: float, ridge: float) -> _F:
+            out = sum(self._sweep_scores(f, priors, a, gamma, ridge) for f in folds())
+            return np.asarray(out) / len(splits)
+
         table = _Table()
-        lattice_search = self.refine and self._auto_lattice(int(rows.X.shape[1]))
-        first = coarse_alphas() if lattice_search else alphas
-        table.add_grid(first, gammas, ridges, *grid_scores(first))
-        if lattice_search:  # coarse alphas, then lattice windows around the choice
-
-            def choose() -> float:
-                return self._choice_order(*table.arrays(), total)[0][0]
-
-            def score(a: _F) -> None:
-                table.add_grid(a, gammas, ridges, *grid_scores(a))
-
-            refine_alphas(choose, score, first)
-        elif self.refine:
-            _, g0, r0 = table.best()
-            sweep = np.setdiff1d(np.round(np.linspace(0.0, 1.0, 51), 12), alphas)
-            if sweep.size:
-                scores = np.zeros((2, sweep.size))
-                for fold in folds():
-                    scores += self._sweep_scores(fold, priors, sweep, g0, r0)
-                scores /= len(splits)
-                table.add(
-                    np.column_stack([sweep, np.full_like(sweep, g0), np.full_like(sweep, r0)]),
-                    *scores,
-                )
-            a1 = table.best()[0]
-            if a1 not in alphas:
-                table.add_grid(np.array([a1]), gammas, ridges, *grid_scores(np.array([a1])))
+        staged_search(
+            table,
+            (alphas, gammas, ridges),
+            grid_scores,
+            sweep_scores,
+            lambda: self._choice_order(*table.arrays(), total)[0][0],
+            lattice=self.refine and self._auto_lattice(int(rows.X.shape[1])),
+            refine=self.refine,
+        )
         points, scores, log_liks = table.arrays()
         cv_text = repr(self.cv)
         if len(cv_text) > 500:
