@@ -375,7 +375,7 @@ def check_cv(cv: Any) -> Any:
     """``cv`` as scikit-learn reads it, or a ValueError saying what is accepted."""
     cv = 5 if cv is None else cv
     expected = (
-        "cv must be an int >= 2 (that many stratified folds), None (5 folds), a "
+        "cv must be 'auto', an int >= 2 (that many stratified folds), None (5 folds), a "
         "cross-validation splitter (an object with a split(X, y) method, such as "
         "StratifiedKFold) or an iterable of (train, test) index arrays"
     )

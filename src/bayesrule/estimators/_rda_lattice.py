@@ -28,13 +28,29 @@ from ._cv_stats import ALPHA_STEP, neighbourhood_means, ranked
 
 _F = NDArray[np.float64]
 
+#: up to this many features ``alphas='auto'`` is the lattice (see :func:`._cv_stats.auto_alphas`)
+LATTICE_FEATURES = 100
+#: the folds of ``cv='auto'`` up to ``LATTICE_FEATURES`` features (5 above)
+AUTO_FOLDS = 10
 #: the first alphas of the refined search
 COARSE_STEP = 0.1
 #: the lattice alphas scored around a chosen alpha: those within this distance
 WINDOW = 0.06
 
 
-def lattice_alphas() -> _F:
+def auto_folds(cv: Any, n_features: int) -> Any:
+    """``cv``, with ``'auto'`` made ``AUTO_FOLDS`` up to ``LATTICE_FEATURES`` features, else 5."""
+    if isinstance(cv, str) and cv == "auto":
+        return AUTO_FOLDS if n_features <= LATTICE_FEATURES else 5
+    return cv
+
+
+def searches_lattice(alphas: Any, n_features: int) -> bool:
+    """Whether the grid's ``alphas`` are the lattice searched from coarse alphas ('auto', few features)."""
+    return isinstance(alphas, str) and alphas == "auto" and n_features <= LATTICE_FEATURES
+
+
+def lattice_grid() -> _F:
     """Every alpha in steps of ``ALPHA_STEP`` from 0 to 1."""
     return np.round(np.linspace(0.0, 1.0, int(round(1.0 / ALPHA_STEP)) + 1), 12)
 
@@ -46,7 +62,7 @@ def coarse_alphas() -> _F:
 
 def window(alpha: float, scored: _F) -> _F:
     """The lattice alphas within ``WINDOW`` of ``alpha`` that are not in ``scored``."""
-    near = lattice_alphas()
+    near = lattice_grid()
     near = near[np.abs(near - alpha) <= WINDOW + 1e-9]
     return np.setdiff1d(near, np.round(np.asarray(scored, dtype=float), 12))
 
@@ -127,7 +143,7 @@ def staged_search(
     if not refine:
         return
     _, g0, r0 = table.best()
-    sweep = np.setdiff1d(lattice_alphas(), alphas)
+    sweep = np.setdiff1d(lattice_grid(), alphas)
     if sweep.size:
         column = np.full_like(sweep, 1.0)
         table.add(np.column_stack([sweep, g0 * column, r0 * column]), *sweep_scores(sweep, g0, r0))

@@ -50,7 +50,7 @@ from ._cv_stats import (
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
-from ._rda_lattice import choice_order, staged_search
+from ._rda_lattice import auto_folds, choice_order, searches_lattice, staged_search
 from ._rda_search import (
     alpha_sweep_terms,
     device_scores,
@@ -93,10 +93,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     the final model is derived from the statistics of all the data — no
     second pass.
 
-    The search, ``alphas='auto'`` up to 100 features: the alphas 0, 0.1, ...,
-    1 at every ``(gamma, ridge)``, then the alphas of steps of 0.02 within
-    0.06 of the alpha the rule (``tie_break``) chooses, until its window is
-    scored (about 18 of the 51 alphas). Otherwise the grid ``alphas x gammas
+    The search, ``alphas='auto'`` up to 100 features: alphas 0, 0.1, ..., 1 at
+    every ``(gamma, ridge)``, then those of steps of 0.02 within 0.06 of the
+    rule's choice (``tie_break``) until its window is scored (about 18 of 51 alphas). Otherwise the grid ``alphas x gammas
     x ridges``; then, with ``refine=True``, alpha in steps of 0.02 at the
     best ``(gamma, ridge)`` (one generalised eigendecomposition per split and
     class serves them all) and the grid of ``(gamma, ridge)`` at the alpha
@@ -135,14 +134,16 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         ``ridge`` no longer share one eigendecomposition (the range units
         and the features' units differ) and each is factorised on its own:
         the same scores, slower.
-    cv : int, splitter, iterable of (train, test) index arrays, or None, default=5
+    cv : 'auto', int, splitter, iterable of (train, test) index arrays, or None, default='auto'
+        ``'auto'``: 10 stratified, shuffled folds up to 100 features (training
+        splits of 90 % of the rows want nearly the final model's regularisation), 5 above.
         As scikit-learn's ``cv``: an int ``>= 2`` is that many stratified,
         shuffled folds (at most the size of the smallest class), None is 5;
         an object with a ``split(X, y)`` method (``KFold``, ``ShuffleSplit``,
         ...) or an iterable of ``(train, test)`` pairs of row indices is used
         as given. Disjoint test sets whose training sets are the other rows
         (k-fold) reuse the folds' statistics; other splits compute each
-        training split's statistics. A model file keeps an int as it is; a
+        training split's statistics. A model file keeps ``'auto'`` or an int; a
         splitter or a list of splits is kept only as a description
         (``stats_.cv``, its ``repr``) and loads as ``cv=None``: the fitted
         model does not need it.
@@ -180,8 +181,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         Mean held-out score of each (``-inf`` where a covariance was singular);
         their mean held-out log-likelihoods are ``stats_.cv_log_likelihoods``.
     stats_ : CrossValidatedStats
-        The statistics of all the data and the candidates' scores: the model
-        file stores them, and ``from_stats`` redoes the choice from the scores.
+        All the data's statistics and the candidates' scores (the file's; ``from_stats`` rechooses).
 
     Notes
     -----
@@ -226,7 +226,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         "refine": ["boolean"],
         "target": [StrOptions({"pooled", "identity", "range"})],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
-        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable, None],
+        "cv": [
+            StrOptions({"auto"}),
+            Interval(Integral, 2, None, closed="left"),
+            HasMethods(["split"]),
+            Iterable,
+            None,
+        ],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
         "tie_break": [StrOptions({"neighbourhood", "log_likelihood", "regularisation"})],
         "random_state": ["random_state"],
@@ -248,7 +254,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         refine: bool = True,
         target: str = "range",
         reg_param: float = 0.0,
-        cv: Any = 5,
+        cv: Any = "auto",
         scoring: str = "accuracy",
         tie_break: str = "neighbourhood",
         random_state: Any = 0,
@@ -296,7 +302,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         """The parameters a model file keeps: ``cv`` as an int or None (see ``cv``)."""
         params = self.get_params(deep=False)
         cv = params["cv"]
-        if not (cv is None or (isinstance(cv, Integral) and not isinstance(cv, bool))):
+        if not (
+            cv is None or cv == "auto" or (isinstance(cv, Integral) and not isinstance(cv, bool))
+        ):
             params["cv"] = None
         return params
 
@@ -334,7 +342,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             # the priors are checked here, before any work; fit warns about them once
             warnings.simplefilter("ignore", UserWarning)
             priors = None if self.priors is None else resolve_priors(self.priors, c)
-        splits = cv_splits(self.cv, self.random_state, rows.split_X, y_arr, c)
+        cv = auto_folds(self.cv, int(rows.X.shape[1]))
+        splits = cv_splits(cv, self.random_state, rows.split_X, y_arr, c)
         with self._deferred():
             training = SplitStatistics(splits, rows)
         total = training.total
@@ -370,7 +379,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             grid_scores,
             sweep_scores,
             lambda: self._choice_order(*table.arrays(), total)[0][0],
-            lattice=self.refine and self._auto_lattice(int(rows.X.shape[1])),
+            lattice=self.refine and searches_lattice(self.alphas, int(rows.X.shape[1])),
             refine=self.refine,
         )
         points, scores, log_liks = table.arrays()
@@ -415,10 +424,6 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         """The candidates, best first, by ``tie_break`` (:func:`~._rda_lattice.choice_order`)."""
         neighbourhood = self.tie_break == "neighbourhood" and self.scoring == "accuracy"
         return choice_order(points, scores, log_liks, self._band(total), neighbourhood)
-
-    def _auto_lattice(self, n_features: int) -> bool:
-        """Whether ``alphas='auto'`` means the lattice (up to 100 features; see :func:`auto_alphas`)."""
-        return isinstance(self.alphas, str) and auto_alphas(n_features).size > 2
 
     def _grid_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
