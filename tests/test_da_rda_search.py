@@ -210,3 +210,20 @@ def test_lda_coefficients_keep_float32(solver, shrinkage):
     assert m.coef_.dtype == np.float32 and m.intercept_.dtype == np.float32
     ref = LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage).fit(X, y)
     np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-4, atol=1e-4 * np.abs(ref.coef_).max())
+
+
+def test_cv_auto_is_ten_folds_up_to_100_features_and_five_above():
+    from bayesrule.estimators._rda_lattice import auto_folds
+
+    assert [auto_folds("auto", p) for p in (1, 100, 101, 784)] == [10, 10, 5, 5]
+    assert auto_folds(3, 4) == 3 and auto_folds(None, 4) is None
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 30)
+    X = rng.normal(size=(60, 4)) + y[:, None] * 0.3
+    kw = {**_GRID, "refine": False}
+    a = RegularizedDiscriminantAnalysisCV(**kw).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=10, **kw).fit(X, y)
+    c = RegularizedDiscriminantAnalysisCV(cv=5, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
+    assert not np.array_equal(a.stats_.cv_log_likelihoods, c.stats_.cv_log_likelihoods)
+    assert a.cv == "auto" and a.file_params()["cv"] == "auto"

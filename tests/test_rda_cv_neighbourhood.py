@@ -41,7 +41,7 @@ def _brute_means(points, values):
 @pytest.mark.parametrize("seed", range(3))
 def test_the_choice_is_the_near_tie_rule_on_neighbourhood_means(seed):
     X, y = _table(seed)
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     points, acc, ll = m.cv_points_, m.cv_scores_, m.stats_.cv_log_likelihoods
     s_acc, s_ll = _brute_means(points, acc), _brute_means(points, ll)
     np.testing.assert_allclose(neighbourhood_means(points, acc), s_acc, rtol=0, atol=1e-12)
@@ -79,7 +79,7 @@ def _constructed(spike_at, plateau_centre, rng):
 def test_a_plateau_is_preferred_to_an_isolated_spike(seed):
     rng = np.random.default_rng(seed)
     X, y = _table(seed)
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     centre = (float(rng.choice([0.3, 0.5, 0.7])), int(rng.integers(1, 3)), int(rng.integers(1, 3)))
     spike = (float(rng.choice([0.0, 0.9, 1.0])), 0.5, 0.5)
     points, acc, ll = _constructed(spike, centre, rng)
@@ -97,8 +97,8 @@ def test_a_plateau_is_preferred_to_an_isolated_spike(seed):
 @given(st.lists(st.floats(-3, 3), min_size=4, max_size=4), st.integers(0, 50))
 def test_the_choice_and_the_scores_do_not_depend_on_units(log_units, seed):
     X, y = _table(seed, n=15)
-    a = RegularizedDiscriminantAnalysisCV().fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV().fit(X * 10.0 ** np.array(log_units), y)
+    a = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=3).fit(X * 10.0 ** np.array(log_units), y)
     assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
     np.testing.assert_array_equal(a.cv_points_, b.cv_points_)
     np.testing.assert_allclose(a.cv_scores_, b.cv_scores_, rtol=0, atol=1e-12)
@@ -106,8 +106,8 @@ def test_the_choice_and_the_scores_do_not_depend_on_units(log_units, seed):
 
 def test_fits_are_deterministic():
     X, y = _table(5)
-    a = RegularizedDiscriminantAnalysisCV().fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    a = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
     np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
@@ -115,7 +115,7 @@ def test_fits_are_deterministic():
 
 def test_auto_alphas_without_refine_score_every_alpha_of_the_lattice_up_to_100_features():
     X, y = _table(1)
-    m = RegularizedDiscriminantAnalysisCV(refine=False).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(refine=False, cv=3).fit(X, y)
     lattice = np.round(np.linspace(0, 1, 51), 12)
     assert set(np.unique(m.cv_points_[:, 0])) == set(lattice)
     # every candidate of the grid: 51 alphas x 4 gammas x 9 ridges, nothing else
@@ -127,8 +127,8 @@ def test_auto_alphas_without_refine_score_every_alpha_of_the_lattice_up_to_100_f
 @pytest.mark.parametrize("seed", range(4))
 def test_the_refined_search_scores_the_coarse_alphas_and_the_window_of_its_choice(seed):
     X, y = _table(seed, spread=0.3 * seed)
-    full = RegularizedDiscriminantAnalysisCV(refine=False).fit(X, y)
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    full = RegularizedDiscriminantAnalysisCV(refine=False, cv=3).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     alphas = np.unique(m.cv_points_[:, 0])
     coarse = np.round(np.linspace(0, 1, 11), 12)
     assert set(coarse) <= set(alphas) and alphas.size < 51
