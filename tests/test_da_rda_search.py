@@ -212,11 +212,12 @@ def test_lda_coefficients_keep_float32(solver, shrinkage):
     np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-4, atol=1e-4 * np.abs(ref.coef_).max())
 
 
-def test_cv_auto_is_ten_folds_up_to_100_features_and_five_above():
+def test_cv_auto_is_ten_folds_up_to_1000_rows_and_100_features_and_five_above():
     from bayesrule.estimators._rda_lattice import auto_folds
 
-    assert [auto_folds("auto", p) for p in (1, 100, 101, 784)] == [10, 10, 5, 5]
-    assert auto_folds(3, 4) == 3 and auto_folds(None, 4) is None
+    assert [auto_folds("auto", 1000, p) for p in (1, 100, 101, 784)] == [10, 10, 5, 5]
+    assert [auto_folds("auto", n, 64) for n in (150, 1000, 1001, 60000)] == [10, 10, 5, 5]
+    assert auto_folds(3, 60, 4) == 3 and auto_folds(None, 60, 4) is None
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 30)
     X = rng.normal(size=(60, 4)) + y[:, None] * 0.3

@@ -30,18 +30,24 @@ _F = NDArray[np.float64]
 
 #: up to this many features ``alphas='auto'`` is the lattice (see :func:`._cv_stats.auto_alphas`)
 LATTICE_FEATURES = 100
-#: the folds of ``cv='auto'`` up to ``LATTICE_FEATURES`` features (5 above)
+#: the folds of ``cv='auto'`` up to ``AUTO_ROWS`` rows and ``LATTICE_FEATURES`` features (else 5)
 AUTO_FOLDS = 10
+AUTO_ROWS = 1000
 #: the first alphas of the refined search
 COARSE_STEP = 0.1
 #: the lattice alphas scored around a chosen alpha: those within this distance
 WINDOW = 0.06
 
 
-def auto_folds(cv: Any, n_features: int) -> Any:
-    """``cv``, with ``'auto'`` made ``AUTO_FOLDS`` up to ``LATTICE_FEATURES`` features, else 5."""
+def auto_folds(cv: Any, n_rows: int, n_features: int) -> Any:
+    """``cv``, with ``'auto'`` made ``AUTO_FOLDS`` on a small table, else 5.
+
+    Small: at most ``AUTO_ROWS`` rows and ``LATTICE_FEATURES`` features,
+    where a fifth fewer training rows moves the best regularisation most
+    and the search costs least.
+    """
     if isinstance(cv, str) and cv == "auto":
-        return AUTO_FOLDS if n_features <= LATTICE_FEATURES else 5
+        return AUTO_FOLDS if n_rows <= AUTO_ROWS and n_features <= LATTICE_FEATURES else 5
     return cv
 
 

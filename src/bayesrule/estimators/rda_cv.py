@@ -135,8 +135,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         and the features' units differ) and each is factorised on its own:
         the same scores, slower.
     cv : 'auto', int, splitter, iterable of (train, test) index arrays, or None, default='auto'
-        ``'auto'``: 10 stratified, shuffled folds up to 100 features (training
-        splits of 90 % of the rows want nearly the final model's regularisation), 5 above.
+        ``'auto'``: 10 stratified, shuffled folds up to 1,000 rows and 100 features
+        (splits of 90 % of the rows want nearly the final model's regularisation), else 5.
         As scikit-learn's ``cv``: an int ``>= 2`` is that many stratified,
         shuffled folds (at most the size of the smallest class), None is 5;
         an object with a ``split(X, y)`` method (``KFold``, ``ShuffleSplit``,
@@ -342,7 +342,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             # the priors are checked here, before any work; fit warns about them once
             warnings.simplefilter("ignore", UserWarning)
             priors = None if self.priors is None else resolve_priors(self.priors, c)
-        cv = auto_folds(self.cv, int(rows.X.shape[1]))
+        cv = auto_folds(self.cv, int(rows.X.shape[0]), int(rows.X.shape[1]))
         splits = cv_splits(cv, self.random_state, rows.split_X, y_arr, c)
         with self._deferred():
             training = SplitStatistics(splits, rows)
