@@ -16,6 +16,9 @@ from bayesrule import (
     RegularizedDiscriminantAnalysisCV,
 )
 
+# a small explicit grid where a test is about ``cv`` or the file, not the default search
+_GRID = {"alphas": (0.0, 0.5, 1.0), "gammas": (0.0, 0.2), "ridges": (0.0, 0.1)}
+
 
 def _blend_case(seed, n=14, p=8, K=3):
     """Few rows per class, class covariances a shared one plus a perturbation.
@@ -112,7 +115,7 @@ def test_the_search_contains_lda_and_qda_and_their_scores_are_theirs():
 def test_a_bad_cv_is_refused_with_what_is_accepted(cv):
     X, y = load_iris(return_X_y=True)
     # scikit-learn's parameter check or bayesrule's (strings and bytes pass the former)
-    with pytest.raises(ValueError, match=r"cv.* must be an int .*[Gg]ot"):
+    with pytest.raises(ValueError, match=r"cv.* must be .*an int .*[Gg]ot"):
         RegularizedDiscriminantAnalysisCV(cv=cv).fit(X, y)
 
 
@@ -125,8 +128,8 @@ def test_a_cv_below_two_is_refused(cv):
 
 def test_cv_none_is_five_folds():
     X, y = load_iris(return_X_y=True)
-    a = RegularizedDiscriminantAnalysisCV(cv=None).fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV(cv=5).fit(X, y)
+    a = RegularizedDiscriminantAnalysisCV(cv=None, **_GRID).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=5, **_GRID).fit(X, y)
     np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
 
 
@@ -144,7 +147,7 @@ def test_a_model_fitted_with_a_splitter_saves_and_loads(cv, tmp_path):
     X, y = load_wine(return_X_y=True)
     if cv == "list":
         cv = list(StratifiedKFold(3).split(X, y))
-    m = RegularizedDiscriminantAnalysisCV(cv=cv).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=cv, **_GRID).fit(X, y)
     path = bayesrule.save(m, tmp_path / "m.bayesrule")
     loaded = bayesrule.load(path)
     assert loaded.cv is None  # the splitter is not kept ...
@@ -158,7 +161,7 @@ def test_a_model_fitted_with_a_splitter_saves_and_loads(cv, tmp_path):
 
 def test_an_int_cv_is_saved_as_it_is(tmp_path):
     X, y = load_iris(return_X_y=True)
-    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3, **_GRID).fit(X, y)
     loaded = bayesrule.load(bayesrule.save(m, tmp_path / "m.bayesrule"))
     assert loaded.cv == 3 and loaded.stats_.cv == "3"
 
@@ -207,3 +210,21 @@ def test_lda_coefficients_keep_float32(solver, shrinkage):
     assert m.coef_.dtype == np.float32 and m.intercept_.dtype == np.float32
     ref = LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage).fit(X, y)
     np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-4, atol=1e-4 * np.abs(ref.coef_).max())
+
+
+def test_cv_auto_is_ten_folds_up_to_1000_rows_and_100_features_and_five_above():
+    from bayesrule.estimators._rda_lattice import auto_folds
+
+    assert [auto_folds("auto", 1000, p) for p in (1, 100, 101, 784)] == [10, 10, 5, 5]
+    assert [auto_folds("auto", n, 64) for n in (150, 1000, 1001, 60000)] == [10, 10, 5, 5]
+    assert auto_folds(3, 60, 4) == 3 and auto_folds(None, 60, 4) is None
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 30)
+    X = rng.normal(size=(60, 4)) + y[:, None] * 0.3
+    kw = {**_GRID, "refine": False}
+    a = RegularizedDiscriminantAnalysisCV(**kw).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=10, **kw).fit(X, y)
+    c = RegularizedDiscriminantAnalysisCV(cv=5, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
+    assert not np.array_equal(a.stats_.cv_log_likelihoods, c.stats_.cv_log_likelihoods)
+    assert a.cv == "auto" and a.file_params()["cv"] == "auto"

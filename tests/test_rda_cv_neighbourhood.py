@@ -26,28 +26,22 @@ def _table(seed, n=20, p=4, K=3, spread=1.0):
 
 
 def _brute_means(points, values):
-    """Neighbourhood means by a loop: alphas within 0.02, adjacent gamma and ridge levels."""
-    g_lv, r_lv = np.unique(points[:, 1]), np.unique(points[:, 2])
+    """Neighbourhood means, point by point: adjacent alpha (at most 0.1 apart), gamma and ridge levels."""
+    levels = [np.searchsorted(np.unique(points[:, j]), points[:, j]) for j in range(3)]
+    finite = np.isfinite(values)
     out = np.full(len(values), -np.inf)
-    for i, (a, g, r) in enumerate(points):
-        if not np.isfinite(values[i]):
-            continue
-        nb = [
-            values[j]
-            for j, (b, h, q) in enumerate(points)
-            if abs(a - b) <= 0.02 + 1e-9
-            and abs(np.searchsorted(g_lv, g) - np.searchsorted(g_lv, h)) <= 1
-            and abs(np.searchsorted(r_lv, r) - np.searchsorted(r_lv, q)) <= 1
-            and np.isfinite(values[j])
-        ]
-        out[i] = np.mean(nb)
+    for i in np.flatnonzero(finite):
+        nb = finite & (np.abs(points[:, 0] - points[i, 0]) <= 0.1 + 1e-9)
+        for lv in levels:
+            nb &= np.abs(lv - lv[i]) <= 1
+        out[i] = values[nb].mean()
     return out
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_choice_is_the_near_tie_rule_on_neighbourhood_means(seed):
     X, y = _table(seed)
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     points, acc, ll = m.cv_points_, m.cv_scores_, m.stats_.cv_log_likelihoods
     s_acc, s_ll = _brute_means(points, acc), _brute_means(points, ll)
     np.testing.assert_allclose(neighbourhood_means(points, acc), s_acc, rtol=0, atol=1e-12)
@@ -85,7 +79,7 @@ def _constructed(spike_at, plateau_centre, rng):
 def test_a_plateau_is_preferred_to_an_isolated_spike(seed):
     rng = np.random.default_rng(seed)
     X, y = _table(seed)
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     centre = (float(rng.choice([0.3, 0.5, 0.7])), int(rng.integers(1, 3)), int(rng.integers(1, 3)))
     spike = (float(rng.choice([0.0, 0.9, 1.0])), 0.5, 0.5)
     points, acc, ll = _constructed(spike, centre, rng)
@@ -103,8 +97,8 @@ def test_a_plateau_is_preferred_to_an_isolated_spike(seed):
 @given(st.lists(st.floats(-3, 3), min_size=4, max_size=4), st.integers(0, 50))
 def test_the_choice_and_the_scores_do_not_depend_on_units(log_units, seed):
     X, y = _table(seed, n=15)
-    a = RegularizedDiscriminantAnalysisCV().fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV().fit(X * 10.0 ** np.array(log_units), y)
+    a = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=3).fit(X * 10.0 ** np.array(log_units), y)
     assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
     np.testing.assert_array_equal(a.cv_points_, b.cv_points_)
     np.testing.assert_allclose(a.cv_scores_, b.cv_scores_, rtol=0, atol=1e-12)
@@ -112,22 +106,61 @@ def test_the_choice_and_the_scores_do_not_depend_on_units(log_units, seed):
 
 def test_fits_are_deterministic():
     X, y = _table(5)
-    a = RegularizedDiscriminantAnalysisCV().fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    a = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
     assert (a.alpha_, a.gamma_, a.ridge_) == (b.alpha_, b.gamma_, b.ridge_)
     np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
-def test_auto_alphas_score_every_alpha_of_the_lattice_up_to_100_features():
+def test_auto_alphas_without_refine_score_every_alpha_of_the_lattice_up_to_100_features():
     X, y = _table(1)
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(refine=False, cv=3).fit(X, y)
     lattice = np.round(np.linspace(0, 1, 51), 12)
     assert set(np.unique(m.cv_points_[:, 0])) == set(lattice)
     # every candidate of the grid: 51 alphas x 4 gammas x 9 ridges, nothing else
     assert m.cv_points_.shape[0] == 51 * 4 * 9
     np.testing.assert_array_equal(auto_alphas(100), lattice)
     np.testing.assert_array_equal(auto_alphas(101), [0.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_refined_search_scores_the_coarse_alphas_and_the_window_of_its_choice(seed):
+    X, y = _table(seed, spread=0.3 * seed)
+    full = RegularizedDiscriminantAnalysisCV(refine=False, cv=3).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(cv=3).fit(X, y)
+    alphas = np.unique(m.cv_points_[:, 0])
+    coarse = np.round(np.linspace(0, 1, 11), 12)
+    assert set(coarse) <= set(alphas) and alphas.size < 51
+    window = np.round(np.linspace(0, 1, 51), 12)
+    window = window[np.abs(window - m.alpha_) <= 0.06 + 1e-9]
+    assert set(window) <= set(alphas)
+    # every alpha scored is scored at every (gamma, ridge): the exhaustive lattice's rows
+    assert m.cv_points_.shape[0] == alphas.size * 4 * 9
+    index = {tuple(p): i for i, p in enumerate(full.cv_points_.tolist())}
+    rows = [index[tuple(p)] for p in m.cv_points_.tolist()]
+    np.testing.assert_array_equal(m.cv_scores_, full.cv_scores_[rows])
+    ll = m.stats_.cv_log_likelihoods
+    np.testing.assert_array_equal(ll, full.stats_.cv_log_likelihoods[rows])
+    # the choice is the rule's among the candidates scored (redone from the statistics)
+    again = RegularizedDiscriminantAnalysisCV.from_stats(m.stats_)
+    assert (again.alpha_, again.gamma_, again.ridge_) == (m.alpha_, m.gamma_, m.ridge_)
+
+
+def test_the_refinement_follows_the_choice_to_its_window():
+    # scores peaked at alpha 0.46: the coarse round sees 0.4 and 0.5, the window finds 0.46
+    from bayesrule.estimators._rda_lattice import coarse_alphas, refine_alphas
+
+    scored = list(coarse_alphas())
+
+    def choose():
+        a = np.array(scored)
+        return float(a[np.argmin(np.abs(a - 0.46))])
+
+    refine_alphas(choose, lambda a: scored.extend(a.tolist()), np.array(scored))
+    assert choose() == pytest.approx(0.46)
+    assert {0.4, 0.42, 0.44, 0.46, 0.48, 0.5, 0.52} <= {round(a, 12) for a in scored}
+    assert len(scored) < 51
 
 
 def test_neighbourhood_means_leave_singular_candidates_out():

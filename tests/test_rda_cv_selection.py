@@ -11,6 +11,9 @@ import pytest
 from bayesrule import RegularizedDiscriminantAnalysisCV
 from bayesrule.estimators._rda_search import alpha_sweep_terms, standardised_min_eigenvalue
 
+# a small explicit grid where a test is about the rule or the file, not the default search
+_GRID = {"alphas": (0.0, 0.4, 0.8, 1.0), "gammas": (0.0, 0.2), "ridges": (0.0, 0.05, 0.3)}
+
 
 def _small_table(seed, structure, n=18, p=5, K=3):
     """Few rows per class, Gaussian classes whose covariances differ as ``structure`` says.
@@ -65,8 +68,8 @@ def test_the_regularisation_tie_break_is_the_best_accuracy(seed):
 
 def test_the_log_likelihood_is_the_score_of_scoring_log_likelihood():
     X, y = _small_table(0, "scaled")
-    a = RegularizedDiscriminantAnalysisCV(refine=False).fit(X, y)
-    b = RegularizedDiscriminantAnalysisCV(refine=False, scoring="log_likelihood").fit(X, y)
+    a = RegularizedDiscriminantAnalysisCV(refine=False, **_GRID).fit(X, y)
+    b = RegularizedDiscriminantAnalysisCV(refine=False, scoring="log_likelihood", **_GRID).fit(X, y)
     np.testing.assert_array_equal(a.cv_points_, b.cv_points_)
     np.testing.assert_allclose(a.stats_.cv_log_likelihoods, b.cv_scores_, rtol=0, atol=1e-12)
 
@@ -74,7 +77,7 @@ def test_the_log_likelihood_is_the_score_of_scoring_log_likelihood():
 def test_statistics_without_log_likelihoods_choose_by_score_alone():
     # a model file written before the log-likelihoods were kept
     X, y = _small_table(1, "own")
-    m = RegularizedDiscriminantAnalysisCV().fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(**_GRID).fit(X, y)
     old = dataclasses.replace(m.stats_, cv_log_likelihoods=None)
     again = RegularizedDiscriminantAnalysisCV.from_stats(old)
     ref = RegularizedDiscriminantAnalysisCV.from_stats(m.stats_, tie_break="regularisation")
@@ -87,7 +90,7 @@ def test_statistics_without_log_likelihoods_choose_by_score_alone():
 
 def test_log_likelihoods_of_the_wrong_shape_are_refused():
     X, y = _small_table(2, "shared")
-    m = RegularizedDiscriminantAnalysisCV(refine=False).fit(X, y)
+    m = RegularizedDiscriminantAnalysisCV(refine=False, **_GRID).fit(X, y)
     bad = dataclasses.replace(m.stats_, cv_log_likelihoods=m.stats_.cv_log_likelihoods[:-1])
     with pytest.raises(ValueError, match="cv_log_likelihoods must have the shape of cv_scores"):
         RegularizedDiscriminantAnalysisCV.from_stats(bad)

@@ -233,6 +233,8 @@ def ranked(
 
 #: the alpha sweep's step: candidates this close in alpha are neighbours
 ALPHA_STEP = 0.02
+#: alphas adjacent among those scored are neighbours when at most this far apart
+NEIGHBOUR_ALPHA_GAP = 0.1
 
 
 def auto_alphas(n_features: int) -> _F:
@@ -251,16 +253,19 @@ def auto_alphas(n_features: int) -> _F:
 def neighbourhood_means(points: _F, values: _F) -> _F:
     """Each candidate's value averaged with its scored neighbours' (``-inf`` stays ``-inf``).
 
-    Neighbours: alphas at most ``ALPHA_STEP`` apart, and gammas and ridges
-    adjacent (or equal) among the values scored; a neighbour with a
-    non-finite value (a singular covariance) is left out. A held-out score
+    Neighbours: alphas adjacent (or equal) among the alphas scored and at
+    most ``NEIGHBOUR_ALPHA_GAP`` (0.1) apart, gammas and ridges adjacent (or
+    equal) among the values scored; a neighbour with a non-finite value (a
+    singular covariance) is left out. On the lattice of ``ALPHA_STEP`` the
+    alphas 0.02 apart; where only the coarse alphas of the refined search
+    were scored (:mod:`._rda_lattice`), those 0.1 apart. A held-out score
     measured on few rows is noisy: a candidate whose score stands alone
     above its neighbours' is most likely lucky, one on a plateau is not.
     """
     points = np.asarray(points, dtype=float)
     values = np.asarray(values, dtype=float)
-    idx = [np.searchsorted(np.unique(points[:, j]), points[:, j]) for j in (1, 2)]
-    near = np.abs(points[:, None, 0] - points[None, :, 0]) <= ALPHA_STEP + 1e-9
+    idx = [np.searchsorted(np.unique(points[:, j]), points[:, j]) for j in (0, 1, 2)]
+    near = np.abs(points[:, None, 0] - points[None, :, 0]) <= NEIGHBOUR_ALPHA_GAP + 1e-9
     for j in idx:
         near &= np.abs(j[:, None] - j[None, :]) <= 1
     finite = np.isfinite(values)
@@ -370,7 +375,7 @@ def check_cv(cv: Any) -> Any:
     """``cv`` as scikit-learn reads it, or a ValueError saying what is accepted."""
     cv = 5 if cv is None else cv
     expected = (
-        "cv must be an int >= 2 (that many stratified folds), None (5 folds), a "
+        "cv must be 'auto', an int >= 2 (that many stratified folds), None (5 folds), a "
         "cross-validation splitter (an object with a split(X, y) method, such as "
         "StratifiedKFold) or an iterable of (train, test) index arrays"
     )

@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import LinAlgError, cholesky, eigh, eigvalsh, solve_triangular
-from scipy.special import logsumexp
 
 from ..covariance import shrink
 from ..models.gaussian import correlation_singular
@@ -207,11 +206,11 @@ def held_out_terms(
     if n_dead:
         low = np.minimum(low, eig_dead)
     ok = low > 0
-    d = np.diag(cov)
-    for c in np.flatnonzero(ok).tolist():
-        var = _mapped_var(d, tr, t, float(gam_c[c]), float(rho_c[c]), r)
-        if low[c] / float(var.max()) > tol:
-            continue  # lmin(C) >= lmin(Sigma) / max variance: regular
+    # the largest variance of each candidate: the map is increasing in the variance
+    top = _mapped_var(np.array([float(np.diag(cov).max())]), tr, t, gam_c, rho_c, r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        proven = low / top > tol  # lmin(C) >= lmin(Sigma) / max variance: regular
+    for c in np.flatnonzero(ok & ~proven).tolist():
         S = regularised(cov, float(gam_c[c]), float(rho_c[c]), t, r)
         ok[c] = not correlation_singular(S, tol)[0]
     safe = np.where(eig > 0, eig, np.inf)
@@ -319,8 +318,11 @@ def _direct_terms_rows(
     return _stack(X, per_candidate, axis=2), logdet, ok
 
 
-def _mapped_var(d: _F, tr: float, t: float, gamma: float, rho: float, r: float) -> _F:
-    """The variances of one candidate's covariance (the diagonal of ``regularised``)."""
+def _mapped_var(d: _F, tr: float, t: float, gamma: Any, rho: Any, r: float) -> _F:
+    """The variances of a candidate's covariance (the diagonal of ``regularised``).
+
+    ``gamma`` and ``rho`` may be arrays of the candidates' values (broadcast with ``d``).
+    """
     var = (1.0 - rho) * ((1.0 - gamma) * d + gamma * tr) + rho * t
     return (1.0 - r) * var + r if r else var
 
@@ -382,12 +384,11 @@ def alpha_sweep_terms(
     E = alphas[None, :] * lam[:, None] + (1.0 - alphas)[None, :]  # (p, S)
     low = E.min(axis=0)
     ok = low > 0
-    var_a = np.diag(As)
-    for s in np.flatnonzero(ok).tolist():
+    top = alphas * float(np.diag(As).max()) + (1.0 - alphas)  # each candidate's largest variance
+    with np.errstate(divide="ignore", invalid="ignore"):
+        proven = b_min * low / top > tol
+    for s in np.flatnonzero(ok & ~proven).tolist():
         a = float(alphas[s])
-        top = float((a * var_a + (1.0 - a)).max())
-        if b_min * low[s] / top > tol:
-            continue
         ok[s] = not correlation_singular(a * A + (1.0 - a) * B, tol)[0]
     safe = np.where(E > 0, E, np.inf)
     logdet = 2.0 * float(np.sum(np.log(d))) + 2.0 * float(np.sum(np.log(np.diag(L))))
@@ -461,14 +462,25 @@ def standardised_min_eigenvalue(B: _F) -> float:
     return float(eigvalsh(B / np.outer(s, s), driver="evd")[0])
 
 
+def _log_sum_exp_classes(jll: _F) -> _F:
+    """``log sum_k exp jll[:, k, :]``, shape (n, C), each row's largest term taken out.
+
+    A row whose terms are all ``-inf`` gives ``-inf`` (such a candidate is
+    singular and scored ``-inf`` anyway).
+    """
+    top = jll.max(axis=1)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return top + np.log(np.exp(jll - top[:, None, :]).sum(axis=1))
+
+
 def held_out_score(jll: _F, ok: NDArray[np.bool_], yi: NDArray[np.intp], w: _F, scoring: str) -> _F:
     """Held-out score and log-likelihood of each candidate, shape (2, C), from ``jll`` (n, K, C).
 
     ``scoring`` 'accuracy' or 'log_likelihood' (the mean log posterior of the
     true class); both weighted by ``w``; ``-inf`` where ``ok`` is False.
     """
-    with np.errstate(invalid="ignore"):
-        post = jll[np.arange(len(yi)), yi, :] - logsumexp(jll, axis=1)
+    post = jll[np.arange(len(yi)), yi, :] - _log_sum_exp_classes(jll)
     log_lik = (w @ post) / w.sum()
     if scoring == "accuracy":
         correct = np.argmax(jll, axis=1) == yi[:, None]

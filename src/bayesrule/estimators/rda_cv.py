@@ -2,16 +2,15 @@
 
 The folds' statistics are computed in one pass, merged into the total,
 and each training split is the total less its fold (``subtract``), so the
-data are read once. The search has three stages, each scored from the
-training splits' statistics and one rotation of the held-out rows per
-class (see :mod:`bayesrule.estimators._rda_search`):
-
-1. the grid ``alphas x gammas x ridges``: per split, alpha and class, one
-   eigendecomposition of ``Sigma_k(alpha)`` serves every ``(gamma, ridge)``;
-2. (``refine``) a fine sweep of alpha (steps of 0.02) at the best
-   ``(gamma, ridge)``: per split and class, one generalised
-   eigendecomposition serves every alpha;
-3. (``refine``) the grid of ``(gamma, ridge)`` again at the alpha found.
+data are read once. Every candidate is scored from the training splits'
+statistics and one rotation of the held-out rows per class
+(:mod:`bayesrule.estimators._rda_search`): per split, alpha and class one
+eigendecomposition of ``Sigma_k(alpha)`` serves every ``(gamma, ridge)``,
+and per split, ``(gamma, ridge)`` and class one generalised
+eigendecomposition serves every alpha. Up to 100 features the default
+alphas are coarse ones refined on a lattice around the choice
+(:mod:`bayesrule.estimators._rda_lattice`); above, the grid, a sweep of
+alpha at its best ``(gamma, ridge)`` and the grid again at the alpha found.
 
 The statistic, :class:`CrossValidatedStats`, holds the statistics of all
 the data and the candidates' held-out scores; the choice is redone from
@@ -48,11 +47,10 @@ from ._cv_stats import (
     accuracy_band,
     auto_alphas,
     cv_splits,
-    neighbourhood_means,
-    ranked,
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
+from ._rda_lattice import auto_folds, choice_order, searches_lattice, staged_search
 from ._rda_search import (
     alpha_sweep_terms,
     device_scores,
@@ -95,20 +93,22 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     the final model is derived from the statistics of all the data — no
     second pass.
 
-    The search: the grid ``alphas x gammas x ridges``; then, with
-    ``refine=True``, alpha on a grid of step 0.02 at the best ``(gamma,
-    ridge)`` (one generalised eigendecomposition per split and class serves
-    them all), and the ``(gamma, ridge)`` grid again at the alpha found
-    (steered by the score, exact ties to the more regularised). Contained:
-    LDA, QDA, scikit-learn QDA's ``reg_param`` (up to the unit), Friedman's RDA.
+    The search, ``alphas='auto'`` up to 100 features: alphas 0, 0.1, ..., 1 at
+    every ``(gamma, ridge)``, then those of steps of 0.02 within 0.06 of the
+    rule's choice (``tie_break``) until its window is scored (about 18 of 51 alphas). Otherwise the grid ``alphas x gammas
+    x ridges``; then, with ``refine=True``, alpha in steps of 0.02 at the
+    best ``(gamma, ridge)`` (one generalised eigendecomposition per split and
+    class serves them all) and the grid of ``(gamma, ridge)`` at the alpha
+    found. Contained: LDA, QDA, scikit-learn QDA's ``reg_param`` (up to the
+    unit), Friedman's RDA.
 
     Parameters
     ----------
     alphas : 'auto' or sequence of float in [0, 1], default='auto'
-        The grid's alphas. ``'auto'``: every alpha in steps of 0.02 up to 100
-        features, else (0, 1) (LDA's pooled and QDA's own covariances, the
-        sweep of ``refine`` looking between them). Each alpha other than 0
-        costs one eigendecomposition per split and class.
+        The grid's alphas. ``'auto'``: up to 100 features the lattice of
+        steps of 0.02, refined from its coarse alphas (above; ``refine=False``
+        scores all 51), else (0, 1) and the sweep of ``refine``. Each alpha
+        other than 0 costs one eigendecomposition per split and class.
     gammas : sequence of float in [0, 1], default=(0, 0.05, 0.2, 0.5)
     ridges : sequence of float in [0, 1], default=(0, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85)
         ``(1 - ridge) Sigma_k + ridge t I`` after Friedman's shrinkage, with
@@ -116,8 +116,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         the final model), in the units of ``target``. Like ``gamma`` it is
         relative to the data's scale.
     refine : bool, default=True
-        Refine alpha (and then gamma and ridge) around the grid's best, as
-        described above. False scores the grid only.
+        Refine alpha around the choice, as described above. False scores the
+        grid only (``alphas='auto'``: the whole lattice).
     target : {'range', 'pooled', 'identity'}, default='range'
         The coordinates of ``gamma`` and ``ridge`` (see above and
         :class:`RegularizedDiscriminantAnalysis`): ``'range'`` and
@@ -134,14 +134,16 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         ``ridge`` no longer share one eigendecomposition (the range units
         and the features' units differ) and each is factorised on its own:
         the same scores, slower.
-    cv : int, splitter, iterable of (train, test) index arrays, or None, default=5
+    cv : 'auto', int, splitter, iterable of (train, test) index arrays, or None, default='auto'
+        ``'auto'``: 10 stratified, shuffled folds up to 1,000 rows and 100 features
+        (splits of 90 % of the rows want nearly the final model's regularisation), else 5.
         As scikit-learn's ``cv``: an int ``>= 2`` is that many stratified,
         shuffled folds (at most the size of the smallest class), None is 5;
         an object with a ``split(X, y)`` method (``KFold``, ``ShuffleSplit``,
         ...) or an iterable of ``(train, test)`` pairs of row indices is used
         as given. Disjoint test sets whose training sets are the other rows
         (k-fold) reuse the folds' statistics; other splits compute each
-        training split's statistics. A model file keeps an int as it is; a
+        training split's statistics. A model file keeps ``'auto'`` or an int; a
         splitter or a list of splits is kept only as a description
         (``stats_.cv``, its ``repr``) and loads as ``cv=None``: the fitted
         model does not need it.
@@ -152,8 +154,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         How near ties of held-out accuracy are decided (``scoring='accuracy'``).
         ``'neighbourhood'``: the rule of ``'log_likelihood'``, with half its
         band, applied to each candidate's accuracy and log-likelihood
-        averaged with its scored neighbours' (alphas 0.02 apart, adjacent
-        gammas and ridges; see
+        averaged with its scored neighbours' (adjacent alphas at most 0.1
+        apart, adjacent gammas and ridges; see
         :func:`~._cv_stats.neighbourhood_means`): a point that scores well
         alone among poor neighbours is most likely lucky on a few rows, a
         plateau is not. ``'log_likelihood'``: among the candidates whose held-out accuracy is
@@ -179,8 +181,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         Mean held-out score of each (``-inf`` where a covariance was singular);
         their mean held-out log-likelihoods are ``stats_.cv_log_likelihoods``.
     stats_ : CrossValidatedStats
-        The statistics of all the data and the candidates' scores: the model
-        file stores them, and ``from_stats`` redoes the choice from the scores.
+        All the data's statistics and the candidates' scores (the file's; ``from_stats`` rechooses).
 
     Notes
     -----
@@ -225,7 +226,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         "refine": ["boolean"],
         "target": [StrOptions({"pooled", "identity", "range"})],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
-        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), Iterable, None],
+        "cv": [
+            StrOptions({"auto"}),
+            Interval(Integral, 2, None, closed="left"),
+            HasMethods(["split"]),
+            Iterable,
+            None,
+        ],
         "scoring": [StrOptions({"accuracy", "log_likelihood"})],
         "tie_break": [StrOptions({"neighbourhood", "log_likelihood", "regularisation"})],
         "random_state": ["random_state"],
@@ -247,7 +254,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         refine: bool = True,
         target: str = "range",
         reg_param: float = 0.0,
-        cv: Any = 5,
+        cv: Any = "auto",
         scoring: str = "accuracy",
         tie_break: str = "neighbourhood",
         random_state: Any = 0,
@@ -295,7 +302,9 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         """The parameters a model file keeps: ``cv`` as an int or None (see ``cv``)."""
         params = self.get_params(deep=False)
         cv = params["cv"]
-        if not (cv is None or (isinstance(cv, Integral) and not isinstance(cv, bool))):
+        if not (
+            cv is None or cv == "auto" or (isinstance(cv, Integral) and not isinstance(cv, bool))
+        ):
             params["cv"] = None
         return params
 
@@ -333,7 +342,8 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             # the priors are checked here, before any work; fit warns about them once
             warnings.simplefilter("ignore", UserWarning)
             priors = None if self.priors is None else resolve_priors(self.priors, c)
-        splits = cv_splits(self.cv, self.random_state, rows.split_X, y_arr, c)
+        cv = auto_folds(self.cv, int(rows.X.shape[0]), int(rows.X.shape[1]))
+        splits = cv_splits(cv, self.random_state, rows.split_X, y_arr, c)
         with self._deferred():
             training = SplitStatistics(splits, rows)
         total = training.total
@@ -358,26 +368,20 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                 out += self._grid_scores(fold, priors, a, gammas, ridges)
             return out / len(splits)
 
-        # the stages steer by the score alone (exact ties to the more regularised
-        # candidate), so the candidates scored are those of the earlier search;
-        # the near-tie rule chooses among them when the model is derived
+        def sweep_scores(a: _F, gamma: float, ridge: float) -> _F:
+            out = sum(self._sweep_scores(f, priors, a, gamma, ridge) for f in folds())
+            return np.asarray(out) / len(splits)
+
         table = _Table()
-        table.add_grid(alphas, gammas, ridges, *grid_scores(alphas))
-        if self.refine:
-            _, g0, r0 = table.best()
-            sweep = np.setdiff1d(np.round(np.linspace(0.0, 1.0, 51), 12), alphas)
-            if sweep.size:
-                scores = np.zeros((2, sweep.size))
-                for fold in folds():
-                    scores += self._sweep_scores(fold, priors, sweep, g0, r0)
-                scores /= len(splits)
-                table.add(
-                    np.column_stack([sweep, np.full_like(sweep, g0), np.full_like(sweep, r0)]),
-                    *scores,
-                )
-            a1 = table.best()[0]
-            if a1 not in alphas:
-                table.add_grid(np.array([a1]), gammas, ridges, *grid_scores(np.array([a1])))
+        staged_search(
+            table,
+            (alphas, gammas, ridges),
+            grid_scores,
+            sweep_scores,
+            lambda: self._choice_order(*table.arrays(), total)[0][0],
+            lattice=self.refine and searches_lattice(self.alphas, int(rows.X.shape[1])),
+            refine=self.refine,
+        )
         points, scores, log_liks = table.arrays()
         cv_text = repr(self.cv)
         if len(cv_text) > 500:
@@ -413,6 +417,13 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
             return None
         half = self.tie_break == "neighbourhood"  # means vary less: half the band
         return accuracy_band(float(np.sum(total.counts)), 0.5 if half else 1.0)
+
+    def _choice_order(
+        self, points: _F, scores: _F, log_liks: _F | None, total: ScatterStats
+    ) -> list[tuple[float, float, float]]:
+        """The candidates, best first, by ``tie_break`` (:func:`~._rda_lattice.choice_order`)."""
+        neighbourhood = self.tie_break == "neighbourhood" and self.scoring == "accuracy"
+        return choice_order(points, scores, log_liks, self._band(total), neighbourhood)
 
     def _grid_scores(
         self, fold: HeldOut, priors: _F | None, alphas: _F, gammas: _F, ridges: _F
@@ -562,18 +573,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
                     f"cv_log_likelihoods must have the shape of cv_scores, {scores.shape}; "
                     f"got {log_liks.shape}."
                 )
-        band = self._band(stats.total)
-        keys, key_lls = scores, log_liks
-        if (
-            self.tie_break == "neighbourhood"
-            and self.scoring == "accuracy"
-            and log_liks is not None
-        ):
-            keys, key_lls = (
-                neighbourhood_means(points, scores),
-                neighbourhood_means(points, log_liks),
-            )
-        for alpha, gamma, ridge in ranked(points, keys, key_lls, band):
+        for alpha, gamma, ridge in self._choice_order(points, scores, log_liks, stats.total):
             try:
                 attrs = self._family_attrs(
                     stats.total,
