@@ -12,6 +12,7 @@ from .._util.parallel import in_parallel
 from ._base import ClassStatistic
 from ._bounds import (
     FoldedRange,
+    block_bounds,
     empty_bounds,
     union_bounds,
 )
@@ -32,7 +33,7 @@ from ._common import (
 from ._common import (
     Floats as _F,
 )
-from ._moments import pooled_covariance
+from ._moments import feature_major, pooled_covariance
 from ._scatter import ScatterStats
 from .schema import per_class, shared
 
@@ -199,13 +200,18 @@ def _pooled_products(
     # to the centred block D, syrk([D H]) holds D'D and D'H together.
     fuse = k <= max(8, p // 8)
     q = p + k if fuse else p
+    # feature-major X (F order: Arrow's columns side by side, as read from Parquet):
+    # each block is built transposed (see _feature_major_part)
+    columns = feature_major(X)
 
     def part(rows: tuple[int, int]) -> tuple[_F, _F, tuple[_F, _F]]:
         lo, hi = rows
+        step = max(64, BLOCK_VALUES // max(q, 1))
+        if columns:
+            return _feature_major_part(X, yi, w, unit, centres, k, fuse, lo, hi, step)
         acc = np.zeros((q, q))
         s1 = np.zeros((k, p))
         bounds = empty_bounds(p)
-        step = max(64, BLOCK_VALUES // max(q, 1))
         buf = np.empty((min(step, hi - lo), q))
         for s in range(lo, hi, step):
             e = min(s + step, hi)
@@ -267,3 +273,73 @@ def _pooled_products(
         lower=bounds[0],
         upper=bounds[1],
     )
+
+
+def _feature_major_part(
+    X: Any,
+    yi: NDArray[np.intp],
+    w: _F,
+    unit: bool,
+    centres: _F | None,
+    k: int,
+    fuse: bool,
+    lo: int,
+    hi: int,
+    step: int,
+) -> tuple[_F, _F, tuple[_F, _F]]:
+    """``(D'D, residual sums, feature range)`` of the rows ``lo:hi`` of a feature-major ``X``.
+
+    The part of :func:`_pooled_products` for ``X`` in F order (Arrow's
+    columns side by side, as read from Parquet): each block of ``step`` rows
+    is built transposed, ``[X - C, H]'`` (one contiguous row per feature,
+    copied from its column), and ``D'D = (D')(D')'`` is the same symmetric
+    product. A feature that is zero in every row of the block, and whose
+    centre is zero in every class, adds exactly nothing to any sum: the
+    block leaves it out (its rows and columns of ``D'D`` stay as they were),
+    as :func:`~._moments.moments_about` leaves out a class's zero columns.
+    NaN and infinity are not zero, so they always reach the sums.
+    """
+    p = X.shape[1]
+    q = p + k if fuse else p
+    acc = np.zeros((q, q))
+    s1 = np.zeros((k, p))
+    bounds = empty_bounds(p)
+    XT = X.T  # (p, n), C order: a feature's values are contiguous
+    # a feature with a non-zero centre has a residual in every row
+    centred = np.zeros(p, dtype=bool) if centres is None else np.any(centres != 0, axis=0)
+    rows = min(step, hi - lo)
+    flat = np.empty(rows * q)
+    picked = np.empty(rows * p, dtype=X.dtype)
+    for s in range(lo, hi, step):
+        e = min(s + step, hi)
+        block, yb = X[s:e], yi[s:e]
+        bounds = union_bounds(bounds, block_bounds(block, None if unit else w[s:e]))
+        live = np.flatnonzero(np.any(block != 0, axis=0) | centred)
+        m = live.size
+        width = m + k if fuse else m
+        DT = flat[: (e - s) * width].reshape(width, e - s)  # contiguous: syrk
+        if m == p:
+            source = XT[:, s:e]
+        else:
+            source = picked[: (e - s) * m].reshape(m, e - s)
+            np.take(XT[:, s:e], live, axis=0, out=source, mode="clip")
+        if centres is None:
+            np.copyto(DT[:m], source)
+        else:
+            np.subtract(source, centres[yb][:, live].T, out=DT[:m])
+        if fuse:
+            DT[m:] = 0.0
+            DT[m + yb, np.arange(e - s)] = 1.0
+        else:
+            s1[:, live] += np.asarray(one_hot_classes(yb, w[s:e], k) @ DT.T)
+        if not unit:
+            DT *= np.sqrt(w[s:e])[None, :]
+        if e == s:
+            continue
+        product = np.dot(DT, DT.T)
+        if m == p:
+            acc += product
+        else:
+            at = np.concatenate([live, p + np.arange(k)]) if fuse else live
+            acc[np.ix_(at, at)] += product
+    return acc, s1, bounds
