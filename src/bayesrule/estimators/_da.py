@@ -57,7 +57,8 @@ def _column_pass(est: Any) -> Any:
 
     The estimator's blocks must be summarised by the statistic itself (not
     wrapped, as RDA-CV's search wraps them) and that statistic must have a
-    column pass (not LDA's pooled statistics, a backend's option).
+    column pass (:class:`~bayesrule.stats.ScatterStats` and its extension,
+    and LDA's pooled statistics, a backend's option).
     """
     declared = est.spec.statistic
     if not (isinstance(declared, type) and issubclass(declared, ScatterStats)):
