@@ -18,6 +18,8 @@ where features are zero.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -48,6 +50,15 @@ def _columns(X):
     return [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
 
 
+@contextmanager
+def _blocks(small):
+    """With ``small``, products over blocks of 64 rows (many blocks per pass), else as set."""
+    with pytest.MonkeyPatch.context() as mp:
+        if small:
+            mp.setattr(_pooled, "BLOCK_VALUES", 1)
+        yield
+
+
 def _same(a, b, rtol=RTOL):
     assert a.allclose(b, rtol=rtol)
     np.testing.assert_array_equal(a.classes, b.classes)
@@ -67,17 +78,18 @@ def _same(a, b, rtol=RTOL):
     sparse=st.sampled_from([0.0, 0.5]),
     weighted=st.booleans(),
     threads=st.sampled_from([1, 2]),
+    small=st.booleans(),
     seed=st.integers(0, 2**16),
 )
 def test_a_feature_major_block_gives_the_statistics_of_the_row_major_one(
-    n, p, k, dtype, offset, dead, sparse, weighted, threads, seed
+    n, p, k, dtype, offset, dead, sparse, weighted, threads, small, seed
 ):
     X, y = _data(n, p, k, dtype, offset, seed, dead=dead, sparse=sparse)
     w = None
     if weighted:
         w = np.random.default_rng(seed).uniform(0.0, 2.0, n)
         w[::7] = 0.0  # rows of no weight
-    with config_context(n_threads=threads):
+    with config_context(n_threads=threads), _blocks(small):
         rows = PooledScatterStats.from_data(np.ascontiguousarray(X), y, w)
         cols = PooledScatterStats.from_data(np.asfortranarray(X), y, w)
     _same(cols, rows)
@@ -96,13 +108,17 @@ def test_a_feature_major_block_gives_the_statistics_of_the_row_major_one(
     sparse=st.sampled_from([0.0, 0.5]),
     declared=st.booleans(),
     sort=st.booleans(),
+    small=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_from_columns_equals_from_data(n, p, k, dtype, offset, dead, sparse, declared, sort, seed):
+def test_from_columns_equals_from_data(
+    n, p, k, dtype, offset, dead, sparse, declared, sort, small, seed
+):
     X, y = _data(n, p, k, dtype, offset, seed, sort, dead, sparse)
     classes = np.arange(k + 1) if declared else None  # class k has no row
     whole = PooledScatterStats.from_data(X, y, classes=classes)
-    cols = PooledScatterStats.from_columns(_columns(X), y, classes=classes)
+    with _blocks(small):
+        cols = PooledScatterStats.from_columns(_columns(X), y, classes=classes)
     assert type(cols) is PooledScatterStats
     _same(cols, whole)
 
