@@ -37,11 +37,7 @@ def test_task_and_spec_agree_with_the_statistics_column_pass(name, cls):
     est = cls()
     declared, actual = est.spec.statistic, est._statistic_type()
     expected = (
-        isinstance(actual, type)
-        and isinstance(declared, type)
-        and issubclass(actual, declared)
-        and hasattr(actual, "from_columns")
-        and not est.spec.frame
+        hasattr(declared, "from_columns") and hasattr(actual, "from_columns") and not est.spec.frame
     )
     assert est.input_spec().column_blocks is expected
     assert isinstance(est.summariser(), ColumnSummariser) is expected

@@ -177,12 +177,15 @@ def test_column_task_equals_the_laid_out_task_or_declines(make):
     assert task.column_statistics(mixed, y) is None
 
 
-def test_pooled_lda_task_takes_the_laid_out_path():
-    """LDA's pooled statistics (a backend's option) have no column pass: None, and no column blocks."""
+def test_pooled_lda_task_takes_the_column_path():
+    """LDA's pooled statistics (a backend's option) have a column pass too: equal to the laid-out one."""
     X, y = _data(200, 4, 3, np.float64, 0.0, 5)
     task = br.LinearDiscriminantAnalysis().summariser(pooled_scatter=True)
-    assert task.column_statistics(columns_of(X), y) is None
-    assert isinstance(task.statistics(X, y), PooledScatterStats)
+    by_columns = task.column_statistics(columns_of(X), y)
+    laid_out = task.statistics(X, y)
+    assert isinstance(by_columns, PooledScatterStats)
+    assert isinstance(laid_out, PooledScatterStats)
+    assert by_columns.allclose(laid_out, rtol=RTOL)
     assert br.LinearDiscriminantAnalysis().input_spec().column_blocks
     assert not br.RegularizedDiscriminantAnalysisCV().input_spec().column_blocks
 

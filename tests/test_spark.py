@@ -664,3 +664,34 @@ def test_a_pooled_lda_continues_merges_forgets_and_is_saved(frames, tmp_path):
     back = bayesrule.load(path)
     assert type(back.stats_) is PooledScatterStats
     _assert_same_model(est, back, 1e-12)
+
+
+def _sparse_pixels(n: int, p: int, seed: int) -> pd.DataFrame:
+    """float32 features like images': some zero in every row, some in every row of a class."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, n)
+    X = rng.uniform(0.0, 1.0, (n, p)) * (rng.random((n, p)) < 0.6)
+    X[:, :2] = 0.0  # never used
+    for k in range(4):
+        X[np.ix_(y == k, rng.choice(np.arange(2, p), 3, replace=False))] = 0.0
+    X[:, 2] += y  # classes differ
+    frame = pd.DataFrame(X.astype(np.float32), columns=[f"p{j}" for j in range(p)])
+    frame["label"] = y
+    return frame
+
+
+@pytest.mark.parametrize("direct", [None, False])
+def test_pooled_lda_from_arrow_columns_equals_the_in_memory_fit(spark, tmp_path, direct, caplog):
+    """No weights, no nulls, float32: the tasks summarise their blocks from Arrow's columns
+    (features zero in a block left out of its products), on the fast path and through Spark."""
+    pdf = _sparse_pixels(1500, 9, seed=4)
+    folder = _write_parts(pdf, tmp_path / "pixels", 3, 200)
+    df = spark.read.parquet(str(folder))
+    with caplog.at_level(logging.DEBUG, logger="bayesrule.spark"):
+        got = bspark.fit(bayesrule.LinearDiscriminantAnalysis(), df, "label", direct=direct)
+    assert ("directly" in _read_way(caplog)) == (direct is None)
+    assert type(got.stats_) is PooledScatterStats
+    features = [c for c in pdf.columns if c != "label"]
+    ref = bayesrule.LinearDiscriminantAnalysis().fit(pdf[features], pdf["label"])
+    _assert_same_model(ref, got)
+    np.testing.assert_array_equal(got.stats_.lower[:2], 0.0)

@@ -195,3 +195,60 @@ def test_a_block_summarised_by_its_columns_equals_the_laid_out_one(nulls, weight
     assert rows == 200 and dropped == 0
     assert not nulls or np.isnan(X).any()  # a null: NaN in the laid-out block
     assert got.allclose(ref, rtol=1e-12)
+
+
+def test_a_pooled_lda_task_reads_every_block_by_its_columns_and_equals_one_fit(
+    tmp_path, monkeypatch
+):
+    """The fast path's task over several files and many blocks (LDA's pooled statistics):
+    each block is summarised from its Arrow columns, and the task's statistics are the rows'.
+    """
+    from bayesrule.backends.spark import arrow
+    from bayesrule.backends.spark.files import Scan, summarise_splits
+    from bayesrule.estimators._da import ColumnDASummariser
+    from bayesrule.stats import PooledScatterStats
+
+    rng = np.random.default_rng(3)
+    n, p = 3000, 6
+    y = rng.integers(0, 3, n)
+    X = (rng.uniform(0, 1, (n, p)) * (rng.random((n, p)) < 0.5)).astype(np.float32)
+    X[:, 0] = 0.0
+    X[y == 1, 3] = 0.0
+    names = tuple(f"f{j}" for j in range(p))
+    files = []
+    for i, rows in enumerate(np.array_split(np.arange(n), 3)):
+        table = pa.table({**{f: X[rows, j] for j, f in enumerate(names)}, "label": y[rows]})
+        path = tmp_path / f"part-{i}.parquet"
+        pq.write_table(table, path, row_group_size=300)
+        files.append(str(path))
+    schema = pa.schema([(f, pa.float32()) for f in names] + [("label", pa.int64())])
+    wanted = (*names, "label")
+    scan = Scan(tuple(files), wanted, wanted, schema)
+    cols = Columns(names, "label", dtype="float32", order="F")
+    est = bayesrule.LinearDiscriminantAnalysis()
+    held = {}
+
+    def reduce(task):
+        held["task"] = task
+        raise _Taken
+
+    with pytest.raises(_Taken):
+        est.fit_plan(reduce, first_block=np.empty((0, p), np.float32), pooled_scatter=True)
+    task = held["task"]
+    answers = []
+    real = ColumnDASummariser.column_statistics
+
+    def spy(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        answers.append(out is not None)
+        return out
+
+    monkeypatch.setattr(ColumnDASummariser, "column_statistics", spy)
+    monkeypatch.setattr(arrow, "BLOCK_BYTES", 1024 * p * 4)  # blocks of 1024 rows
+    run = summarise_splits(task, cols, None, scan, [((0, None), (1, None), (2, None))])
+    (out,) = list(run(iter([pa.RecordBatch.from_arrays([pa.array([0])], ["id"])])))
+    outcome = arrow.decode(out.column(0)[0].as_py())
+    assert outcome.error is None and outcome.rows == n
+    assert len(answers) >= 3 and all(answers)  # several blocks, each by its columns
+    assert type(outcome.summary) is PooledScatterStats
+    assert outcome.summary.allclose(PooledScatterStats.from_data(X, y), rtol=1e-10)

@@ -201,20 +201,18 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         return self.spec.statistic
 
     def _column_pass(self) -> Any:
-        """The statistic's ``from_columns`` where a block's statistics are its own, else None.
+        """The fit statistic's ``from_columns`` where a block's statistics are its own, else None.
 
         A block held column by column (Arrow's buffers) is summarised by it
-        (:class:`~._tasks.ColumnSummariser`) when the statistic of this fit
-        is the declared one or its extension (not a search's wrapper around
-        it, as RDA-CV's) and has a column pass (not LDA's pooled statistics,
-        a backend's option).
+        (:class:`~._tasks.ColumnSummariser`) when the declared statistic has
+        a column pass (not a search's wrapper around one, as RDA-CV's) and
+        the statistic of this fit has one too: the declared one, its
+        extension, or a backend's variant (LDA's pooled statistics).
         """
-        declared, actual = self.spec.statistic, self._statistic_type()
-        if not (isinstance(declared, type) and isinstance(actual, type)):
+        declared = self.spec.statistic
+        if not (isinstance(declared, type) and hasattr(declared, "from_columns")):
             return None
-        if not issubclass(actual, declared):
-            return None
-        return getattr(actual, "from_columns", None)
+        return getattr(self._statistic_type(), "from_columns", None)
 
     # ------------------------------------------------------------- the seam
     def statistics(

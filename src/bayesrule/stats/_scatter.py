@@ -42,7 +42,42 @@ from ._moments import (
 )
 from .schema import per_class
 
-__all__ = ["ScatterStats"]
+__all__ = ["ScatterStats", "checked_columns"]
+
+
+def checked_columns(columns: Sequence[Any], y: Any) -> tuple[list[Any], Any]:
+    """``(columns, y)`` as arrays, checked for a ``from_columns``: 1-D float columns of one
+    dtype (float32 or float64) and length, at least one, and one label per row.
+
+    Raises
+    ------
+    ValueError
+        Naming the first column that differs from the first one, or the shape of ``y``.
+    """
+    cols = [np.asarray(col) for col in columns]
+    if not cols:
+        raise ValueError("columns must hold at least one feature; got none.")
+    first = cols[0]
+    n = first.shape[0] if first.ndim == 1 else -1
+    bad = next(
+        (
+            j
+            for j, col in enumerate(cols)
+            if col.ndim != 1 or col.shape[0] != n or col.dtype != first.dtype
+        ),
+        None,
+    )
+    if bad is not None or first.dtype not in (np.float32, np.float64):
+        j = 0 if bad is None else bad
+        raise ValueError(
+            "columns must be 1-D float32 or float64 arrays of one dtype and length; "
+            f"column {j} is {cols[j].dtype} of shape {cols[j].shape}, column 0 "
+            f"{first.dtype} of shape {first.shape}."
+        )
+    y_arr = np.asarray(y)
+    if y_arr.shape != (n,):
+        raise ValueError(f"y must be 1-D with {n} labels, one per row; got shape {y_arr.shape}.")
+    return cols, y_arr
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -189,31 +224,8 @@ class ScatterStats(ClassStatistic):
             If the columns are not 1-D float arrays of one dtype and length,
             there are none, or a label is not among ``classes``.
         """
-        cols = [np.asarray(col) for col in columns]
-        if not cols:
-            raise ValueError("columns must hold at least one feature; got none.")
-        first = cols[0]
-        n = first.shape[0] if first.ndim == 1 else -1
-        bad = next(
-            (
-                j
-                for j, col in enumerate(cols)
-                if col.ndim != 1 or col.shape[0] != n or col.dtype != first.dtype
-            ),
-            None,
-        )
-        if bad is not None or first.dtype not in (np.float32, np.float64):
-            j = 0 if bad is None else bad
-            raise ValueError(
-                "columns must be 1-D float32 or float64 arrays of one dtype and length; "
-                f"column {j} is {cols[j].dtype} of shape {cols[j].shape}, column 0 "
-                f"{first.dtype} of shape {first.shape}."
-            )
-        y_arr = np.asarray(y)
-        if y_arr.shape != (n,):
-            raise ValueError(
-                f"y must be 1-D with {n} labels, one per row; got shape {y_arr.shape}."
-            )
+        cols, y_arr = checked_columns(columns, y)
+        first, n = cols[0], y_arr.shape[0]
         c = as_classes(y_arr if classes is None else classes)
         k, p = c.size, len(cols)
         yi = encode(y_arr, c)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import pickle
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "decode",
     "encode",
     "predict_partition",
+    "reused_memory",
     "summarise_block",
     "summarise_partition",
     "value_counts_partition",
@@ -106,6 +108,21 @@ class Scratch:
             self.flat = None  # the old memory goes before the new is taken
             self.flat = np.empty(size, dtype=dtype)
         return self.flat[:size].reshape((n, p), order="F" if order == "F" else "C")
+
+
+@contextmanager
+def reused_memory() -> Iterator[None]:
+    """The statistics' working arrays reused from one block of a task to the next.
+
+    Within it, :func:`bayesrule.stats.scratch_space` hands each block's
+    statistics the arrays of the block before (a column pass's class-ordered
+    copy of the block is hundreds of MB for a wide table: a fresh one would
+    page-fault all of it in again); they go when the task ends.
+    """
+    from ...stats import scratch_space
+
+    with scratch_space({}):
+        yield
 
 
 def features_of(batch: Any, cols: Columns, scratch: Scratch | None = None) -> Any:
@@ -259,7 +276,7 @@ def summarise_partition(
         total, rows, nulls = None, 0, 0
         scratch = Scratch()
         try:
-            with config_context(n_threads=_threads()):
+            with config_context(n_threads=_threads()), reused_memory():
                 for batch in joined(batches, block_rows(cols)):
                     part, n, dropped = summarise_block(task, batch, cols, classes, scratch)
                     nulls += dropped

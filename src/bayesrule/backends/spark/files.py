@@ -38,7 +38,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .arrow import Columns, Outcome, Scratch, _one, _threads, block_rows, summarise_block
+from .arrow import (
+    Columns,
+    Outcome,
+    Scratch,
+    _one,
+    _threads,
+    block_rows,
+    reused_memory,
+    summarise_block,
+)
 
 __all__ = [
     "LOG",
@@ -412,7 +421,7 @@ def summarise_splits(
         size = block_rows(cols)
         scratch = Scratch()
         try:
-            with config_context(n_threads=threads), _system_pool():
+            with config_context(n_threads=threads), _system_pool(), reused_memory():
                 for batch in batches:
                     for sid in batch.column(0).to_pylist():
                         for piece in splits[sid]:
