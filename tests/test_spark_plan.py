@@ -205,7 +205,7 @@ def test_a_pooled_lda_task_reads_every_block_by_its_columns_and_equals_one_fit(
     """
     from bayesrule.backends.spark import arrow
     from bayesrule.backends.spark.files import Scan, summarise_splits
-    from bayesrule.estimators._da import ColumnDASummariser
+    from bayesrule.estimators._tasks import ColumnSummariser
     from bayesrule.stats import PooledScatterStats
 
     rng = np.random.default_rng(3)
@@ -236,14 +236,14 @@ def test_a_pooled_lda_task_reads_every_block_by_its_columns_and_equals_one_fit(
         est.fit_plan(reduce, first_block=np.empty((0, p), np.float32), pooled_scatter=True)
     task = held["task"]
     answers = []
-    real = ColumnDASummariser.column_statistics
+    real = ColumnSummariser.column_statistics
 
     def spy(self, *args, **kwargs):
         out = real(self, *args, **kwargs)
         answers.append(out is not None)
         return out
 
-    monkeypatch.setattr(ColumnDASummariser, "column_statistics", spy)
+    monkeypatch.setattr(ColumnSummariser, "column_statistics", spy)
     monkeypatch.setattr(arrow, "BLOCK_BYTES", 1024 * p * 4)  # blocks of 1024 rows
     run = summarise_splits(task, cols, None, scan, [((0, None), (1, None), (2, None))])
     (out,) = list(run(iter([pa.RecordBatch.from_arrays([pa.array([0])], ["id"])])))
