@@ -6,6 +6,7 @@ import itertools
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -291,10 +292,31 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
     """``X @ A.T`` in blocks of :data:`FUSED_ROWS` rows with single-threaded products, each
     block's minimum taken while it is in cache; the blocks are shared by the calling thread
     and one long-lived helper thread (within :func:`~.parallel.prediction_threads`)."""
-    n = X.shape[0]
-    out = np.empty((n, A.shape[0]))
+    out = np.empty((X.shape[0], A.shape[0]))
     At = np.ascontiguousarray(A.T)
-    starts = range(0, n, FUSED_ROWS)
+
+    def product(s: int, block: NDArray[np.float64]) -> None:
+        np.matmul(block, At, out=out[s : s + FUSED_ROWS])
+
+    threads = prediction_threads(float(X.size) * A.shape[0])
+    with blas_cap(1):
+        _tracked_blocks(X, FUSED_ROWS, product, threads)
+    return out
+
+
+def _tracked_blocks(
+    X: NDArray[np.float64],
+    rows: int,
+    product: Callable[[int, NDArray[np.float64]], None],
+    threads: int,
+) -> None:
+    """``product(start, block)`` of each block of ``rows`` rows of ``X``, with the block's
+    minimum (and its rows of the range check's sample) taken just before, while it is in
+    cache; the blocks are shared by the calling thread and, where ``threads > 1``, the one
+    long-lived helper thread. The minimum and the bounds go where :func:`track_low` reads
+    them."""
+    n = X.shape[0]
+    starts = range(0, n, rows)
     lows = np.empty(len(starts))
     step = int(getattr(_fused, "step", 0))
     if step > 0:
@@ -306,24 +328,21 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
         # next() on a count is atomic under the GIL: each block is taken once
         while (i := next(taken)) < len(starts):
             s = starts[i]
-            block = X[s : s + FUSED_ROWS]
+            block = X[s : s + rows]
             lows[i] = block.min()
             if step > 0:
-                _sample_max(X, s, FUSED_ROWS, step, seen_hi[i])
-            np.matmul(block, At, out=out[s : s + FUSED_ROWS])
+                _sample_max(X, s, rows, step, seen_hi[i])
+            product(s, block)
 
-    threads = prediction_threads(float(X.size) * A.shape[0])
-    with blas_cap(1):
-        helper = _helper_pool().submit(work) if threads > 1 and len(starts) > 1 else None
-        try:
-            work()
-        finally:
-            if helper is not None and not helper.cancel():
-                helper.result()
+    helper = _helper_pool().submit(work) if threads > 1 and len(starts) > 1 else None
+    try:
+        work()
+    finally:
+        if helper is not None and not helper.cancel():
+            helper.result()
     _fused.low = float(lows.min()) if lows.size else 0.0
     if step > 0 and lows.size:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
-    return out
 
 
 #: Multiply-adds up to which OpenBLAS runs a product on the calling thread alone, whatever
@@ -390,22 +409,9 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
     K = A.shape[0]
     rows = narrow_block_rows(p, K)
     out = np.empty((K, n))
-    starts = range(0, n, rows)
-    lows = np.empty(len(starts))
-    step = int(getattr(_fused, "step", 0))
-    if step > 0:
-        seen_hi = np.full((len(starts), p), -np.inf)
-    taken = itertools.count()
 
-    def work() -> None:
-        # next() on a count is atomic under the GIL: each block is taken once
-        while (i := next(taken)) < len(starts):
-            s = starts[i]
-            block = X[s : s + rows]
-            lows[i] = block.min()
-            if step > 0:
-                _sample_max(X, s, rows, step, seen_hi[i])
-            np.matmul(A, block.T, out=out[:, s : s + rows])
+    def product(s: int, block: NDArray[np.float64]) -> None:
+        np.matmul(A, block.T, out=out[:, s : s + rows])
 
     budget = get_config()["n_threads"]
     if _in_worker():
@@ -414,15 +420,7 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
         threads = min(blas_threads(), available_cores())
     else:
         threads = int(budget)
-    helper = _helper_pool().submit(work) if threads > 1 and len(starts) > 1 else None
-    try:
-        work()
-    finally:
-        if helper is not None and not helper.cancel():
-            helper.result()
-    _fused.low = float(lows.min()) if lows.size else 0.0
-    if step > 0 and lows.size:
-        _fused.bounds = (_fused.low, seen_hi.max(axis=0))
+    _tracked_blocks(X, rows, product, threads)
     return out.T
 
 
