@@ -17,16 +17,13 @@ import pytest
 
 import bayesrule as br
 from _arrow_tables import columns_of, write_parquet
+from _generated import class_rows
 from bayesrule.estimators._tasks import ColumnSummariser
 from bayesrule.estimators.registry import available
 
 
 def _data(n, p, k, dtype, seed):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, k, n)
-    X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + 50.0
-    X[:, 0] += y
-    return X.astype(dtype), y
+    return class_rows(n, p, k, dtype, 50.0, seed)
 
 
 ESTIMATORS = sorted(available().items())

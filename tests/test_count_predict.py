@@ -26,18 +26,11 @@ from scipy.special import gammaln, logsumexp
 from sklearn import naive_bayes as sknb
 
 import bayesrule as br
+from _generated import poisson_counts as counts
 from bayesrule._util import parallel, products
 
 SETTINGS = settings(max_examples=30, deadline=None)
 COUNT_MODELS = ["MultinomialNB", "ComplementNB"]
-
-
-def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Poisson counts of ``k`` classes with their own rates, every class present."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % k
-    rates = rng.uniform(0.2, 6.0, size=(k, p))
-    return rng.poisson(rates[y]).astype(np.float64), y
 
 
 def busy(mp: pytest.MonkeyPatch) -> None:

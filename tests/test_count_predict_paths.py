@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from sklearn import naive_bayes as sknb
 
 import bayesrule as br
+from _generated import poisson_counts as counts
 from bayesrule._util import parallel, products
 from bayesrule.estimators._predict import all_finite
 
@@ -46,14 +47,6 @@ PRODUCT = {
 }
 #: rows of a block of the narrow blocked path in these tests (blocks end inside the tables)
 BLOCK_ROWS = 5
-
-
-def counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Poisson counts of ``k`` classes with their own rates, every class present."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % k
-    rates = rng.uniform(0.2, 6.0, size=(k, p))
-    return rng.poisson(rates[y]).astype(np.float64), y
 
 
 def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:

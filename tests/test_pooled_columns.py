@@ -25,6 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _generated import class_rows
 from bayesrule._util.config import config_context
 from bayesrule.stats import PooledScatterStats, ScatterStats, _pooled
 
@@ -33,17 +34,7 @@ RTOL = 1e-12
 
 def _data(n, p, k, dtype, offset, seed, sort=False, dead=0.0, sparse=0.0):
     """Rows with features zero everywhere (share ``dead``) and zero in some classes' rows."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, k, n)
-    if sort:
-        y = np.sort(y)
-    X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + offset
-    X[:, 0] += y  # classes differ
-    if sparse:
-        for c in range(k):  # features a class never uses
-            X[np.ix_(y == c, rng.random(p) < sparse)] = 0.0
-    X[:, rng.random(p) < dead] = 0.0
-    return X.astype(dtype), y
+    return class_rows(n, p, k, dtype, offset, seed, sort=sort, dead=dead, sparse=sparse)
 
 
 def _columns(X):

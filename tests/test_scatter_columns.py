@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import bayesrule as br
 from _arrow_tables import columns_of, write_parquet
+from _generated import class_rows
 from bayesrule.estimators._tasks import ColumnSummariser
 from bayesrule.stats import FourthMomentStats, PooledScatterStats, ScatterStats
 
@@ -29,13 +30,7 @@ RTOL = 1e-12
 
 
 def _data(n, p, k, dtype, offset, seed, sort=False):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, k, n)
-    if sort:
-        y = np.sort(y)
-    X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + offset
-    X[:, 0] += y  # classes differ
-    return X.astype(dtype), y
+    return class_rows(n, p, k, dtype, offset, seed, sort=sort)
 
 
 @settings(max_examples=60, deadline=None)
