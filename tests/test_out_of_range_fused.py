@@ -122,7 +122,9 @@ def test_the_fused_path_warns_as_the_plain_path(name, scale, monkeypatch):
 
     out_f, warned_f = run(True)
     out_p, warned_p = run(False)
-    np.testing.assert_allclose(out_f, out_p, rtol=1e-10, atol=1e-12)
+    # the two paths sum the same products in another order: at scale 255 a row's joint
+    # log likelihood is about 1e5, whose rounding (1e-11) moves a posterior by ~1e-10
+    np.testing.assert_allclose(out_f, out_p, rtol=1e-8 if scale > 1 else 1e-10, atol=1e-12)
     assert warned_f == warned_p
     if scale == 255.0:
         assert any(c is OutOfRangeWarning for c, _ in warned_f)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -27,11 +28,8 @@ from .parallel import (
 #: Up to this many rows of ``A``, :func:`rows_dot` multiplies in the transposed shape.
 FEW_ROWS = 64
 
-#: Up to this many features, :func:`rows_dot` takes the transposed shape also on
-#: a busy machine: the plain ``X @ A.T`` of narrow rows is slow in OpenBLAS on
-#: any number of threads (measured on a loaded 2-core machine, 1,000,000 x 20
-#: counts by five classes: 670 ms against 170 ms for the transposed shape on
-#: two threads; 200,000 rows: 180 ms against 34 ms).
+#: Up to this many features, :func:`rows_dot` multiplies in the plain shape, idle
+#: or busy, with its result made column-major (:func:`_narrow_dot`).
 NARROW = 64
 
 #: Rows of a block converted to float64 at once by :func:`rows_dot` (a few MiB:
@@ -51,8 +49,8 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     the plain ``X @ A.T`` is taken with a single-threaded BLAS, or when a
     large product (``PARALLEL_MIN_WORK`` multiply-adds or more) would find
     fewer idle cores than BLAS threads (:func:`~bayesrule._util.parallel.idle_cores`),
-    unless the rows are narrow (at most :data:`NARROW` features), for
-    which the plain shape is the slow one on any machine.
+    and narrow rows (at most :data:`NARROW` features), for which the plain
+    shape is the fast one on any machine, take :func:`_narrow_dot`.
 
     A dense ``X`` of another dtype (BernoulliNB's binarized float32, float32
     data) is converted a block of :data:`CONVERT_ROWS` rows at a time, each
@@ -70,9 +68,10 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     they keep one product, their minimum taken in a pass of its own). On a
     busy machine, narrow tracked rows whose blocks OpenBLAS multiplies on the
     calling thread alone (:func:`narrow_block_rows`) take
-    :func:`_narrow_blocks_dot` (idle, the one multi-threaded product was the
-    faster: ComplementNB's joint on 200,000 x 20 rows 0.87 of scikit-learn's
-    speed against 0.60 in blocks; busy, the blocks 3.6x against 0.97).
+    :func:`_narrow_blocks_dot` (idle, the one multi-threaded product and the
+    blocks were within the noise of each other, 0.9-1.1 of scikit-learn's
+    speed for MultinomialNB's and ComplementNB's joint on 200,000 x 20 rows;
+    busy, the blocks 1.7x against 1.0 for ComplementNB's joint).
     """
     A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
@@ -90,14 +89,43 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
         if X.shape[1] <= NARROW:
             # narrow rows in blocks would be many small products, each slower per row
             # than one: there, one product, and the minimum in a pass of its own
-            return (A @ X.T).T
+            return _narrow_dot(X, A)
         return _fused_rows_dot(X, A)
     if X.ndim == 2 and X.shape[1] <= NARROW:
-        return (A @ X.T).T
+        return _narrow_dot(X, A)
     threads = blas_threads()
     if threads > 1 and (X.size * A.shape[0] < PARALLEL_MIN_WORK or idle_cores() >= threads):
         return (A @ X.T).T
     return X @ A.T
+
+
+def _narrow_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``X @ A.T`` of narrow rows (at most :data:`NARROW` features): the plain shape.
+
+    For narrow rows OpenBLAS runs ``(n, p) x (p, K)`` faster than the transposed
+    ``(K, p) x (p, n)``, idle and busy (measured on a 2-core AMD EPYC, 200,000 x 20
+    rows by five classes: 1.5 ms against 2.9 ms on two idle threads, 5.5 against
+    7.1 ms with two processes spinning beside it). The result is made column-major
+    (one copy, 0.8 ms there), as the transposed shape's is: the reductions over the
+    classes that follow (a row's maximum, its log-sum-exp) run over whole columns
+    (about ten times faster); a caller that returns the product itself
+    (:func:`rows_wanted`) keeps its rows.
+    """
+    out = X @ A.T
+    return out if getattr(_fused, "rows", False) else np.asfortranarray(out)
+
+
+@contextlib.contextmanager
+def rows_wanted() -> Iterator[None]:
+    """Within it, the calling thread's narrow products (:func:`rows_dot`) stay row-major:
+    for a method that returns the product (the joint log likelihood, the decision
+    function), whose result no reduction over the classes reads."""
+    before = getattr(_fused, "rows", False)
+    _fused.rows = True
+    try:
+        yield
+    finally:
+        _fused.rows = before
 
 
 def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -273,7 +301,7 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
     _fused.low = float(lows.min())
     if step > 0:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
-    return (A @ X.T).T
+    return _narrow_dot(X, A) if p <= NARROW else (A @ X.T).T
 
 
 def _sample_max(X: NDArray[np.float64], s: int, rows: int, step: int, hi: NDArray[Any]) -> None:
@@ -395,10 +423,12 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
     rows of the range check's sample) taken while it is in cache: one read of ``X``
     instead of two (the minimum's pass, then the product's).
 
-    Each block of :func:`narrow_block_rows` rows is multiplied as ``A @ block.T`` into
-    the columns of a (K, n) array, so the result is column-major as the transposed
-    product's (:func:`rows_dot`); OpenBLAS multiplies a block that small on the calling
-    thread, so the blocks are shared by the calling thread and the helper thread
+    Each block of :func:`narrow_block_rows` rows is multiplied in the plain shape
+    (``block @ A.T``, the faster for narrow rows: :func:`_narrow_dot`) into the rows
+    of an (n, K) array, made column-major at the end as :func:`_narrow_dot` makes it
+    (busy, 200,000 x 20 rows: ComplementNB's joint 1.7x scikit-learn's speed against
+    1.0 with each block multiplied as ``A @ block.T``); OpenBLAS multiplies a block that
+    small on the calling thread, so the blocks are shared by the calling thread and the helper thread
     (with ``n_threads='auto'`` while the BLAS's thread count and the available cores
     allow two, else within ``n_threads``; one thread inside our worker threads) without a change to the BLAS's threads, and neither waits for the
     other between blocks (a busy core delays only its own blocks).
@@ -408,10 +438,11 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
     n, p = X.shape
     K = A.shape[0]
     rows = narrow_block_rows(p, K)
-    out = np.empty((K, n))
+    out = np.empty((n, K))
+    At = np.ascontiguousarray(A.T)
 
     def product(s: int, block: NDArray[np.float64]) -> None:
-        np.matmul(A, block.T, out=out[:, s : s + rows])
+        np.matmul(block, At, out=out[s : s + rows])
 
     budget = get_config()["n_threads"]
     if _in_worker():
@@ -421,7 +452,7 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
     else:
         threads = int(budget)
     _tracked_blocks(X, rows, product, threads)
-    return out.T
+    return out if getattr(_fused, "rows", False) else np.asfortranarray(out)
 
 
 # ------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._util.config import get_config
 from .._util.dispatch import routed
 from .._util.parallel import blas_budget
-from .._util.products import forget_finite, note_finite, noted_finite
+from .._util.products import forget_finite, note_finite, noted_finite, rows_wanted
 from ..models import combine_terms
 from ._input import InputMixin
 
@@ -276,7 +276,9 @@ class PredictMixin(InputMixin):
         where the log likelihood is below the most negative float64 (a row
         far from the class: the density underflows).
         """
-        return self._out(self._joint_log_proba(X, full=not self._joint_is_relative))
+        with rows_wanted():  # the product is the answer: no reduction reads it
+            jll = self._joint_log_proba(X, full=not self._joint_is_relative)
+        return self._out(jll)
 
     def _joint_log_proba(self, X: ArrayLike, *, full: bool) -> NDArray[np.float64]:
         """``log pi_k + log p_k(x)``; without ``full``, the family's relative log density."""
@@ -329,7 +331,8 @@ class PredictMixin(InputMixin):
         (n, n_classes). For a row far from every class the log odds may be
         ``+-inf``.
         """
-        jll = self._decision(X)
+        with rows_wanted():
+            jll = self._decision(X)
         if jll.shape[1] == 2:
             with np.errstate(invalid="ignore"):
                 return self._out(jll[:, 1] - jll[:, 0])
@@ -393,13 +396,42 @@ def _plus_priors(
     if not np.any(log_priors):
         return np.asarray(values, dtype=np.float64)
     known = noted_finite(values) and bool(np.all(np.abs(log_priors) < 2.0**960))
-    if _writeable(values, in_place):
-        values += log_priors
-        out = values
-    else:
-        out = values + log_priors
+    out = values if _writeable(values, in_place) else None
+    out = add_to_rows(np.asarray(values, dtype=np.float64), log_priors, out)
     if known:
         note_finite(out)
+    return out
+
+
+#: rows of a row-major (n, K) array that :func:`add_to_rows` adds to in one inner loop
+TILE_ROWS = 256
+
+
+def add_to_rows(
+    values: NDArray[np.float64], row: NDArray[np.float64], out: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
+    """``values + row`` (``row`` added to each row of the 2-D ``values``), into ``out`` if given.
+
+    NumPy adds a short row to a row-major (n, K) array K values at a time, an
+    inner loop per row (200,000 x 5: 1.2 ms); here ``TILE_ROWS`` rows at a time
+    are one flat run of ``TILE_ROWS * K`` values plus the row repeated as often
+    (0.35 ms). Any other layout, or more than 16 columns, is NumPy's sum.
+    """
+    if out is None:
+        out = np.empty(values.shape, dtype=np.float64)
+    n, K = values.shape if values.ndim == 2 else (0, 0)
+    if not (
+        0 < K <= 16 and n >= 2 * TILE_ROWS and values.flags.c_contiguous and out.flags.c_contiguous
+    ):
+        return np.add(values, row, out=out)
+    main = n // TILE_ROWS * TILE_ROWS
+    width = TILE_ROWS * K
+    np.add(
+        values[:main].reshape(-1, width),
+        np.tile(np.asarray(row, dtype=np.float64), TILE_ROWS),
+        out=out[:main].reshape(-1, width),
+    )
+    np.add(values[main:], row, out=out[main:])
     return out
 
 

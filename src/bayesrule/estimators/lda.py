@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._util.dispatch import routed
-from .._util.products import rows_dot
+from .._util.products import rows_dot, rows_wanted
 from ..models.tied import TiedGaussian
 from ..stats import PooledScatterStats
 from ._base import EstimatorSummariser
@@ -526,7 +526,8 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         """
         check_is_fitted(self)
         Xv = self._input(X, reset=False)
-        fast = self._one_product_decision(Xv)
+        with rows_wanted():  # the product is the answer: no reduction reads it
+            fast = self._one_product_decision(Xv)
         if fast is not None:
             return self._out(fast)
         with self._deferred(), self._threads(Xv):

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._util.products import note_finite, rows_dot
@@ -135,6 +135,11 @@ def _all_finite(out: _F) -> bool:
         return bool(np.isfinite(np.sum(out)))
 
 
+def _rows_missing(missing: Any) -> NDArray[np.intp]:
+    """The rows holding a missing entry (``missing``: the 0/1 indicator, dense or sparse)."""
+    return np.flatnonzero(np.asarray(missing.sum(axis=1)).ravel() > 0)
+
+
 def _row_totals(X0: Any) -> _F:
     return np.asarray(X0.sum(axis=1), dtype=np.float64).reshape(-1, 1)
 
@@ -186,12 +191,14 @@ class Multinomial(SmoothedFamily):
         X0, missing = split_missing(X)
         out = rows_dot(X0, self.log_theta)
         if missing is not None:
-            # renormalise theta over the observed features; a row with nothing
-            # observed (total 0) keeps 0 rather than 0 * log 0
-            total = _row_totals(X0)
+            # renormalise theta over the observed features of the rows that miss some
+            # (the others keep exactly the answer they have without a NaN elsewhere); a
+            # row with nothing observed (total 0) keeps 0 rather than 0 * log 0
+            rows = _rows_missing(missing)
+            total = _row_totals(X0[rows])
             with np.errstate(divide="ignore", invalid="ignore"):
-                log_mass = np.log(_observed_mass(missing, np.exp(self.log_theta)))
-                out = out - np.where(total > 0, total * log_mass, 0.0)
+                log_mass = np.log(_observed_mass(missing[rows], np.exp(self.log_theta)))
+                out[rows] -= np.where(total > 0, total * log_mass, 0.0)
         return out
 
     def log_prob(self, X: Any) -> _F:
@@ -309,22 +316,29 @@ class ComplementWeights(SmoothedFamily):
                 note_finite(out)
                 return out
         X0, missing = split_missing(X)
+        out = rows_dot(X0, self.weights)
         if missing is None:
-            return rows_dot(X0, self.weights)
+            return out
+        # the rows that miss a feature, scored on the features they have; the others
+        # keep exactly the answer they have without a NaN elsewhere
+        rows = _rows_missing(missing)
+        X0, missing = X0[rows], missing[rows]
         lt = self.log_theta
         total = _row_totals(X0)
         with np.errstate(divide="ignore", invalid="ignore"):
             L = np.log(_observed_mass(missing, np.exp(lt)))  # -inf: nothing observed
             num = rows_dot(X0, lt) - np.where(total > 0, total * L, 0.0)
             if not self.norm:
-                return np.asarray(-num)
+                out[rows] = -num
+                return out
             n_obs = X0.shape[1] - _row_totals(missing)
             if sp.issparse(missing):
                 observed_sum = lt.sum(axis=1) - np.asarray(missing @ lt.T)
             else:
                 observed_sum = rows_dot(1.0 - missing, lt)
             summed = observed_sum - np.where(n_obs > 0, n_obs * L, 0.0)
-            return np.asarray(np.where(n_obs > 0, num / summed, 0.0))
+            out[rows] = np.where(n_obs > 0, num / summed, 0.0)
+        return out
 
     def log_prob_terms(self, X: Any) -> Terms:
         """The scores as one scaled term: they are homogeneous in ``x``, ``2^E score(x 2^-E)``."""
