@@ -194,3 +194,18 @@ def test_kernel_score_of_a_far_value_is_finite_and_not_floored():
     got = _kernel_loo(v, W, np.array([0.2]), 0.0)[0, -1]
     expected = np.log(stats.norm.pdf(3.2, v[:-1], 0.2).mean())  # about -107
     assert np.isfinite(got) and got == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_class_check_scores_a_poisson_candidate_with_each_class_poisson():
+    # _full gives, per class and value, the whole class model's log probability: for
+    # 'poisson' that is Poisson(rate (S + alpha) / V), not a normal of the counts
+    from bayesrule.estimators._mixed_choice import _full
+
+    rng = np.random.default_rng(4)
+    v = np.arange(0.0, 12.0)
+    W = rng.integers(0, 9, size=(3, v.size)).astype(float)
+    alpha = 0.5
+    got = _full("poisson", v, W, eps=1e-9, h=np.ones(3), step=1.0, alpha=alpha)
+    rate = ((W @ v) + alpha) / W.sum(axis=1)
+    expected = stats.poisson.logpmf(v[None, :], rate[:, None])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

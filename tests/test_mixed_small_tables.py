@@ -228,10 +228,16 @@ def test_a_near_tie_goes_to_a_discrete_kind_of_better_likelihood_only():
     from bayesrule.models import bandwidths
 
     ties = 0
-    for s in range(60):
-        r = np.random.default_rng(100 + s)
-        y = np.repeat(np.arange(4), 9)
-        x = r.poisson(r.uniform(0.5, 5, 4)[y]).astype(float)
+    for s in range(80):
+        r = np.random.default_rng(1000 + s)
+        # counts of a few values (binomial) in 12 rows a class, and Poisson counts of
+        # close rates in 20: the near ties of a discrete kind and the normal
+        if s % 2:
+            y = np.repeat(np.arange(4), 12)
+            x = r.binomial(6, r.uniform(0.2, 0.8, 4)[y]).astype(float)
+        else:
+            y = np.repeat(np.arange(3), 20)
+            x = r.poisson(r.uniform(2, 3, 3)[y]).astype(float)
         part = _fit(x[:, None], y).stats_.parts["auto"]
         h = bandwidths(part.moments(), "scott", 0.1)[0]
         c = choose_kinds(part, np.asarray(h), var_smoothing=1e-9, alpha=1.0)[0]

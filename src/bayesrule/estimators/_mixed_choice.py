@@ -194,6 +194,10 @@ def _full(kind: str, v: _F, W: _F, *, eps: float, h: _F, step: float, alpha: flo
         return _log((W + alpha) / np.maximum(V + alpha * W.shape[1], 1e-300))
     if kind == "kernel":
         return _kernel_loo(v, W, h, step, loo=False)
+    if kind == "poisson":
+        # the rate of the whole class, (S + alpha) / V, as the Poisson kind is fitted
+        rate = np.maximum(((W @ v)[:, None] + alpha) / np.maximum(V, 1e-300), 1e-300)
+        return v[None, :] * np.log(rate) - rate - special.gammaln(v + 1.0)[None, :]
     mean = (W @ v)[:, None] / np.maximum(V, 1e-300)
     M2 = (W * (v[None, :] - mean) ** 2).sum(axis=1, keepdims=True)
     return _normal(v, mean, np.maximum(M2 / np.maximum(V, 1e-300) + eps, 1e-300), step)
