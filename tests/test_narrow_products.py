@@ -71,8 +71,25 @@ def test_narrow_products_equal_numpy_in_either_layout(n, p, K, order, seed):
     with products.rows_wanted():
         kept = products.rows_dot(X, A)
     np.testing.assert_allclose(kept, expected, rtol=1e-12, atol=1e-12)
-    assert kept.flags.c_contiguous or K == 1
     assert not getattr(products._fused, "rows", False)  # the flag ends with the block
+
+
+@pytest.mark.parametrize("idle", [True, False])
+def test_the_shape_of_narrow_products_follows_the_machine(idle, monkeypatch):
+    # idle (or one BLAS thread): the plain shape, row-major within rows_wanted; busy
+    # with a multi-threaded BLAS: the transposed shape, column-major either way
+    monkeypatch.setattr(products, "blas_has_the_cores", lambda: idle)
+    monkeypatch.setattr(products, "blas_threads", lambda: 2)
+    rng = np.random.default_rng(2)
+    X, A = rng.poisson(2.0, size=(5000, 20)).astype(np.float64), rng.normal(size=(5, 20))
+    expected = X @ A.T
+    with products.rows_wanted():
+        kept = products.rows_dot(X, A)
+    got = products.rows_dot(X, A)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_allclose(kept, expected, rtol=1e-12)
+    assert got.flags.f_contiguous
+    assert kept.flags.c_contiguous if idle else kept.flags.f_contiguous
 
 
 def test_rows_wanted_is_restored_after_an_error():

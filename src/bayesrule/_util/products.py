@@ -100,17 +100,24 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
 
 
 def _narrow_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``X @ A.T`` of narrow rows (at most :data:`NARROW` features): the plain shape.
+    """``X @ A.T`` of narrow rows (at most :data:`NARROW` features), column-major.
 
-    For narrow rows OpenBLAS runs ``(n, p) x (p, K)`` faster than the transposed
-    ``(K, p) x (p, n)``, idle and busy (measured on a 2-core AMD EPYC, 200,000 x 20
-    rows by five classes: 1.5 ms against 2.9 ms on two idle threads, 5.5 against
-    7.1 ms with two processes spinning beside it). The result is made column-major
-    (one copy, 0.8 ms there), as the transposed shape's is: the reductions over the
-    classes that follow (a row's maximum, its log-sum-exp) run over whole columns
-    (about ten times faster); a caller that returns the product itself
-    (:func:`rows_wanted`) keeps its rows.
+    Where a multi-threaded BLAS has a core for each of its threads
+    (:func:`blas_has_the_cores`, an idle machine) or runs on one thread, OpenBLAS
+    multiplies narrow rows faster in the plain shape ``(n, p) x (p, K)`` than in the
+    transposed ``(K, p) x (p, n)`` (measured on a 2-core AMD EPYC, 200,000 x 20 rows
+    by five classes: 1.5 ms against 2.9 ms on two idle threads, 2.7 against 5.0 ms
+    on one); the result is then made column-major (one copy, 0.8 ms there), as the
+    transposed shape's is, for the reductions over the classes that follow (a row's
+    maximum, its log-sum-exp: about ten times faster down whole columns), unless
+    the caller returns the product itself (:func:`rows_wanted`). On a busy machine
+    the multi-threaded plain shape can wait at its barrier for threads that wait
+    for a core (GaussianNB's log posterior on those rows with two processes
+    spinning beside it: 0.54 of scikit-learn's speed, against 1.0 or more in the
+    transposed shape), so there the transposed shape is kept.
     """
+    if blas_threads() > 1 and not blas_has_the_cores():
+        return (A @ X.T).T
     out = X @ A.T
     return out if getattr(_fused, "rows", False) else np.asfortranarray(out)
 
