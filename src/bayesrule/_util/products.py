@@ -28,8 +28,8 @@ from .parallel import (
 #: Up to this many rows of ``A``, :func:`rows_dot` multiplies in the transposed shape.
 FEW_ROWS = 64
 
-#: Up to this many features, :func:`rows_dot` multiplies in the plain shape, idle
-#: or busy, with its result made column-major (:func:`_narrow_dot`).
+#: Up to this many features, :func:`rows_dot` multiplies in the plain shape where the
+#: BLAS has the cores, with its result made column-major (:func:`_narrow_dot`).
 NARROW = 64
 
 #: Rows of a block converted to float64 at once by :func:`rows_dot` (a few MiB:
@@ -49,8 +49,8 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     the plain ``X @ A.T`` is taken with a single-threaded BLAS, or when a
     large product (``PARALLEL_MIN_WORK`` multiply-adds or more) would find
     fewer idle cores than BLAS threads (:func:`~bayesrule._util.parallel.idle_cores`),
-    and narrow rows (at most :data:`NARROW` features), for which the plain
-    shape is the fast one on any machine, take :func:`_narrow_dot`.
+    and narrow rows (at most :data:`NARROW` features) take :func:`_narrow_dot`
+    (the plain shape where the BLAS has the cores, the transposed one where not).
 
     A dense ``X`` of another dtype (BernoulliNB's binarized float32, float32
     data) is converted a block of :data:`CONVERT_ROWS` rows at a time, each
@@ -116,7 +116,13 @@ def _narrow_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.fl
     spinning beside it: 0.54 of scikit-learn's speed, against 1.0 or more in the
     transposed shape), so there the transposed shape is kept.
     """
-    if blas_threads() > 1 and not blas_has_the_cores():
+    # a product OpenBLAS keeps on one thread (OPENBLAS_ONE_THREAD) has no barrier: the
+    # machine's load (a read of /proc, tens of microseconds) is looked at only above it
+    if (
+        float(X.size) * A.shape[0] > OPENBLAS_ONE_THREAD
+        and blas_threads() > 1
+        and not blas_has_the_cores()
+    ):
         return (A @ X.T).T
     out = X @ A.T
     return out if getattr(_fused, "rows", False) else np.asfortranarray(out)
