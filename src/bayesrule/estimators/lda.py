@@ -20,6 +20,7 @@ from ..stats import PooledScatterStats
 from ._base import EstimatorSummariser
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
+from ._predict import add_to_rows
 from ._priors import PRIORS_CONSTRAINT
 from ._updatable import UpdatableMixin
 from .registry import register
@@ -509,7 +510,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         coef, const = model.origin_coef, model.origin_const + self._log_priors()
         with self._deferred(), self._threads(Xv):
             out = rows_dot(Xv, coef)
-            out += const
+            out = add_to_rows(out, const, out)  # a row-major result: a tile of rows at a time
             if not np.all(np.isfinite(out)):
                 return None
         return out
