@@ -439,14 +439,7 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         log_priors, present, Xc, centre = self._held_out_setup(train, X, priors)
         K, p, tol, ddof, reg = self._held_out_constants(train)
         C = gammas.size * ridges.size
-        # gamma and ridge shrink in the training range's units, as in the fitted model;
-        # without them the coordinates x / scale change no candidate, but they are
-        # still taken: in the features' own units a covariance of features whose
-        # scales differ by 1e6 has a condition number of 1e12, its eigendecomposition
-        # loses as many digits, and the held-out log-likelihoods that break the
-        # candidates' near ties moved by 1e-5 with the units (wine rescaled column by
-        # column: alpha 0.68 or 0.70). With reg_param (an absolute ridge, in those
-        # units) the candidates keep the features' units and one eigendecomposition.
+        # x / range (gamma's and ridge's units; alpha alone loses digits in raw units)
         scale = shrinkage_scale(train, str(self.target))
         if reg and not (np.any(gammas > 0) or np.any(ridges > 0)):
             scale = None
