@@ -124,7 +124,12 @@ def _narrow_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.fl
         and not blas_has_the_cores()
     ):
         return (A @ X.T).T
-    out = X @ A.T
+    return _as_wanted(X @ A.T)
+
+
+def _as_wanted(out: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A row-major narrow product as the caller wants it: column-major, or as it is within
+    :func:`rows_wanted`."""
     return out if getattr(_fused, "rows", False) else np.asfortranarray(out)
 
 
@@ -314,7 +319,8 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
     _fused.low = float(lows.min())
     if step > 0:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
-    return _narrow_dot(X, A) if p <= NARROW else (A @ X.T).T
+    # the BLAS has the cores here (the caller's test): narrow rows in the plain shape
+    return _as_wanted(X @ A.T) if p <= NARROW else (A @ X.T).T
 
 
 def _sample_max(X: NDArray[np.float64], s: int, rows: int, step: int, hi: NDArray[Any]) -> None:
@@ -465,7 +471,7 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
     else:
         threads = int(budget)
     _tracked_blocks(X, rows, product, threads)
-    return out if getattr(_fused, "rows", False) else np.asfortranarray(out)
+    return _as_wanted(out)
 
 
 # ------------------------------------------------------------------------------
