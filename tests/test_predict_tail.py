@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import bayesrule as br
+from bayesrule.estimators import _predict
 from bayesrule.estimators._predict import ARGMAX_COLUMNS, log_softmax, row_argmax, softmax
 
 # values with many ties and every kind of non-finite entry
@@ -34,6 +35,34 @@ def test_row_argmax_is_numpys(arr, fortran):
         assert row_argmax(values).shape == (0,)
         return
     np.testing.assert_array_equal(row_argmax(values), np.argmax(arr, axis=1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    arr=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(8, 60), st.integers(1, ARGMAX_COLUMNS + 3)),
+        elements=_VALUES,
+    ),
+    tile=st.integers(1, 9),
+)
+def test_row_argmax_of_rows_in_tiles_is_numpys(arr, tile):
+    """Row-major values read a tile of rows at a time (tiles shrunk to a few rows, so that
+    ties, NaN and infinities fall on every tile's edges): np.argmax's answer."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_predict, "ARGMAX_TILE", tile)
+        np.testing.assert_array_equal(row_argmax(np.ascontiguousarray(arr)), np.argmax(arr, axis=1))
+
+
+def test_row_argmax_of_many_rows_in_tiles():
+    """At the real tile size: a partial last tile, ties and NaN rows across tile edges."""
+    rng = np.random.default_rng(1)
+    n = 3 * _predict.ARGMAX_TILE + 17
+    values = rng.integers(-2, 3, size=(n, 5)).astype(np.float64)  # many ties
+    values[rng.integers(0, n, 40), rng.integers(0, 5, 40)] = np.nan
+    values[_predict.ARGMAX_TILE - 1 : _predict.ARGMAX_TILE + 1] = np.nan
+    assert values.flags.c_contiguous
+    np.testing.assert_array_equal(row_argmax(values), np.argmax(values, axis=1))
 
 
 def test_row_argmax_of_a_strided_view():

@@ -40,6 +40,13 @@ class PredictMixin(InputMixin):
     #: multinomial coefficient). ``score_samples`` keeps the full density.
     _joint_is_relative = False
 
+    #: Whether :meth:`predict` may take the joint log likelihood of narrow rows in the
+    #: row-major layout their product comes in (:func:`~bayesrule._util.products.rows_wanted`):
+    #: for the models whose decision is that product plus a row (the count models,
+    #: LDA), whose :func:`row_argmax` then reads it in tiles, without the column-major
+    #: copy that the reductions of the other models' decisions need.
+    _argmax_of_rows = False
+
     #: Whether the class models' log densities are new arrays of each call
     #: (the count models' products), so that the priors are added to them and
     #: the posteriors taken from them in place: no (n, K) temporaries.
@@ -320,7 +327,8 @@ class PredictMixin(InputMixin):
     @routed
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of largest posterior probability for each row."""
-        jll = self._decision(X, argmax_only=True)
+        with rows_wanted() if self._argmax_of_rows else contextlib.nullcontext():
+            jll = self._decision(X, argmax_only=True)
         return self.classes_[row_argmax(jll)]
 
     @routed
@@ -493,7 +501,7 @@ ARGMAX_COLUMNS = 32
 
 
 def row_argmax(values: NDArray[Any]) -> NDArray[np.intp]:
-    """``np.argmax(values, axis=1)``, faster for the column-major (n, K) results of few classes.
+    """``np.argmax(values, axis=1)``, faster for the (n, K) results of few classes.
 
     NumPy's argmax of a Fortran-ordered array copies it to rows and then
     searches each row of K values in a call of its own (200,000 rows of five
@@ -503,12 +511,35 @@ def row_argmax(values: NDArray[Any]) -> NDArray[np.intp]:
     weighted ``K, K - 1, ..., 1`` by column, and the largest weight of a row
     names its first maximum: the index NumPy gives (the first of equal
     maxima). A row holding NaN (which NumPy answers with its first NaN)
-    equals nothing and is left to NumPy.
+    equals nothing and is left to NumPy. A row-major array of as few columns
+    is read :data:`ARGMAX_TILE` rows at a time, each tile copied to columns
+    while it is in cache (1,000,000 x 5: 8 ms, against 18 ms for NumPy's
+    argmax and 23 ms for a column-major copy of the whole and its argmax).
     """
     values = np.asarray(values)
     n, K = values.shape if values.ndim == 2 else (0, 0)
-    if K < 2 or K > ARGMAX_COLUMNS or n == 0 or not values.flags.f_contiguous:
+    if K < 2 or K > ARGMAX_COLUMNS or n == 0:
         return np.argmax(values, axis=1)
+    if values.flags.f_contiguous:
+        return _columns_argmax(values)
+    if n < 2 * ARGMAX_TILE or not values.flags.c_contiguous:
+        return np.argmax(values, axis=1)
+    idx = np.empty(n, dtype=np.intp)
+    tile = np.empty((K, ARGMAX_TILE))
+    for s in range(0, n, ARGMAX_TILE):
+        part = tile[:, : min(ARGMAX_TILE, n - s)]
+        np.copyto(part, values[s : s + part.shape[1]].T)
+        idx[s : s + part.shape[1]] = _columns_argmax(part.T)
+    return idx
+
+
+#: Rows of a row-major array that :func:`row_argmax` copies to columns at a time.
+ARGMAX_TILE = 8192
+
+
+def _columns_argmax(values: NDArray[Any]) -> NDArray[np.intp]:
+    """:func:`row_argmax` of a column-major (n, K) array of 2 to :data:`ARGMAX_COLUMNS` columns."""
+    K = values.shape[1]
     hit = np.equal(values, np.max(values, axis=1, keepdims=True))
     weight = np.max(hit.view(np.uint8) * np.arange(K, 0, -1, dtype=np.uint8), axis=1)
     idx = K - weight.astype(np.intp)

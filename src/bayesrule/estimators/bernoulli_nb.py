@@ -102,6 +102,8 @@ class BernoulliNB(_DiscreteNB):
     _plain_rows_pass = True
     #: the class models' log densities are new arrays: priors and posteriors in place
     _fresh_log_densities = True
+    #: predict's argmax reads the narrow product row-major, in tiles (PredictMixin)
+    _argmax_of_rows = True
 
     _parameter_constraints: dict = {
         "alpha": _ALPHA,

@@ -300,6 +300,8 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
 
     spec = _GaussianDA.spec.replace(min_samples=2)
     _loo_rows = staticmethod(lda_rows)
+    #: predict's argmax reads the narrow product row-major, in tiles (PredictMixin)
+    _argmax_of_rows = True
 
     def _input_dtype_names(self) -> tuple[str, ...]:
         # every solver keeps float32 coefficients; 'svd' (scikit-learn's float32

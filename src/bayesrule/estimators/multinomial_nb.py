@@ -84,6 +84,8 @@ class MultinomialNB(_DiscreteNB):
     _plain_rows_pass = True
     #: the class models' log densities are new arrays: priors and posteriors in place
     _fresh_log_densities = True
+    #: predict's argmax reads the narrow product row-major, in tiles (PredictMixin)
+    _argmax_of_rows = True
     #: the sign of wide dense rows to predict is checked with their product
     _fused_sign = True
     #: predict_joint_log_proba as scikit-learn's (no multinomial coefficient)
