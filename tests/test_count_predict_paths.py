@@ -204,6 +204,14 @@ def test_the_checked_path_warns_out_of_range_as_the_separate_check():
     assert "feature 2:" in " ".join(messages("checked"))
 
 
+def _tracked_low(X):
+    """The least value the tracked paths record: X's own where it holds a NaN or a negative
+    value (the sign check's error names it), else 0, a bound on every value found in the
+    same reduction as the largest (``products._low_top``)."""
+    least = np.min(X)
+    return least if not least >= 0 else 0.0
+
+
 def test_the_checked_product_records_the_minimum():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 9))
@@ -374,12 +382,12 @@ def test_the_checked_product_records_the_minimum_and_the_samples_bounds(
         low, bounds = products.tracked_low()
     np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
     assert out.flags.f_contiguous  # column-major, as rows_dot's transposed product
-    np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
+    np.testing.assert_array_equal(low, _tracked_low(X))  # NaN where X has one
     if step == 0:
         assert bounds is None
     else:
         # X's minimum (a bound on each column's in the sample) and the sample's maxima
-        np.testing.assert_array_equal(bounds[0], np.min(X))
+        np.testing.assert_array_equal(bounds[0], _tracked_low(X))
         np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
 
 
@@ -529,11 +537,11 @@ def test_the_narrow_blocks_record_the_minimum_and_the_samples_bounds(
     # the same product as the checked path's one call, in the same column-major layout
     np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
     assert out.shape == (n, k) and out.flags.f_contiguous
-    np.testing.assert_array_equal(low, np.min(X))  # NaN where X has one
+    np.testing.assert_array_equal(low, _tracked_low(X))  # NaN where X has one
     if step == 0:
         assert bounds is None
     else:
-        np.testing.assert_array_equal(bounds[0], np.min(X))
+        np.testing.assert_array_equal(bounds[0], _tracked_low(X))
         np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
 
 

@@ -156,3 +156,71 @@ def test_a_nan_leaves_every_other_row_exactly_as_it_was(name, sparse):
             np.testing.assert_array_equal(with_nan[others], clean[others])
             # the rows with a NaN: as the model without that feature would score them
             assert np.all(np.isfinite(with_nan))
+
+
+_ENTRIES = st.one_of(
+    st.floats(0.0, 1e6),
+    st.sampled_from([0.0, -0.0, 1.0, -1.0, -1e-300, 5e-324, 1e308, np.inf, -np.inf, np.nan]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(_ENTRIES, min_size=1, max_size=60))
+def test_low_top_bounds_every_value(values):
+    """One reduction of the bits: for finite values that are not negative, 0 and the largest
+    value; for any other block, the least value (NaN if one is NaN) and no largest."""
+    block = np.array(values, dtype=np.float64)
+    low, top = products._low_top(block)
+    if np.isnan(block).any():
+        assert np.isnan(low) and top == np.inf
+        return
+    assert low <= block.min()
+    assert (low >= 0) == bool(block.min() >= 0)  # the sign check's answer is kept
+    if np.isfinite(top):
+        assert np.all(np.isfinite(block)) and top == block.max()
+    else:
+        assert not (np.all(np.isfinite(block)) and not np.signbit(block).any())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 400),
+    big=st.sampled_from([1.0, 1e100, 1e290, 1e306, 1e308, np.inf, np.nan, -1.0]),
+    scale=st.sampled_from([1.0, 1e10, 1e300]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_product_is_noted_finite_only_when_it_is(n, big, scale, seed):
+    """The tracked product notes its result finite only where it is: every entry finite
+    (values near float64's largest, infinities, NaN and negative values included)."""
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(3.0, size=(n, 20)).astype(np.float64)
+    X[rng.integers(0, n), rng.integers(0, 20)] = big
+    A = -rng.uniform(0.1, 5.0, size=(4, 20)) * scale
+    products.track_low(X, 0)
+    with products.rows_wanted(), np.errstate(all="ignore"):
+        out = products._checked_rows_dot(X, A)
+        noted = products.noted_finite(out)
+        np.testing.assert_array_equal(out, X @ A.T)
+        if noted:
+            assert np.all(np.isfinite(out))
+        bounded = 20 * np.max(X) * np.max(np.abs(A)) < 2.0**1000
+    low, _ = products.tracked_low()
+    assert noted == bool(big >= 0 and np.isfinite(big) and bounded)
+    assert (low >= 0) == bool(big >= 0)
+
+
+@pytest.mark.parametrize("name", ["MultinomialNB", "ComplementNB"])
+def test_rows_near_the_largest_float_are_repaired_not_noted_finite(name):
+    """Counts of 1e306 overflow the product: the results stay those of scikit-learn's rows
+    scaled down (the repair), with no infinity, on the fused path as on the plain one."""
+    X, y = poisson_counts(11, 2000, 20, 4)
+    est = getattr(br, name)().fit(X, y)
+    Xt = poisson_counts(12, 40_000, 20, 4)[0]
+    Xt[7] = 1e306
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        proba = est.predict_proba(Xt)
+        small = est.predict_proba(Xt[:100])
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba[:100], small, rtol=1e-12, atol=1e-15)

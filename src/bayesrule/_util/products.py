@@ -250,10 +250,11 @@ def tracking(X: Any) -> bool:
 
 
 def tracked_low() -> tuple[float | None, tuple[float, NDArray[np.float64]] | None]:
-    """The minimum recorded for the tracked ``X``, and its sample's bounds: ``(low, hi)``,
-    ``X``'s minimum (no larger than any column's in the sample) and the sample's per-column
-    maxima (NaN where the sample has a NaN); each None if no product of it recorded them.
-    Ends the tracking."""
+    """The least value recorded for the tracked ``X``, and its sample's bounds: ``(low, hi)``,
+    ``low`` no larger than any value of ``X``, exactly ``X``'s minimum where that is NaN or
+    negative (the sign check's error), else possibly 0 (:func:`_low_top`), and the sample's
+    per-column maxima (NaN where the sample has a NaN); each None if no product of it
+    recorded them. Ends the tracking."""
     low, bounds = getattr(_fused, "low", None), getattr(_fused, "bounds", None)
     track_low(None)
     return low, bounds
@@ -290,15 +291,20 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
     the BLAS's threads (a Fortran-ordered result). The pass is cut in :data:`CHECK_PARTS`
     parts of rows, dealt one at a time to the calling thread and the helper thread (a
     NumPy reduction runs on one core): a helper that waits for a core leaves its parts to
-    the calling thread, which then waits for one part at most, not for half the rows."""
+    the calling thread, which then waits for one part at most, not for half the rows.
+    Narrow rows are one part (no hand-off) and one product in the plain shape. Where the
+    rows are finite and not negative the product is noted finite (:func:`_note_bounded`)."""
     n, p = X.shape
     step = int(getattr(_fused, "step", 0))
     if n == 0:
         _fused.low = 0.0
         return (A @ X.T).T
-    rows = -(-n // CHECK_PARTS)
+    # narrow rows: one part on the calling thread (200,000 x 20: 2.30 ms for the pass and
+    # the product, against 2.56 with the hand-off; the pass is bound by the memory's speed)
+    rows = n if p <= NARROW else -(-n // CHECK_PARTS)
     starts = range(0, n, rows)
     lows = np.empty(len(starts))
+    tops = np.empty(len(starts))
     seen_hi = np.full((len(starts), p), -np.inf)
     taken = itertools.count()
 
@@ -306,7 +312,7 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
         # next() on a count is atomic under the GIL: each part is taken once
         while (i := next(taken)) < len(starts):
             s = starts[i]
-            lows[i] = X[s : s + rows].min()
+            lows[i], tops[i] = _low_top(X[s : s + rows])
             if step > 0:
                 _sample_max(X, s, rows, step, seen_hi[i])
 
@@ -320,7 +326,47 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
     if step > 0:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
     # the BLAS has the cores here (the caller's test): narrow rows in the plain shape
-    return _as_wanted(X @ A.T) if p <= NARROW else (A @ X.T).T
+    out = _as_wanted(X @ A.T) if p <= NARROW else (A @ X.T).T
+    _note_bounded(out, X, A, float(tops.max()))
+    return out
+
+
+#: The bits of float64 ``+inf`` read as an unsigned integer: the values whose bits are below
+#: them are the finite values that are not negative (a negative value, ``-0.0`` included,
+#: has the sign bit, the highest; NaN has the exponent of ``inf`` and a mantissa).
+_INF_BITS = 0x7FF0000000000000
+
+
+def _low_top(block: NDArray[np.float64]) -> tuple[float, float]:
+    """A lower bound on the C-contiguous ``block``'s values and its largest value, from one
+    reduction where every value is finite and not negative: ``(0.0, largest)``. For such
+    values the order of their bits, read as unsigned integers, is their order, so the
+    largest of the bits is the largest value (as fast as a float minimum: 1,000,000 x 20,
+    5.4 ms against 5.5). Otherwise ``(least value, inf)`` from a second reduction: NaN if
+    the block holds one, below 0 if a value is negative (the caller's error)."""
+    if block.size == 0:
+        return 0.0, 0.0
+    bits = block.view(np.uint64).max()
+    if int(bits) < _INF_BITS:
+        return 0.0, float(np.asarray(bits, dtype=np.uint64).view(np.float64))
+    return float(block.min()), np.inf
+
+
+def _note_bounded(
+    out: NDArray[np.float64], X: NDArray[Any], A: NDArray[np.float64], top: float
+) -> None:
+    """Note the product ``out = X @ A.T`` finite (:func:`note_finite`) where the values of
+    ``X`` are known finite, not negative and at most ``top`` (:func:`_low_top`), and
+    ``A`` finite: then ``|out| <= p * top * max|A|``, and below ``2**1000`` no entry can
+    overflow. The class model then need not reduce the results to find them finite
+    (1,000,000 x 5: about 1.5 ms, a tenth of ComplementNB's joint log likelihood)."""
+    if not np.isfinite(top) or A.size == 0:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = float(np.max(np.abs(A)))
+        bound = X.shape[1] * top * scale
+    if np.isfinite(scale) and bound < 2.0**1000:
+        note_finite(out)
 
 
 def _sample_max(X: NDArray[np.float64], s: int, rows: int, step: int, hi: NDArray[Any]) -> None:
@@ -347,7 +393,8 @@ def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[n
 
     threads = prediction_threads(float(X.size) * A.shape[0])
     with blas_cap(1):
-        _tracked_blocks(X, FUSED_ROWS, product, threads)
+        top = _tracked_blocks(X, FUSED_ROWS, product, threads)
+    _note_bounded(out, X, A, top)
     return out
 
 
@@ -356,15 +403,17 @@ def _tracked_blocks(
     rows: int,
     product: Callable[[int, NDArray[np.float64]], None],
     threads: int,
-) -> None:
+) -> float:
     """``product(start, block)`` of each block of ``rows`` rows of ``X``, with the block's
     minimum (and its rows of the range check's sample) taken just before, while it is in
     cache; the blocks are shared by the calling thread and, where ``threads > 1``, the one
     long-lived helper thread. The minimum and the bounds go where :func:`track_low` reads
-    them."""
+    them; returns ``X``'s largest value where its values are finite and not negative, else
+    ``inf`` (:func:`_low_top`)."""
     n = X.shape[0]
     starts = range(0, n, rows)
     lows = np.empty(len(starts))
+    tops = np.empty(len(starts))
     step = int(getattr(_fused, "step", 0))
     if step > 0:
         # each block's rows of the sample X[::step], reduced while the block is in cache
@@ -376,7 +425,7 @@ def _tracked_blocks(
         while (i := next(taken)) < len(starts):
             s = starts[i]
             block = X[s : s + rows]
-            lows[i] = block.min()
+            lows[i], tops[i] = _low_top(block)
             if step > 0:
                 _sample_max(X, s, rows, step, seen_hi[i])
             product(s, block)
@@ -390,6 +439,7 @@ def _tracked_blocks(
     _fused.low = float(lows.min()) if lows.size else 0.0
     if step > 0 and lows.size:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
+    return float(tops.max()) if tops.size else 0.0
 
 
 #: Multiply-adds up to which OpenBLAS runs a product on the calling thread alone, whatever
@@ -470,8 +520,10 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
         threads = min(blas_threads(), available_cores())
     else:
         threads = int(budget)
-    _tracked_blocks(X, rows, product, threads)
-    return _as_wanted(out)
+    top = _tracked_blocks(X, rows, product, threads)
+    out = _as_wanted(out)
+    _note_bounded(out, X, A, top)
+    return out
 
 
 # ------------------------------------------------------------------------------

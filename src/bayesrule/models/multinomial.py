@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from .._util.products import note_finite, rows_dot
+from .._util.products import note_finite, noted_finite, rows_dot
 from ._family import SmoothedFamily, Smoothing
 from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
@@ -185,7 +185,7 @@ class Multinomial(SmoothedFamily):
             # Optimistic: without NaN this one product is the answer; a NaN
             # shows up in the product, and only then are missing entries split out.
             out = rows_dot(np.asarray(X), self.log_theta)
-            if _all_finite(out):
+            if noted_finite(out) or _all_finite(out):
                 note_finite(out)  # the estimator need not look again
                 return out
         X0, missing = split_missing(X)
@@ -312,7 +312,7 @@ class ComplementWeights(SmoothedFamily):
         if not sp.issparse(X):
             # Optimistic, as Multinomial.relative_log_prob: a NaN shows up in the product
             out = rows_dot(np.asarray(X), self.weights)
-            if _all_finite(out):
+            if noted_finite(out) or _all_finite(out):
                 note_finite(out)
                 return out
         X0, missing = split_missing(X)
