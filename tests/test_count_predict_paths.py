@@ -14,6 +14,7 @@ own running threads, and ``all_finite`` is ``np.all(np.isfinite(.))``.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -22,6 +23,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import naive_bayes as sknb
+from threadpoolctl import threadpool_limits
 
 import bayesrule as br
 from _generated import poisson_counts as counts
@@ -252,14 +254,20 @@ def test_free_cores_leave_out_the_process_own_threads(monkeypatch):
     monkeypatch.setattr(parallel, "IDLE_CACHE_SECONDS", 0.0)
     # the caller and a spinning BLAS worker of this process run: no other load
     monkeypatch.setattr(parallel, "_running_tasks", lambda: 2)
-    monkeypatch.setattr(parallel, "_own_running", lambda: 2)
+    monkeypatch.setattr(parallel, "_own_running", lambda native_only=False: 1 if native_only else 2)
     assert parallel.free_cores() == 4
-    assert parallel.idle_cores() == 3  # idle_cores counts the worker
+    assert parallel.idle_cores() == 4  # nor is the worker, a native thread, for idle_cores
+    # ... but another Python thread of this process running is load for idle_cores
+    monkeypatch.setattr(parallel, "_own_running", lambda native_only=False: 0 if native_only else 2)
+    assert parallel.free_cores() == 4
+    assert parallel.idle_cores() == 3
     # two tasks of other processes besides the caller
     monkeypatch.setattr(parallel, "_running_tasks", lambda: 3)
-    monkeypatch.setattr(parallel, "_own_running", lambda: 1)
+    monkeypatch.setattr(parallel, "_own_running", lambda native_only=False: 0 if native_only else 1)
     assert parallel.free_cores() == 2
-    monkeypatch.setattr(parallel, "_own_running", lambda: None)  # unknown: the caller only
+    assert parallel.idle_cores() == 2
+    monkeypatch.setattr(parallel, "_own_running", lambda native_only=False: None)  # unknown
+    assert parallel.idle_cores() == 2  # the caller only
     assert parallel.free_cores() == 2
     monkeypatch.setattr(parallel, "_running_tasks", lambda: 9)
     assert parallel.free_cores() == 1  # never below one
@@ -272,7 +280,7 @@ def test_free_cores_are_read_again_after_a_moment(monkeypatch):
     monkeypatch.setattr(parallel, "available_cores", lambda: 8)
     monkeypatch.setattr(parallel, "FREE_PAUSE", 0.0)
     monkeypatch.setattr(parallel, "_free_cache", None)
-    monkeypatch.setattr(parallel, "_own_running", lambda: 1)
+    monkeypatch.setattr(parallel, "_own_running", lambda native_only=False: 1)
     monkeypatch.setattr(parallel, "_running_tasks", lambda: 1)
     assert parallel.free_cores() == 8
     monkeypatch.setattr(parallel, "_running_tasks", lambda: 8)
@@ -286,6 +294,37 @@ def test_own_running_counts_this_thread():
     if own is None:
         pytest.skip("no /proc/self/task here")
     assert 1 <= own <= len(__import__("os").listdir("/proc/self/task"))
+
+
+def test_own_native_threads_leave_out_the_python_threads():
+    """The running threads that are not Python threads: never the caller, never a Python
+    thread that runs (here one in a NumPy reduction, which releases the GIL)."""
+    if parallel._own_running() is None:
+        pytest.skip("no /proc/self/task here")
+    stop = threading.Event()
+
+    def spin() -> None:
+        x = np.ones(1 << 20)
+        while not stop.is_set():
+            x.sum()
+
+    worker = threading.Thread(target=spin)
+    worker.start()
+    try:
+        with threadpool_limits(1):  # no BLAS worker woken meanwhile
+            import time
+
+            time.sleep(0.3)  # a BLAS worker spinning from an earlier product goes to sleep
+            seen = [
+                (parallel._own_running(), parallel._own_running(native_only=True))
+                for _ in range(20)
+            ]
+    finally:
+        stop.set()
+        worker.join()
+    assert all(native == 0 for _, native in seen)
+    assert all(own >= 1 for own, _ in seen)
+    assert max(own for own, _ in seen) >= 2  # the spinning Python thread was seen running
 
 
 @settings(max_examples=60, deadline=None)

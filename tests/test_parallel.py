@@ -93,6 +93,7 @@ def test_auto_takes_the_idle_cores_at_most_the_blas_threads(monkeypatch):
     monkeypatch.setattr(_parallel, "blas_threads", lambda: 4)
     monkeypatch.setattr(_parallel, "LOAD_PAUSE", 0.0)
     monkeypatch.setattr(_parallel, "IDLE_CACHE_SECONDS", 0.0)  # every call reads the load
+    monkeypatch.setattr(_parallel, "_own_running", lambda native_only=False: 0)
     monkeypatch.setattr(_parallel, "_running_tasks", lambda: 1)  # only the caller runs
     assert _parallel.thread_count(np.inf) == 4
     monkeypatch.setattr(_parallel, "_running_tasks", lambda: 8)  # seven busy tasks
@@ -106,6 +107,7 @@ def test_the_idle_cores_are_read_again_after_a_moment(monkeypatch):
     monkeypatch.setattr(_parallel, "available_cores", lambda: 8)
     monkeypatch.setattr(_parallel, "LOAD_PAUSE", 0.0)
     monkeypatch.setattr(_parallel, "_idle_cache", None)
+    monkeypatch.setattr(_parallel, "_own_running", lambda native_only=False: 0)
     monkeypatch.setattr(_parallel, "_running_tasks", lambda: 1)
     assert _parallel.idle_cores() == 8
     monkeypatch.setattr(_parallel, "_running_tasks", lambda: 8)
