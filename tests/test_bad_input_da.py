@@ -54,8 +54,14 @@ def test_class_with_one_sample_names_the_class():
     ys = np.concatenate([y[:50], y[50:51], y[100:]])
     with pytest.raises(ValueError, match=r"class 1 has 1 sample; at least 2"):
         QuadraticDiscriminantAnalysis().fit(Xs, ys)
-    with pytest.raises(ValueError, match=r"class 1 has 1 sample"):
+    with pytest.raises(ValueError, match=r"class 1 has 1 sample.*alpha=0.5.*Use alpha=0"):
         RegularizedDiscriminantAnalysis(alpha=0.5).fit(Xs, ys)
+    # what both messages advise works: alpha=0 is the pooled covariance, which the class shares
+    with pytest.raises(ValueError, match=r"RegularizedDiscriminantAnalysis\(alpha=0\)"):
+        QuadraticDiscriminantAnalysis().fit(Xs, ys)
+    rda = RegularizedDiscriminantAnalysis(alpha=0.0).fit(Xs, ys)
+    proba = rda.predict_proba(X)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
     # LDA pools the covariance: a one-sample class is fine, and its model is
     # scikit-learn's (bias=True: scikit-learn's pooled covariance S_w / n)
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA

@@ -180,8 +180,8 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
             raise ValueError(
                 f"y has only 1 sample in class {label}, covariance is ill defined. "
                 f"class {label!r} has 1 sample; at least 2 samples are needed to estimate its "
-                "covariance (RegularizedDiscriminantAnalysis with alpha < 1 borrows the pooled "
-                "covariance)."
+                "covariance (LinearDiscriminantAnalysis and RegularizedDiscriminantAnalysis("
+                "alpha=0) use the pooled covariance, which such a class can share)."
             )
         return self._family_attrs(
             stats,

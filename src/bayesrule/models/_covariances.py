@@ -211,7 +211,9 @@ def check_own_weight(stats: Any, k: int, ddof: float, alpha: float) -> None:
     if alpha > 0 and stats.weights[k] - ddof <= 0:
         raise ValueError(
             f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}; at least "
-            f"{ddof + 1:g} samples are needed to estimate its covariance."
+            f"{ddof + 1:g} samples are needed to estimate its covariance, which enters the "
+            f"blend with weight alpha={alpha:g}. Use alpha=0 (the pooled covariance alone), "
+            "LinearDiscriminantAnalysis, or more rows of the class."
         )
 
 
