@@ -52,6 +52,20 @@ def test_nominal_codes_under_five_rows_a_value_are_categorical():
     assert kinds["categorical"] >= 9, kinds
 
 
+@pytest.mark.parametrize("d", [4, 5, 6])
+def test_nominal_codes_with_a_class_of_fewer_rows_than_codes_are_categorical(d):
+    # 6 classes, one of d - 1 rows and five of 7: the classes average more than
+    # one row a code, so categories are a candidate although the smallest class
+    # cannot hold every code (under a rule on the smallest class they were
+    # never one, and the codes, whose order means nothing, stayed Gaussian)
+    kinds = Counter()
+    for s in range(20):
+        r = np.random.default_rng(s)
+        y = np.repeat(np.arange(6), [d - 1, 7, 7, 7, 7, 7])
+        kinds[_fit(_codes(r, y, d, 6)[:, None].astype(float), y).kinds_[0]] += 1
+    assert kinds["categorical"] >= 18, kinds
+
+
 def test_an_overdispersed_count_of_many_values_is_not_categorical():
     # ~30 values of a negative binomial count in 125 rows a class: each class's
     # frequencies are mostly smoothing, and categories would predict the classes

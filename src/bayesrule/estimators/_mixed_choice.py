@@ -16,8 +16,8 @@ Candidates (see :func:`choose_kinds`):
 * on a lattice (every value ``v0 + i * step``: integers, or measurements
   recorded to 0.1), the continuous candidates are scored by the probability
   of the value's cell (width ``step``), so that they compare with
-  'categorical' (a candidate there when every class has at least one row per
-  distinct value) and 'poisson' (for non-negative integers of
+  'categorical' (a candidate there when the classes hold on average at least
+  one row per distinct value) and 'poisson' (for non-negative integers of
   step 1). A value seen once in all the data is, once held out, a category
   never seen: the categorical model's unseen probability is shared among the
   lattice's empty cells, as a density spreads its mass over them.
@@ -128,8 +128,14 @@ CLIP = 3.0
 #: nat a row and lose accuracy), and they must also predict the classes.
 MIN_ROWS_PER_VALUE = 5
 #: With fewer rows per value than ``MIN_ROWS_PER_VALUE`` (but at least this
-#: many in every class), categories are a candidate only if they also predict
-#: the held-out rows' classes no worse than the continuous choice.
+#: many in the average class), categories are a candidate only if they also
+#: predict the held-out rows' classes no worse than the continuous choice. The
+#: average, not the smallest class: with the smallest, a code of 6 values in a
+#: table of 6 classes of about 6 rows was never categorical once one class of a
+#: training split held 5 (on the tests' generated tables of 45 rows and 6
+#: classes the drawn kinds scored 3.8 points above the inferred ones, 0.2 with
+#: the average); a column of distinct values seen once each (12 in 12 rows)
+#: stays no candidate.
 MIN_ROWS_PER_VALUE_SPARSE = 1
 #: A discrete kind within doubt on the likelihood is chosen when it predicts
 #: the held-out rows' classes better by more than this many standard errors.
@@ -324,10 +330,11 @@ def _choose_column(
     discrete = step > 0
     counts = False
     fewest = float(Vk[use].min())
-    # categories with under five rows a value (down to one) must also predict
-    # the rows' classes no worse than the continuous choice (see the module)
+    # categories with under five rows a value (down to one in the average
+    # class) must also predict the rows' classes no worse than the continuous
+    # choice (see the module)
     sparse = d * MIN_ROWS_PER_VALUE > fewest
-    if discrete and d * MIN_ROWS_PER_VALUE_SPARSE <= fewest:
+    if discrete and d * MIN_ROWS_PER_VALUE_SPARSE <= float(Vk[use].mean()):
         cells = float(np.round((v[-1] - v[0]) / step)) + 1.0
         terms["categorical"] = entries(_categorical_loo(Wu, Wu.sum(axis=0), alpha, cells))
     if discrete:
