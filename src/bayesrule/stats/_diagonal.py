@@ -34,7 +34,7 @@ from ._common import (
     row_ranges,
     scratch_array,
 )
-from ._moments import class_codes
+from ._moments import class_codes, gather_column
 from .schema import per_class
 
 __all__ = ["DiagonalStats"]
@@ -416,8 +416,9 @@ def _unit_moments_by_columns(
 
     The same exact two-pass moments, computed a few columns at a time so
     that each group's values, gathered in class order (one radix sort of
-    the class codes per block), and its residuals stay in cache through
-    the passes that follow: the range, the values in float64, their class
+    the class codes per block) after each column's range is read from it,
+    and its residuals stay in cache through the passes that follow: the
+    values in float64, their class
     sums (one segmented reduction, ``np.add.reduceat``), the residuals
     (each class's segment less its mean, in place), their squares and
     their class sums. None when the block holds NaN or infinity.
@@ -443,9 +444,12 @@ def _unit_moments_by_columns(
             b = min(p, a + g)
             G, R = gathered[: b - a], residuals[: b - a]
             for i in range(a, b):
-                columns[i].take(order, out=G[i - a], mode="clip")
-            np.minimum.reduce(G, axis=1, out=lo[a:b])
-            np.maximum.reduce(G, axis=1, out=hi[a:b])
+                # the range first: its sequential read brings the column into cache
+                # for the gather (see gather_column)
+                col = columns[i]
+                lo[i] = np.minimum.reduce(col)
+                hi[i] = np.maximum.reduce(col)
+                gather_column(col, order, G[i - a])
             R[...] = G
             mean = np.add.reduceat(R, starts, axis=1)
             mean /= held

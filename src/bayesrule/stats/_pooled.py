@@ -38,7 +38,7 @@ from ._common import (
 from ._common import (
     Floats as _F,
 )
-from ._moments import class_codes, feature_major, pooled_covariance
+from ._moments import class_codes, feature_major, gather_column, pooled_covariance
 from ._scatter import ScatterStats, checked_columns
 from .schema import per_class, shared
 
@@ -152,10 +152,11 @@ class PooledScatterStats(ClassStatistic):
         gathered = scratch_array("class_ordered", (p, n), cols[0].dtype)
         lo, hi = empty_bounds(p)
         for j, col in enumerate(cols):
-            row = gathered[j]
-            np.take(col, order, out=row, mode="clip")
             if n:
-                lo[j], hi[j] = row.min(), row.max()
+                # the column's range first: its sequential read brings the column into
+                # cache, where the gather's scattered reads then find it (see gather_column)
+                lo[j], hi[j] = col.min(), col.max()
+            gather_column(col, order, gathered[j])
         X = gathered.T
         if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
             lo, hi = feature_bounds(X)  # NaN or infinity: the ranges of the finite values

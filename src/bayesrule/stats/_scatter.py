@@ -31,6 +31,7 @@ from ._moments import (
     class_bounds,
     class_codes,
     class_order,
+    gather_column,
     matvec,
     moments_about,
     pilot_centres,
@@ -239,7 +240,7 @@ class ScatterStats(ClassStatistic):
         own = cls._from_rows.__func__ is ScatterStats._from_rows.__func__  # type: ignore[attr-defined]
         if n == 0 or not own:  # no rows, or a statistic with a pass of its own
             for j, col in enumerate(cols):
-                np.take(col, order, out=gathered[j], mode="clip")
+                gather_column(col, order, gathered[j])
             return cls._from_rows(rows._replace(X=gathered.T))
         # the pilot sample and the range are taken column by column as each is
         # gathered (still in cache), not in passes of their own over the block
@@ -248,9 +249,9 @@ class ScatterStats(ClassStatistic):
         lo, hi = np.empty(p), np.empty(p)
         for j, col in enumerate(cols):
             row = gathered[j]
-            np.take(col, order, out=row, mode="clip")
-            np.take(row, at, out=sample[j], mode="clip")
-            lo[j], hi[j] = row.min(), row.max()
+            lo[j], hi[j] = col.min(), col.max()  # first: the column then is in cache
+            gather_column(col, order, row)
+            np.take(row, at, out=sample[j], mode="wrap")
         counts, weights = class_totals(ys, ones, k)
         centres = sample_centres(sample, ys_at, ones[: at.size], k, True)
         if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
