@@ -28,6 +28,19 @@ kept) only when its mean held-out gain per row exceeds ``Z_DOUBT`` (one)
 standard error of the per-row gains: the one-standard-error rule of
 cross-validated model choice (Breiman et al.; Hastie et al., section 7.10),
 the errors paired over the rows as in Vuong's test for non-nested models.
+For counts from zero (non-negative integers of step 1 whose least value is
+0) that pass the index-of-dispersion test, Poisson takes the place of the
+Gaussian as the default: one parameter a class against the normal's two,
+the simpler model the one-standard-error rule keeps in a tie, and the normal
+must beat it beyond one standard error. With 6 to 9 rows a class the
+Poisson model's gain over the normal on Poisson counts is mostly within one
+standard error, and the counts stayed Gaussian on a quarter of the draws
+(on the tests' generated tables of 30 to 90 rows, the drawn kinds' lead
+fell from 0.66 to 0.48 points on average, from 1.42 to 0.50 at 30 rows of
+4 classes). Counts whose least value is above 0 keep the Gaussian default:
+a measurement recorded in whole units far from zero (a car's length in
+centimetres) can have a variance near its mean by chance, and taking
+Poisson as its default cost the car tables 0.5 to 1 point.
 Two standard errors, a significance test, kept columns Gaussian where a
 kernel or categories predicted the held-out rows, and the classes, better
 (on generated mixed tables of 50 to 1,000 rows, 2 to 8 classes). The kernel,
@@ -387,6 +400,11 @@ def _choose_column(
     flat = bool(np.any((M2[use] <= 1e-12 * total * Vk[use]) & (Vk[use] >= 2)))
     if flat:
         best = "kernel"
+    elif "poisson" in terms and v[0] == 0 and not better("gaussian", "poisson"):
+        # counts from zero that pass the dispersion test: the Poisson model, one
+        # parameter a class against the normal's two, is the simpler of the two
+        # and is kept unless the normal beats it beyond doubt (see the module)
+        best = "poisson"
     else:
         best = "gaussian"  # the kernel, the most flexible candidate, comes last
     # the continuous choice sparse categories must predict the classes as well as
