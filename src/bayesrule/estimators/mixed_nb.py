@@ -70,7 +70,10 @@ class MixedNB(_BaseNB):
       replaces the continuous choice, only when its mean held-out gain per
       row exceeds one standard error of the per-row gains (the
       one-standard-error rule of cross-validated model choice): in doubt a
-      column is Gaussian. Categories and counts compete only for
+      column is Gaussian, except counts from zero (non-negative integers
+      whose least value is 0) that pass the dispersion test below, which in
+      doubt are 'poisson', the simpler model (one parameter a class against
+      the normal's two). Categories and counts compete only for
       values on a lattice (integers, or numbers recorded to a fixed
       precision), scored by the probability of each value's cell; counts
       only for non-negative integers that pass Fisher's index of dispersion
