@@ -96,7 +96,9 @@ def test_counts_not_from_zero_keep_the_gaussian_default():
     above = _choose_column(v + 1.0, W, h, var_smoothing=1e-9, alpha=1.0)
     assert v[0] == 0 and at_zero.scores["gaussian"] >= at_zero.scores["poisson"]
     assert at_zero.kind == "poisson", at_zero.why
+    assert "counts from zero: poisson the default in doubt" in at_zero.why
     assert "poisson" in above.scores and above.kind == "gaussian", above.why
+    assert "counts from zero" not in above.why
 
 
 def test_an_overdispersed_count_of_many_values_is_not_categorical():

@@ -398,9 +398,11 @@ def _choose_column(
     # that no held-out row of its own can reveal: such a column is a kernel's,
     # whose width is relative to the whole column
     flat = bool(np.any((M2[use] <= 1e-12 * total * Vk[use]) & (Vk[use] >= 2)))
+    # counts from zero that pass the dispersion test: Poisson is their default
+    from_zero = "poisson" in terms and v[0] == 0
     if flat:
         best = "kernel"
-    elif "poisson" in terms and v[0] == 0 and not better("gaussian", "poisson"):
+    elif from_zero and not better("gaussian", "poisson"):
         # counts from zero that pass the dispersion test: the Poisson model, one
         # parameter a class against the normal's two, is the simpler of the two
         # and is kept unless the normal beats it beyond doubt (see the module)
@@ -450,6 +452,8 @@ def _choose_column(
     if discrete and counts and pooled_mean > 0:
         refused = "" if "poisson" in scores else " (not poisson: the index of dispersion test)"
         notes.append(f"variance {total / pooled_mean:.3g} times the mean{refused}")
+    if from_zero and not flat:
+        notes.append("counts from zero: poisson the default in doubt (the simpler model)")
     top = max(scores, key=lambda k: scores[k])
     doubt = "" if top == best or flat else f" ({top}'s gain within one standard error)"
     why = f"{'; '.join(notes)}; held-out log likelihood per row: {shown}{doubt}{tie}"
