@@ -444,12 +444,7 @@ def _unit_moments_by_columns(
             b = min(p, a + g)
             G, R = gathered[: b - a], residuals[: b - a]
             for i in range(a, b):
-                # the range first: its sequential read brings the column into cache
-                # for the gather (see gather_column)
-                col = columns[i]
-                lo[i] = np.minimum.reduce(col)
-                hi[i] = np.maximum.reduce(col)
-                gather_column(col, order, G[i - a])
+                lo[i], hi[i] = gather_column(columns[i], order, G[i - a])
             R[...] = G
             mean = np.add.reduceat(R, starts, axis=1)
             mean /= held

@@ -152,11 +152,7 @@ class PooledScatterStats(ClassStatistic):
         gathered = scratch_array("class_ordered", (p, n), cols[0].dtype)
         lo, hi = empty_bounds(p)
         for j, col in enumerate(cols):
-            if n:
-                # the column's range first: its sequential read brings the column into
-                # cache, where the gather's scattered reads then find it (see gather_column)
-                lo[j], hi[j] = col.min(), col.max()
-            gather_column(col, order, gathered[j])
+            lo[j], hi[j] = gather_column(col, order, gathered[j])
         X = gathered.T
         if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
             lo, hi = feature_bounds(X)  # NaN or infinity: the ranges of the finite values

@@ -249,8 +249,7 @@ class ScatterStats(ClassStatistic):
         lo, hi = np.empty(p), np.empty(p)
         for j, col in enumerate(cols):
             row = gathered[j]
-            lo[j], hi[j] = col.min(), col.max()  # first: the column then is in cache
-            gather_column(col, order, row)
+            lo[j], hi[j] = gather_column(col, order, row)
             np.take(row, at, out=sample[j], mode="wrap")
         counts, weights = class_totals(ys, ones, k)
         centres = sample_centres(sample, ys_at, ones[: at.size], k, True)
