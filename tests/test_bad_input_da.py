@@ -34,12 +34,17 @@ def test_non_finite_x_names_row_and_column(cls, bad, word):
 
 @pytest.mark.parametrize("cls", ALL)
 def test_values_whose_squares_overflow_say_so(cls):
-    # finite X, but the scatter overflows float64: the error says why, not "singular"
+    # finite X, but the scatter overflows float64: the error says why, not "singular", and
+    # names the first feature whose squared deviations overflow, with no warning of NumPy's
     model = cls(reg_param=0.5) if cls is QuadraticDiscriminantAnalysis else cls()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(ValueError, match=r"covariance.* is not finite.*overflow.*rescale X"):
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"feature 0 holds values so far apart.*overflow.*rescale X"):
             model.fit(X * 1e160, y)
+        Xb = X.copy()
+        Xb[60, 2] = 1e200  # one value: its feature, not the first, is named
+        with pytest.raises(ValueError, match=r"feature 2 holds values so far apart .*to 1e\+200"):
+            model.fit(Xb, y)
 
 
 @pytest.mark.parametrize("cls", ALL)

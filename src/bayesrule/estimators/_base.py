@@ -36,7 +36,7 @@ from ..stats import CategoryStats, ValueCountStats, as_classes
 from ._classes import warn_about_classes
 from ._predict import log_softmax
 from ._priors import resolve_priors
-from ._ranges import OutOfRangeWarning, UnitsWarning, stats_bounds
+from ._ranges import OutOfRangeWarning, UnitsWarning, check_squared_range, stats_bounds
 from ._sampling import SampleMixin, as_generator
 from ._spec import FromSpec, checked_schema, fold_flags
 from ._tasks import ColumnSummariser, EstimatorSummariser
@@ -75,6 +75,11 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     #: methods this estimator does not have, with the reason (``hasattr`` is
     #: False; using one raises an AttributeError that says why)
     refusals: ClassVar[Mapping[str, str]] = {}
+    #: whether the model squares the features' deviations (Gaussian and kernel models):
+    #: a fit then refuses a feature whose squared deviations overflow, naming it
+    #: (:func:`._ranges.check_squared_range`, from the statistics' bounds; RDA-CV and
+    #: MDA, whose statistics are a search, check their rows before it)
+    squares_deviations: ClassVar[bool] = False
     #: parameters added after model files were first written, with the value
     #: that reproduces the model such a file (which lacks them) was saved from
     params_before_added: ClassVar[Mapping[str, Any]] = {}
@@ -269,7 +274,14 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         if classes is not None:
             check_labels(np.asarray(classes), "classes")
         c = as_classes(y_arr if classes is None else classes)
-        return self._stats_from(Xv, y_arr, w, c), self._schema(X, Xv.shape[1], Xv.dtype)
+        schema = self._schema(X, Xv.shape[1], Xv.dtype)
+        if not self.squares_deviations:
+            return self._stats_from(Xv, y_arr, w, c), schema
+        # an overflow is named below, by the feature it comes from
+        with np.errstate(over="ignore", invalid="ignore"):
+            stats = self._stats_from(Xv, y_arr, w, c)
+        check_squared_range(stats_bounds(stats), Xv.shape[0], schema[1])
+        return stats, schema
 
     # ------------------------------------------------- the seam for backends
     def input_spec(self) -> InputSpec:

@@ -235,3 +235,34 @@ def caller_level() -> int:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
+
+
+def check_squared_range(
+    bounds: tuple[NDArray[np.float64], NDArray[np.float64]] | None,
+    n_rows: int,
+    names: Any = None,
+) -> None:
+    """ValueError naming the first feature whose values are so far apart that the sum of
+    their squared deviations may overflow float64.
+
+    With a range ``r`` over ``m`` rows, any class's sum of squared deviations (a
+    variance's, a scatter's diagonal; a cross product's, by Cauchy-Schwarz) is at
+    most ``m r**2``: where that is infinite, the statistics of the models that
+    square deviations (Gaussian and kernel ones) overflow, and their later checks
+    could only say that some covariance is not finite. Empty and unknown ranges
+    pass."""
+    if bounds is None:
+        return
+    lo, hi = bounds
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = hi - lo
+        bound = span * span * float(max(n_rows, 1))
+        over = np.flatnonzero(np.isinf(bound) & (lo <= hi))
+    if over.size:
+        from ..models import feature_name
+
+        j = int(over[0])
+        raise ValueError(
+            f"feature {feature_name(names, j)!r} holds values so far apart (from {lo[j]:g} to "
+            f"{hi[j]:g}) that their squared deviations overflow float64; rescale X."
+        )

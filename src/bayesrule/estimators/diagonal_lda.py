@@ -82,6 +82,7 @@ class DiagonalLDA(_BaseNB):
     """
 
     spec = _BaseNB.spec.replace(statistic=DiagonalStats)
+    squares_deviations = True
     _parameter_constraints: dict = {
         "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],

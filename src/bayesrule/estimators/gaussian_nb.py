@@ -92,6 +92,7 @@ class GaussianNB(_BaseNB):
         input_dtype_attrs=("theta_", "var_", "epsilon_", "class_prior_", "priors_", "class_count_"),
         input_dtype_outputs=True,
     )
+    squares_deviations = True
     _parameter_constraints: dict = {
         "priors": PRIORS_CONSTRAINT,
         "var_smoothing": [Interval(Real, 0, None, closed="left")],

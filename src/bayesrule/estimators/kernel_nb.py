@@ -110,6 +110,7 @@ class KernelNB(_BaseNB):
     """
 
     spec = _BaseNB.spec.replace(statistic=ValueCountStats, inf_reaches_results=False)
+    squares_deviations = True
 
     _parameter_constraints: dict = {
         "bandwidth": _BANDWIDTH,

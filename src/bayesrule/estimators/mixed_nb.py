@@ -28,6 +28,7 @@ from ._mixed_columns import (
     _frame_columns,
     _is_dataframe,
     _object_column,
+    check_squares,
     checked_values,
     encode_columns,
     resolve_kinds,
@@ -319,6 +320,7 @@ class MixedNB(_BaseNB):
         """Statistics of a block, its string columns coded by the block's own vocabularies."""
         block = self._encode(X, fitted=not reset, own=True)
         Xv, y_arr, w = self._validate_fit_input(block, y, sample_weight, reset=reset)
+        check_squares(Xv, block.kinds, list(X.columns) if _is_dataframe(X) else None)
         c = as_classes(y_arr if classes is None else classes)
         stats = MixedStats.from_data(
             Xv,

@@ -15,7 +15,13 @@ from ._terms import Terms, matrix_exponent, row_exponent
 from ._types import LOG_2PI as _LOG_2PI
 from ._types import Floats as _F
 
-__all__ = ["DiagonalGaussian", "check_class_variances", "total_variance", "variance_epsilon"]
+__all__ = [
+    "DiagonalGaussian",
+    "check_class_variances",
+    "check_finite_moments",
+    "total_variance",
+    "variance_epsilon",
+]
 
 
 def total_variance(V: _F, means: _F, m2: _F) -> _F:
@@ -152,6 +158,11 @@ class DiagonalGaussian:
         present = present_classes(stats)
         ddof = check_nonnegative_float(ddof, "ddof")
         check_observed(stats.feature_weights, present, stats.classes, feature_names)
+        # an overflow of the statistics themselves is named before var_smoothing (a multiple
+        # of the largest variance, so infinite too) hides which feature it came from
+        check_finite_moments(
+            stats.means[present], stats.m2[present], stats.classes[present], names=feature_names
+        )
         with np.errstate(over="ignore", invalid="ignore"):
             eps = variance_epsilon(stats, var_smoothing, per_feature=per_feature_smoothing)
         means = stats.means[present]
@@ -268,6 +279,31 @@ class DiagonalGaussian:
         return f"DiagonalGaussian(n_classes={k}, n_features={p})"
 
 
+def _overflow_message(noun: str, name: Any, label: Any) -> str:
+    return (
+        f"{noun} {name!r} has a mean or variance that is not finite in class {label!r}: its "
+        "values are so large that their squared deviations overflow float64 (or the sample "
+        "weights are so small that their sums underflow); rescale X or sample_weight."
+    )
+
+
+def check_finite_moments(
+    means: _F, m2: _F, classes: NDArray[Any], *, names: Any = None, noun: str = "feature"
+) -> None:
+    """ValueError naming the first feature and class whose mean or sum of squared deviations
+    overflowed (``means`` and ``m2`` of shape (n_classes, n_features), over ``classes``).
+
+    Checked on the statistics, before any smoothing: a variance that overflowed is
+    infinite (or NaN, from ``inf - inf``), and ``var_smoothing``'s multiple of the
+    largest variance would then make every variance infinite, or a NaN pass for a
+    variance of zero."""
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(means) & np.isfinite(m2))
+    if bad.any():
+        k, j = (int(v[0]) for v in np.nonzero(bad))
+        raise ValueError(_overflow_message(noun, feature_name(names, j), class_label(classes, k)))
+
+
 def check_class_variances(
     means: _F,
     var: _F,
@@ -300,12 +336,7 @@ def check_class_variances(
         bad = ~(np.isfinite(var) & np.isfinite(means))
     if bad.any():
         k, j = (int(v[0]) for v in np.nonzero(bad))
-        raise ValueError(
-            f"{noun} {feature_name(names, j)!r} has a mean or variance that is not finite in "
-            f"class {class_label(classes, k)!r}: its values are so large that their squared "
-            "deviations overflow float64 (or the sample weights are so small that their sums "
-            "underflow); rescale X or sample_weight."
-        )
+        raise ValueError(_overflow_message(noun, feature_name(names, j), class_label(classes, k)))
 
 
 def _samples(n: Any) -> str:

@@ -163,7 +163,10 @@ class DiagonalStats(ClassStatistic):
         safe = np.where(V > 0, V, 1.0)
         delta = mb - ma
         mean = ma + delta * (vb / safe)
-        m2 = self.m2 + m2b + delta * delta * (va * vb / safe)
+        cross = va * vb / safe
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow stays inf, for the fit
+            # a part without weight adds nothing (not inf * 0 = NaN where delta**2 overflows)
+            m2 = self.m2 + m2b + np.where(cross > 0, delta * delta * cross, 0.0)
         return DiagonalStats(
             classes=self.classes,
             counts=self.counts + nb,
