@@ -21,7 +21,14 @@ Every declaration is scored on ``--splits`` 5-fold splits (the same for
 all); the shortfall of a table is the best declaration's accuracy less the
 inferred kinds', paired split by split, with its standard error. The greedy
 search picks its declaration on another split (its own folds would flatter
-it). ``--sizes``: tables of 30 to 500 rows, 2 to 6 classes.
+it), and the best of the declarations (drawn, all Gaussian, greedy) is chosen
+on a third (``SELECT_SPLIT``): chosen on the scored splits, the largest of
+three noisy means would be the best only by its noise. The greedy search
+offers 'categorical' only to a column with ``ROWS_PER_CATEGORY`` rows a
+distinct value (else the declaration drops the column, see there). The
+tables of a family (mixed, cars) are summarised by their mean shortfall and
+its standard error: on one table of 93 rows the declarations' accuracies
+differ by 1-2 points from split to split. ``--sizes``: tables of 30 to 500 rows, 2 to 6 classes.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wi
 from sklearn.model_selection import StratifiedKFold
 
 from bayesrule import MixedNB
+
+#: the 5-fold split on which the best declaration of a table is chosen (not scored)
+SELECT_SPLIT = 100
 
 
 def cv(df: pd.DataFrame, y: np.ndarray, columns: Any, seed: int = 0) -> tuple[float, float]:
@@ -162,12 +172,24 @@ def digits() -> tuple[pd.DataFrame, np.ndarray, dict[str, str]]:
     return df, y, {c: "gaussian" for c in df.columns}
 
 
+#: a numeric column is a categorical option of the greedy search only with at least this many
+#: rows a distinct value on average: with fewer, most held-out values were never seen in
+#: training, the smoothed categories give every class about the same probability, and the
+#: declaration drops the column rather than models it (on the car tables, declaring
+#: horsepower and length, 50-80 distinct integers in 93 rows, 'categorical' removed two of
+#: six correlated measurements whose evidence naive Bayes counts again and again: up to 5
+#: points of "best declaration" that no choice of kind could match)
+ROWS_PER_CATEGORY = 10
+
+
 def options(values: np.ndarray) -> list[str]:
     if values.dtype.kind == "b":
         return ["bernoulli"]
     if values.dtype.kind == "O":
         return ["categorical"]
-    out = ["gaussian", "kernel", "categorical"]
+    out = ["gaussian", "kernel"]
+    if np.unique(values).size * ROWS_PER_CATEGORY <= values.size:
+        out.append("categorical")
     if values.dtype.kind in "iu" and values.min() >= 0:
         out.append("poisson")
     return out
@@ -279,6 +301,7 @@ def main() -> None:
     head = f"{'table':24s} {'inferred':>14s} {'drawn as':>14s} {'all gaussian':>14s}"
     print(head + ("" if args.no_greedy else f" {'greedy best':>12s}") + "  shortfall (se)")
     worst: list[tuple[float, float, str]] = []
+    family: dict[str, list[float]] = {}
     t0 = time.perf_counter()
     for name, df, y, truth in tables:
         numeric = {c: "gaussian" for c in df.columns if df[c].dtype.kind in "iuf"}
@@ -297,10 +320,13 @@ def main() -> None:
         )
         if "greedy" in acc:
             row += f" {np.mean(acc['greedy']):12.3f}"
-        # the shortfall from the best declaration on these splits, paired split by split
-        best = max(acc, key=lambda key: np.mean(acc[key]))
+        # the best declaration chosen on a split of its own (SELECT_SPLIT: neither the
+        # greedy search's nor one scored here), so that the noise of the scored splits
+        # does not choose it; the shortfall from it, paired split by split
+        best = max(refs, key=lambda key: (cv(df, y, refs[key], SELECT_SPLIT)[0], key == "drawn"))
         gap, err = _paired(acc[best], ia)
         worst.append((gap, err, f"{name} vs {best}"))
+        family.setdefault(name.split(" (")[0].rstrip(" 0123456789"), []).append(gap)
         print(row + f"  {100 * gap:+5.2f} ({100 * err:.2f}) vs {best}", flush=True)
     print(
         f"\naccuracy (log-loss), mean of {args.splits} 5-fold splits; shortfall = best "
@@ -311,6 +337,14 @@ def main() -> None:
     print(
         f"largest shortfall of the inferred kinds: {100 * gap:+.2f} points (se {100 * err:.2f}; {name})"
     )
+    print("mean shortfall of a family of tables (standard error over its tables):")
+    for fam, gaps in family.items():
+        if len(gaps) > 1:
+            se = np.std(gaps, ddof=1) / np.sqrt(len(gaps))
+            verdict = "within 1 point" if np.mean(gaps) <= 0.01 else "NOT within 1 point"
+            print(
+                f"  {fam:10s} {100 * np.mean(gaps):+5.2f} ({100 * se:.2f}) over {len(gaps)} tables: {verdict}"
+            )
     print(f"{time.perf_counter() - t0:.0f} s")
 
 

@@ -39,7 +39,9 @@ def test_values_whose_squares_overflow_say_so(cls):
     model = cls(reg_param=0.5) if cls is QuadraticDiscriminantAnalysis else cls()
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        with pytest.raises(ValueError, match=r"feature 0 holds values so far apart.*overflow.*rescale X"):
+        with pytest.raises(
+            ValueError, match=r"feature 0 holds values so far apart.*overflow.*rescale X"
+        ):
             model.fit(X * 1e160, y)
         Xb = X.copy()
         Xb[60, 2] = 1e200  # one value: its feature, not the first, is named

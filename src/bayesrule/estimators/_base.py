@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._util.dispatch import after_install, after_unpickle, handler_for, handler_named, watcher
 from .._util.parallel import blas_budget
 from .._util.validation import check_labels
-from ..stats import CategoryStats, ValueCountStats, as_classes
+from ..stats import CategoryStats, ValueCountStats, as_classes, block_bounds
 from ._classes import warn_about_classes
 from ._predict import log_softmax
 from ._priors import resolve_priors
@@ -282,6 +282,11 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
             stats = self._stats_from(Xv, y_arr, w, c)
         check_squared_range(stats_bounds(stats), Xv.shape[0], schema[1])
         return stats, schema
+
+    def _check_squares(self, X: Any, Xv: Any, w: Any) -> None:
+        """Refuse a feature whose squared deviations overflow, naming it, from the rows
+        themselves: RDA-CV's and MDA's check, whose statistics are a search."""
+        check_squared_range(block_bounds(Xv, w), Xv.shape[0], self._schema(X, Xv.shape[1])[1])
 
     # ------------------------------------------------- the seam for backends
     def input_spec(self) -> InputSpec:

@@ -52,6 +52,7 @@ class _GaussianDA(GenerativeClassifier):
     """Shared parts of the three Gaussian discriminant analyses."""
 
     spec = InputSpec(statistic=ScatterStats, deferred_finite_check=True)
+    squares_deviations = True
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
         """Fit as :meth:`GenerativeClassifier.fit`; with a ``covariance_estimator``, in memory.

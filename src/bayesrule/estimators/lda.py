@@ -299,7 +299,6 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         self.reduced_rank = reduced_rank
 
     spec = _GaussianDA.spec.replace(min_samples=2)
-    squares_deviations = True
     _loo_rows = staticmethod(lda_rows)
     #: predict's argmax reads the narrow product row-major, in tiles (PredictMixin)
     _argmax_of_rows = True

@@ -23,13 +23,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..models.mixture import MixtureFamily, Projection, class_moments
 from ..stats import MixtureStats, label_repr
-from ..stats._bounds import block_bounds
 from ._base import GenerativeClassifier
 from ._mda_em import components, fit_em
 from ._mda_passes import _Rows
 from ._mda_select import REG_FOR_CHOICE
 from ._priors import PRIORS_CONSTRAINT
-from ._ranges import check_squared_range
 from .registry import register
 from .seam import Summariser, summarise
 
@@ -315,8 +313,7 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     ) -> tuple[Any, Any]:
         """Validate like every estimator, then run the passes in memory: the fitted :class:`MixtureStats`."""
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
-        # an overflow named by its feature, before the search meets it
-        check_squared_range(block_bounds(Xv, w), Xv.shape[0], self._schema(X, Xv.shape[1])[1])
+        self._check_squares(X, Xv, w)  # before the search meets an overflow
         # one block, validated and projected once for every pass
         block = [(_Rows(Xv, y_arr, w), y_arr, w)]
         stats = self.fit_plan(lambda task: summarise(task, block, classes), classes=classes)

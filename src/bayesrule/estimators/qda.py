@@ -132,7 +132,6 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
         "cross-validation"
     )
     spec = _ClassGaussianDA.spec.replace(input_dtype_attrs=("means_", "covariance_"))
-    squares_deviations = True
     _svd_estimator_message = (
         "covariance_estimator is not supported with solver='svd'. Try solver='eigen' instead."
     )

@@ -169,7 +169,6 @@ class RegularizedDiscriminantAnalysis(_ClassGaussianDA, UpdatableMixin):
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "target": [StrOptions({"pooled", "identity", "range"})],
     }
-    squares_deviations = True
     _remedy = (
         "set ridge > 0 (the default is 0.1), gamma > 0 (e.g. gamma=0.05), reg_param > 0 "
         "or lower alpha"

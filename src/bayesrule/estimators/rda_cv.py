@@ -37,7 +37,6 @@ from ..models.gaussian import (
     mean_pooled_variance,
 )
 from ..stats import ScatterStats, as_classes, encode
-from ..stats._bounds import block_bounds
 from ._cv_stats import (
     CrossValidatedStats,
     HeldOut,
@@ -51,7 +50,6 @@ from ._cv_stats import (
 )
 from ._da import _CLASS_GAUSSIAN_PARAMS, _ClassGaussianDA
 from ._priors import resolve_priors
-from ._ranges import check_squared_range
 from ._rda_lattice import auto_folds, choice_order, searches_lattice, staged_search
 from ._rda_search import (
     alpha_sweep_terms,
@@ -217,7 +215,6 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
     """
 
     spec = _ClassGaussianDA.spec.replace(statistic=CrossValidatedStats)  # holds a ScatterStats
-    squares_deviations = True
     #: a model file from before ``target`` existed was fitted with the identity
     params_before_added: ClassVar[Mapping[str, Any]] = {"target": "identity"}
 
@@ -241,7 +238,6 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         "random_state": ["random_state"],
     }
     _remedy = "add gammas > 0 or ridges > 0, or set reg_param > 0"
-
     refusals = {
         "partial_fit": "cross-validation needs all the data at once",
         "merge": "cross-validation scores cannot be merged",
@@ -318,15 +314,10 @@ class RegularizedDiscriminantAnalysisCV(_ClassGaussianDA):
         """Validate like every estimator, then cross-validate: ``CrossValidatedStats``."""
         self._grid()
         Xv, y_arr, w = self._validate_fit_input(X, y, sample_weight, reset=reset)
-        # an overflow named by its feature, before the search meets it
-        check_squared_range(block_bounds(Xv, w), Xv.shape[0], self._schema(X, Xv.shape[1])[1])
+        self._check_squares(X, Xv, w)  # before the search meets an overflow
         c = as_classes(y_arr if classes is None else classes)
         rows = Rows(Xv, y_arr, w, c)
-        # the statistics' third and fourth moments (no model of the search reads them) overflow
-        # first, for values near the limit checked above: no warning of NumPy's for them
-        with np.errstate(over="ignore", invalid="ignore"):
-            stats = self.cross_validated(rows, y_arr, w, c)
-        return stats, self._schema(X, Xv.shape[1])
+        return self.cross_validated(rows, y_arr, w, c), self._schema(X, Xv.shape[1])
 
     def cross_validated(
         self, rows: Rows, y_arr: NDArray[Any], w: _F, c: NDArray[Any]

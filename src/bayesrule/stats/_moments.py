@@ -38,20 +38,25 @@ def shift_higher(
     ``M3' = M3 - tr(S) d - 2 S d + 2 (d.s1) d + c s1 - c W d`` and
     ``M4' = M4 - 4 d.M3 + 4 d'Sd + 2 c tr(S) + c^2 W - 4 c (d.s1)``; the
     scatter itself becomes ``S - d s1' - s1 d' + W d d'``.
+
+    Third and fourth powers overflow first: for deviations of about ``1e77``
+    and more they are ``inf`` (or NaN), without a warning; no model reads
+    them but those that ask for fourth moments, which check them.
     """
-    c = np.einsum("kp,kp->k", d, d)
-    M3_new = M3 - (tr + c * W)[:, None] * d - 2.0 * Sd
-    M4_new = (
-        M4
-        - 4.0 * np.einsum("kp,kp->k", d, M3)
-        + 4.0 * np.einsum("kp,kp->k", d, Sd)
-        + 2.0 * c * tr
-        + c * c * W
-    )
-    if s1 is not None:
-        ds1 = np.einsum("kp,kp->k", d, s1)
-        M3_new += 2.0 * ds1[:, None] * d + c[:, None] * s1
-        M4_new -= 4.0 * c * ds1
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = np.einsum("kp,kp->k", d, d)
+        M3_new = M3 - (tr + c * W)[:, None] * d - 2.0 * Sd
+        M4_new = (
+            M4
+            - 4.0 * np.einsum("kp,kp->k", d, M3)
+            + 4.0 * np.einsum("kp,kp->k", d, Sd)
+            + 2.0 * c * tr
+            + c * c * W
+        )
+        if s1 is not None:
+            ds1 = np.einsum("kp,kp->k", d, s1)
+            M3_new += 2.0 * ds1[:, None] * d + c[:, None] * s1
+            M4_new -= 4.0 * c * ds1
     return M3_new, M4_new
 
 

@@ -315,20 +315,22 @@ class ScatterStats(ClassStatistic):
         d = np.where(left[:, None], m_A - C.means, 0.0)  # A's shift from m_C to m_A
         trB, SBe, SBd = _trace(B.scatter), matvec(B.scatter, e), matvec(B.scatter, d)
         M3_Bc, M4_Bc = shift_higher(B.weights, trB, SBe, B.m3, B.m4, e)
-        # B about m_C: S_B' = S_B + W_B e e'; so S_B' d and tr(S_B') from matvecs
-        eB = (B.weights * np.einsum("kp,kp->k", e, d))[:, None] * e
-        tr_Ac = _trace(C.scatter) - trB - B.weights * np.einsum("kp,kp->k", e, e)
-        SAc_d = matvec(C.scatter, d) - SBd - eB
-        M3_A, M4_A = shift_higher(
-            W_A, tr_Ac, SAc_d, C.m3 - M3_Bc, C.m4 - M4_Bc, d, W_A[:, None] * d
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # higher powers: see shift_higher
+            # B about m_C: S_B' = S_B + W_B e e'; so S_B' d and tr(S_B') from matvecs
+            eB = (B.weights * np.einsum("kp,kp->k", e, d))[:, None] * e
+            tr_Ac = _trace(C.scatter) - trB - B.weights * np.einsum("kp,kp->k", e, e)
+            SAc_d = matvec(C.scatter, d) - SBd - eB
+            M3_A, M4_A = shift_higher(
+                W_A, tr_Ac, SAc_d, C.m3 - M3_Bc, C.m4 - M4_Bc, d, W_A[:, None] * d
+            )
         # M4 is a sum of non-negative terms: clearly negative means B was not in C.
         # Its rounding residue is on the scale of the means' rounding, 1e-6 |m|
         # amplified by W_C / W_A (as in downdate_moments), to the fourth power
         # and times p (a class left with one row has M4 = 0 exactly).
         u = 1e-6 * np.maximum(np.abs(C.means), np.abs(B.means)).max(axis=1, initial=0.0)
         u = u * C.weights / np.where(left, W_A, 1.0)
-        scale = np.abs(C.m4) + np.abs(M4_Bc) + C.weights * C.n_features * u**4
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = np.abs(C.m4) + np.abs(M4_Bc) + C.weights * C.n_features * u**4
         bad = M4_A < -NEGATIVE_MOMENT * scale
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])
