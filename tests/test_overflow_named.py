@@ -103,3 +103,34 @@ def test_merging_an_empty_part_keeps_an_overflow_infinite():
             assert np.isposinf(merged.m2[2, 2])
             np.testing.assert_array_equal(np.isnan(merged.m2), np.isnan(full.m2))
             np.testing.assert_array_equal(merged.means, full.means)
+
+
+@pytest.mark.parametrize("name", ("gnb", "lda", "qda", "knb"))
+@pytest.mark.parametrize("suffix", ("csv", "parquet"))
+def test_a_streamed_fit_names_the_feature(tmp_path, name, suffix):
+    import bayesrule
+
+    frame = pd.DataFrame(_with(1e200), columns=list("abcd")).assign(y=y)
+    path = tmp_path / f"rows.{suffix}"
+    if suffix == "csv":
+        frame.to_csv(path, index=False)
+    else:
+        pytest.importorskip("pyarrow")
+        frame.to_parquet(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"feature ('c'|2) holds values so far apart"):
+            bayesrule.fit_stream(available()[name](), path, target="y", progress=False)
+
+
+@pytest.mark.parametrize("name", ("gnb", "lda", "qda"))
+def test_statistics_merged_elsewhere_are_refused_by_name(name):
+    # statistics summed on a cluster reach only from_stats: each part's range is fine, the
+    # whole's overflows, and the feature is named there too
+    est = available()[name]()
+    first, second = _with(1e153, row=10)[:40], _with(-1e153, row=45)[40:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        stats = est.statistics(first, y[:40]).merge(est.statistics(second, y[40:]))
+        with pytest.raises(ValueError, match=r"feature 2 holds values so far apart .*-1e\+153"):
+            type(est).from_stats(stats)

@@ -494,6 +494,9 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         elif not hasattr(self, "n_features_in_"):
             self._record_schema((stats.n_features, None))
         try:
+            if self.squares_deviations:  # statistics from any source (streams, clusters)
+                names = self.__dict__.get("feature_names_in_")
+                check_squared_range(stats_bounds(stats), int(stats.counts.sum()), names)
             # factorisations of up to (p, p) per class: on a busy machine the
             # BLAS runs them on one thread (see bayesrule.config_context)
             with blas_budget(float(stats.n_classes) * float(stats.n_features) ** 3):
