@@ -119,7 +119,7 @@ def test_a_streamed_fit_names_the_feature(tmp_path, name, suffix):
         frame.to_parquet(path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        with pytest.raises(ValueError, match=r"feature ('c'|2) holds values so far apart"):
+        with pytest.raises(ValueError, match=r"feature 'c' holds values so far apart"):
             bayesrule.fit_stream(available()[name](), path, target="y", progress=False)
 
 

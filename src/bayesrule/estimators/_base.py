@@ -277,11 +277,10 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         schema = self._schema(X, Xv.shape[1], Xv.dtype)
         if not self.squares_deviations:
             return self._stats_from(Xv, y_arr, w, c), schema
-        # an overflow is named below, by the feature it comes from
+        # an overflow is named by its feature where the statistics are installed
+        # (:meth:`_install`), whatever their source: a stream's blocks, a cluster's parts
         with np.errstate(over="ignore", invalid="ignore"):
-            stats = self._stats_from(Xv, y_arr, w, c)
-        check_squared_range(stats_bounds(stats), Xv.shape[0], schema[1])
-        return stats, schema
+            return self._stats_from(Xv, y_arr, w, c), schema
 
     def _check_squares(self, X: Any, Xv: Any, w: Any) -> None:
         """Refuse a feature whose squared deviations overflow, naming it, from the rows
