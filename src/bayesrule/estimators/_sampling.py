@@ -77,15 +77,35 @@ class SampleMixin(PredictMixin):
             handler = handler or handler_named("Dask")
             return handler.sample(self, n_samples, y=y, random_state=random_state, chunks=chunks)
         rng = as_generator(random_state)
-        if y is None:
-            if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
+        rows = 0  # n_samples is ignored where y is an array of labels
+        if y is None or np.ndim(y) == 0:
+            if (
+                isinstance(n_samples, (bool, np.bool_))
+                or not isinstance(n_samples, (int, np.integer))
+                or n_samples < 0
+            ):
                 raise ValueError(f"n_samples must be a non-negative int; got {n_samples!r}.")
+            rows = int(n_samples)
+        try:
+            return self._draw(rows, y, rng)
+        except MemoryError:
+            rows = rows if y is None or np.ndim(y) == 0 else int(np.size(y))
+            gib = rows * (self.n_features_in_ + 2) * 8 / 2**30
+            raise MemoryError(
+                f"sample: {rows} rows of {self.n_features_in_} features need about {gib:.3g} "
+                "GiB, more than can be allocated here; draw fewer rows at a time (or block "
+                "by block with Dask, chunks=, where the model offers it)."
+            ) from None
+
+    def _draw(self, n_samples: int, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
+        """:meth:`sample` in memory: ``n_samples`` checked (unless ``y`` is an array)."""
+        if y is None:
             p = np.asarray(self.priors_, dtype=np.float64)
-            idx = rng.choice(self.classes_.size, size=int(n_samples), p=p / p.sum())
+            idx = rng.choice(self.classes_.size, size=n_samples, p=p / p.sum())
         else:
             y_arr = np.asarray(y)
             if y_arr.ndim == 0:
-                y_arr = np.full(int(n_samples), y_arr)
+                y_arr = np.full(n_samples, y_arr)
             pos = np.searchsorted(self.classes_, y_arr)
             pos = np.clip(pos, 0, self.classes_.size - 1)
             bad = self.classes_[pos] != y_arr
