@@ -380,6 +380,10 @@ def test_existing_output_survives_a_failed_run(files, tmp_path):
             MemoryError("numpy._core._exceptions._ArrayMemoryError: Unable to allocate 44.7 GiB"),
             "out of memory (_ArrayMemoryError: Unable to allocate 44.7 GiB).",
         ),
+        (
+            MemoryError("sample: 10 rows need about 3 GiB; draw fewer rows at a time."),
+            "out of memory (sample: 10 rows need about 3 GiB; draw fewer rows at a time).",
+        ),
         (PermissionError(13, "Permission denied", "/x/out.csv"), "/x/out.csv: Permission denied."),
         (KeyError("species"), "missing key 'species'."),
         (RuntimeError(""), "RuntimeError raised without a message."),

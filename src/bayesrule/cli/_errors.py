@@ -150,7 +150,8 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
         return f"missing key {text}." if text else "missing key."
     if isinstance(exc, MemoryError):
-        return f"out of memory ({text})." if text else "out of memory."
+        # a sentence of ours ends with its own period: not doubled inside the brackets
+        return f"out of memory ({text.rstrip('.')})." if text else "out of memory."
     if not text:
         return f"{_type_name(exc)} raised without a message."
     if isinstance(exc, (UsageError, ValueError, TypeError, OSError)):
