@@ -9,8 +9,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..models import feature_name
-from ..stats import Vocabulary, check_categories
+from ..stats import Vocabulary, block_bounds, check_categories
 from ._nb import _F, KINDS
+from ._ranges import check_squared_range
 
 
 # ---------------------------------------------------------------------------------
@@ -328,29 +329,15 @@ _SQUARED_KINDS = ("gaussian", "kernel", "auto")
 
 
 def check_squares(X: _F, kinds: tuple[str, ...], names: Any) -> None:
-    """ValueError naming the first column (of a kind that squares its deviations) whose
-    values are so far apart that the sum of their squared deviations may overflow float64.
-
-    A fit's check, on the block's numbers: with a range ``r`` over ``m`` observed
-    values, every class's sum of squared deviations is at most ``m r**2``; where that
-    overflows, the moments (and the kind inference's likelihoods) would be infinite or
-    NaN deep inside the statistics. Predictions take such values (as far from every
-    class: the out-of-range warning)."""
+    """The fit's overflow check (:func:`._ranges.check_squared_range`) of the block's columns
+    of a kind that squares its deviations (or whose inference does), before the kind
+    inference's likelihoods and the moments would be infinite or NaN deep inside; a
+    categorical column's codes may be of any size. Predictions take such values (as far
+    from every class: the out-of-range warning)."""
     wanted = [j for j, kind in enumerate(kinds) if kind in _SQUARED_KINDS]
     if not wanted or X.shape[0] == 0:
         return
-    sub = X[:, wanted]
-    with np.errstate(invalid="ignore", over="ignore"):
-        lo = np.fmin.reduce(sub, axis=0)
-        hi = np.fmax.reduce(sub, axis=0)
-        m = np.count_nonzero(~np.isnan(sub), axis=0)
-        bound = (hi - lo) ** 2 * np.maximum(m, 1)
-    over = np.flatnonzero(np.isinf(bound))
-    if over.size:
-        c = int(over[0])
-        j = wanted[c]
-        raise ValueError(
-            f"column {feature_name(names, j)!r} holds values so large (from {lo[c]:g} to "
-            f"{hi[c]:g}) that their squared deviations overflow float64; rescale it (or "
-            "declare it 'categorical' if it holds codes)."
-        )
+    lo, hi = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)  # others: no range
+    lo[wanted], hi[wanted] = block_bounds(X[:, wanted])
+    advice = "rescale it (or declare it 'categorical' if it holds codes)."
+    check_squared_range((lo, hi), X.shape[0], names, noun="column", advice=advice)

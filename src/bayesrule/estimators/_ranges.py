@@ -241,6 +241,9 @@ def check_squared_range(
     bounds: tuple[NDArray[np.float64], NDArray[np.float64]] | None,
     n_rows: int,
     names: Any = None,
+    *,
+    noun: str = "feature",
+    advice: str = "rescale X.",
 ) -> None:
     """ValueError naming the first feature whose values are so far apart that the sum of
     their squared deviations may overflow float64.
@@ -250,7 +253,7 @@ def check_squared_range(
     most ``m r**2``: where that is infinite, the statistics of the models that
     square deviations (Gaussian and kernel ones) overflow, and their later checks
     could only say that some covariance is not finite. Empty and unknown ranges
-    pass."""
+    pass. ``noun`` and ``advice`` word the message (MixedNB's columns)."""
     if bounds is None:
         return
     lo, hi = bounds
@@ -263,6 +266,6 @@ def check_squared_range(
 
         j = int(over[0])
         raise ValueError(
-            f"feature {feature_name(names, j)!r} holds values so far apart (from {lo[j]:g} to "
-            f"{hi[j]:g}) that their squared deviations overflow float64; rescale X."
+            f"{noun} {feature_name(names, j)!r} holds values so far apart (from {lo[j]:g} to "
+            f"{hi[j]:g}) that their squared deviations overflow float64; {advice}"
         )

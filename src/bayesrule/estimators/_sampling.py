@@ -77,19 +77,17 @@ class SampleMixin(PredictMixin):
             handler = handler or handler_named("Dask")
             return handler.sample(self, n_samples, y=y, random_state=random_state, chunks=chunks)
         rng = as_generator(random_state)
-        rows = 0  # n_samples is ignored where y is an array of labels
-        if y is None or np.ndim(y) == 0:
-            if (
-                isinstance(n_samples, (bool, np.bool_))
-                or not isinstance(n_samples, (int, np.integer))
-                or n_samples < 0
-            ):
-                raise ValueError(f"n_samples must be a non-negative int; got {n_samples!r}.")
-            rows = int(n_samples)
+        counted = y is None or np.ndim(y) == 0  # else n_samples is ignored: y holds the labels
+        if counted and (
+            isinstance(n_samples, (bool, np.bool_))
+            or not isinstance(n_samples, (int, np.integer))
+            or n_samples < 0
+        ):
+            raise ValueError(f"n_samples must be a non-negative int; got {n_samples!r}.")
+        rows = int(n_samples) if counted else int(np.size(np.asarray(y)))
         try:
             return self._draw(rows, y, rng)
         except MemoryError:
-            rows = rows if y is None or np.ndim(y) == 0 else int(np.size(y))
             gib = rows * (self.n_features_in_ + 2) * 8 / 2**30
             raise MemoryError(
                 f"sample: {rows} rows of {self.n_features_in_} features need about {gib:.3g} "
@@ -98,7 +96,7 @@ class SampleMixin(PredictMixin):
             ) from None
 
     def _draw(self, n_samples: int, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
-        """:meth:`sample` in memory: ``n_samples`` checked (unless ``y`` is an array)."""
+        """:meth:`sample` in memory: ``n_samples`` rows, checked (ignored for an array ``y``)."""
         if y is None:
             p = np.asarray(self.priors_, dtype=np.float64)
             idx = rng.choice(self.classes_.size, size=n_samples, p=p / p.sum())
