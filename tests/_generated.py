@@ -43,3 +43,13 @@ def poisson_counts(seed: int, n: int, p: int, k: int) -> tuple[np.ndarray, np.nd
     y = np.arange(n) % k
     rates = rng.uniform(0.2, 6.0, size=(k, p))
     return rng.poisson(rates[y]).astype(np.float64), y
+
+
+def runs_of(n: int, step: int, run: int):
+    """A sample of runs (``bayesrule._util.row_sample``) that fits ``n`` rows: runs of up to
+    ``run`` consecutive rows every ``step`` rows (``X[::step]`` for ``run=1``); None for
+    ``step=0`` (no sample)."""
+    if step == 0:
+        return None
+    rows = max(1, min(run, step, n))
+    return (n - rows) // step + 1, rows, step

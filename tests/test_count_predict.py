@@ -27,7 +27,9 @@ from sklearn import naive_bayes as sknb
 
 import bayesrule as br
 from _generated import poisson_counts as counts
+from _generated import runs_of
 from bayesrule._util import parallel, products
+from bayesrule._util.row_sample import run_rows
 
 SETTINGS = settings(max_examples=30, deadline=None)
 COUNT_MODELS = ["MultinomialNB", "ComplementNB"]
@@ -372,9 +374,10 @@ def test_fused_path_from_several_threads_and_in_a_forked_child():
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 60),
     step=st.integers(0, 12),
+    run=st.integers(1, 5),
     missing=st.booleans(),
 )
-def test_fused_product_records_the_minimum_and_the_samples_bounds(seed, n, step, missing):
+def test_fused_product_records_the_minimum_and_the_samples_bounds(seed, n, step, run, missing):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 9))
     if missing:
@@ -382,7 +385,7 @@ def test_fused_product_records_the_minimum_and_the_samples_bounds(seed, n, step,
     A = rng.normal(size=(3, 9))
     with pytest.MonkeyPatch.context() as mp:
         small_blocks(mp)
-        products.track_low(X, step=step)
+        products.track_low(X, sample=runs_of(n, step, run))
         out = products.rows_dot(X, A)
         low, bounds = products.tracked_low()
     np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
@@ -392,5 +395,5 @@ def test_fused_product_records_the_minimum_and_the_samples_bounds(seed, n, step,
     else:
         # X's minimum (a bound on each column's in the sample) and the sample's maxima
         np.testing.assert_array_equal(bounds[0], np.min(X))
-        np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
+        np.testing.assert_array_equal(bounds[1], X[run_rows(runs_of(n, step, run))].max(axis=0))
     assert not products.tracking(X)

@@ -27,7 +27,9 @@ from threadpoolctl import threadpool_limits
 
 import bayesrule as br
 from _generated import poisson_counts as counts
+from _generated import runs_of
 from bayesrule._util import parallel, products
+from bayesrule._util.row_sample import run_rows
 from bayesrule.estimators._predict import all_finite
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -221,7 +223,7 @@ def test_the_checked_product_records_the_minimum():
     for low in (np.min(X), np.nan):
         if np.isnan(low):
             X[3, 4] = np.nan
-        products.track_low(X, step=5)
+        products.track_low(X, sample=runs_of(X.shape[0], 5, 1))
         out = products._checked_rows_dot(X, A)
         got, bounds = products.tracked_low()
         np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
@@ -230,7 +232,7 @@ def test_the_checked_product_records_the_minimum():
         np.testing.assert_array_equal(bounds[0], low)
         np.testing.assert_array_equal(bounds[1], np.max(X[::5], axis=0))
     X[10, 2] = np.nan  # a NaN in the sample: NaN in its column's bounds
-    products.track_low(X, step=5)
+    products.track_low(X, sample=runs_of(X.shape[0], 5, 1))
     products._checked_rows_dot(X, A)
     got, bounds = products.tracked_low()
     assert np.isnan(got) and np.isnan(bounds[0]) and np.isnan(bounds[1][2])
@@ -403,11 +405,12 @@ def test_softmax_in_place_equals_the_new_array(seed, n, k, order, far):
     n=st.integers(1, 60),
     p=st.integers(1, 9),
     step=st.integers(0, 12),
+    run=st.integers(1, 5),
     missing=st.booleans(),
     parts=st.integers(1, 9),
 )
 def test_the_checked_product_records_the_minimum_and_the_samples_bounds(
-    seed, n, p, step, missing, parts
+    seed, n, p, step, run, missing, parts
 ):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
@@ -416,7 +419,7 @@ def test_the_checked_product_records_the_minimum_and_the_samples_bounds(
     A = rng.normal(size=(3, p))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(products, "CHECK_PARTS", parts)  # parts of one row up to all rows
-        products.track_low(X, step=step)
+        products.track_low(X, sample=runs_of(n, step, run))
         out = products._checked_rows_dot(X, A)
         low, bounds = products.tracked_low()
     np.testing.assert_allclose(out, X @ A.T, rtol=1e-12, atol=1e-12)
@@ -427,7 +430,7 @@ def test_the_checked_product_records_the_minimum_and_the_samples_bounds(
     else:
         # X's minimum (a bound on each column's in the sample) and the sample's maxima
         np.testing.assert_array_equal(bounds[0], _tracked_low(X))
-        np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
+        np.testing.assert_array_equal(bounds[1], X[run_rows(runs_of(n, step, run))].max(axis=0))
 
 
 def test_narrow_rows_are_tracked_from_narrow_min_rows(monkeypatch):
@@ -556,11 +559,12 @@ def test_a_prior_of_zero_leaves_no_note():
     k=st.integers(1, 6),
     rows=st.integers(1, 70),
     step=st.sampled_from([0, 1, 3, 7]),
+    run=st.integers(1, 5),
     missing=st.booleans(),
     threads=st.sampled_from([1, 2]),
 )
 def test_the_narrow_blocks_record_the_minimum_and_the_samples_bounds(
-    seed, n, p, k, rows, step, missing, threads
+    seed, n, p, k, rows, step, run, missing, threads
 ):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
@@ -570,7 +574,7 @@ def test_the_narrow_blocks_record_the_minimum_and_the_samples_bounds(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(products, "narrow_block_rows", lambda p, k: rows)
         mp.setattr(products, "blas_threads", lambda: threads)
-        products.track_low(X, step=step)
+        products.track_low(X, sample=runs_of(n, step, run))
         out = products._narrow_blocks_dot(X, A)
         low, bounds = products.tracked_low()
     # the same product as the checked path's one call, in the same column-major layout
@@ -581,7 +585,7 @@ def test_the_narrow_blocks_record_the_minimum_and_the_samples_bounds(
         assert bounds is None
     else:
         np.testing.assert_array_equal(bounds[0], _tracked_low(X))
-        np.testing.assert_array_equal(bounds[1], X[::step].max(axis=0))
+        np.testing.assert_array_equal(bounds[1], X[run_rows(runs_of(n, step, run))].max(axis=0))
 
 
 def test_narrow_block_rows_keep_openblas_on_one_thread(monkeypatch):

@@ -196,7 +196,7 @@ def test_a_product_is_noted_finite_only_when_it_is(n, big, scale, seed):
     X = rng.poisson(3.0, size=(n, 20)).astype(np.float64)
     X[rng.integers(0, n), rng.integers(0, 20)] = big
     A = -rng.uniform(0.1, 5.0, size=(4, 20)) * scale
-    products.track_low(X, 0)
+    products.track_low(X)
     with products.rows_wanted(), np.errstate(all="ignore"):
         out = products._checked_rows_dot(X, A)
         noted = products.noted_finite(out)

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 import bayesrule as br
 from bayesrule import OutOfRangeWarning, UnitsWarning
 from bayesrule._util import products
-from bayesrule.estimators._ranges import _in_doubt, sample_step, warn_out_of_range
+from bayesrule._util.row_sample import run_rows, sample_runs
+from bayesrule.estimators._ranges import _in_doubt, warn_out_of_range
 
 #: how a column of the batch relates to its training range [lower, upper]
 KINDS = ("inside", "far_above", "far_below", "units_above", "units_below", "edge", "wide")
@@ -78,7 +79,7 @@ def test_the_maxima_and_the_minimum_warn_as_the_exact_bounds(seed, n, kinds, odd
         upper[0] = lower[0]
     est = SimpleNamespace(stats_=SimpleNamespace(lower=lower, upper=upper))
     exact = _recorded(est, X, None)
-    fused = (float(X.min()), X[:: sample_step(n)].max(axis=0))
+    fused = (float(X.min()), X[run_rows(sample_runs(n))].max(axis=0))
     assert _recorded(est, X, fused) == exact
 
 

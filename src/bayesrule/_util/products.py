@@ -24,6 +24,7 @@ from .parallel import (
     in_parallel,
     prediction_threads,
 )
+from .row_sample import Runs, fold_runs_max
 
 #: Up to this many rows of ``A``, :func:`rows_dot` multiplies in the transposed shape.
 FEW_ROWS = 64
@@ -229,19 +230,20 @@ def fusable(X: Any, n_classes: int) -> bool:
     )
 
 
-def track_low(X: Any, step: int = 0) -> None:
+def track_low(X: Any, sample: Runs | None = None) -> None:
     """Have the calling thread's next products of ``X`` by :func:`rows_dot` record its minimum.
 
     A prediction's input check (the least value, for the sign of counts;
     NaN if any value is NaN) is then made block by block with the product,
     while each block is in cache, instead of in a pass of its own. With
-    ``step``, also the per-column largest values of the sample ``X[::step]``
-    (the out-of-range check's; with the least value of ``X``, a bound on each
-    column's least value in the sample, which is all the check needs for the
-    columns it cannot flag: :func:`~bayesrule.estimators._ranges.warn_out_of_range`).
+    ``sample`` (runs of rows, :mod:`~bayesrule._util.row_sample`), also the
+    per-column largest values of those rows (the out-of-range check's; with
+    the least value of ``X``, a bound on each column's least value in the
+    sample, which is all the check needs for the columns it cannot flag:
+    :func:`~bayesrule.estimators._ranges.warn_out_of_range`).
     Read them with :func:`tracked_low`; ``None`` stops the tracking.
     """
-    _fused.X, _fused.step, _fused.low, _fused.bounds = X, step, None, None
+    _fused.X, _fused.sample, _fused.low, _fused.bounds = X, sample, None, None
 
 
 def tracking(X: Any) -> bool:
@@ -295,7 +297,7 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
     Narrow rows are one part (no hand-off) and one product in the plain shape. Where the
     rows are finite and not negative the product is noted finite (:func:`_note_bounded`)."""
     n, p = X.shape
-    step = int(getattr(_fused, "step", 0))
+    sample = getattr(_fused, "sample", None)
     if n == 0:
         _fused.low = 0.0
         return (A @ X.T).T
@@ -313,8 +315,8 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
         while (i := next(taken)) < len(starts):
             s = starts[i]
             lows[i], tops[i] = _low_top(X[s : s + rows])
-            if step > 0:
-                _sample_max(X, s, rows, step, seen_hi[i])
+            if sample is not None:
+                fold_runs_max(X, s, s + rows, sample, seen_hi[i])
 
     helper = _helper_pool().submit(work) if len(starts) > 1 else None
     try:
@@ -323,7 +325,7 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
         if helper is not None and not helper.cancel():
             helper.result()
     _fused.low = float(lows.min())
-    if step > 0:
+    if sample is not None:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
     # the BLAS has the cores here (the caller's test): narrow rows in the plain shape
     out = _as_wanted(X @ A.T) if p <= NARROW else (A @ X.T).T
@@ -366,18 +368,6 @@ def _note_bounded(
         note_finite(out)
 
 
-def _sample_max(X: NDArray[np.float64], s: int, rows: int, step: int, hi: NDArray[Any]) -> None:
-    """Per-column largest values (into ``hi``) of the rows of the sample ``X[::step]`` within
-    the block ``X[s : s + rows]``, if it holds any (NaN where one of them is NaN).
-
-    The sample's least values are not taken (half the work): the block's minimum is, and
-    the out-of-range check needs a column's own only where the maxima and that minimum
-    leave it in doubt (it then takes them itself)."""
-    first = -(-s // step) * step
-    if first < s + rows and first < X.shape[0]:
-        np.max(X[first : s + rows : step], axis=0, out=hi)
-
-
 def _fused_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray[np.float64]:
     """``X @ A.T`` in blocks of :data:`FUSED_ROWS` rows with single-threaded products, each
     block's minimum taken while it is in cache; the blocks are shared by the calling thread
@@ -411,9 +401,9 @@ def _tracked_blocks(
     starts = range(0, n, rows)
     lows = np.empty(len(starts))
     tops = np.empty(len(starts))
-    step = int(getattr(_fused, "step", 0))
-    if step > 0:
-        # each block's rows of the sample X[::step], reduced while the block is in cache
+    sample = getattr(_fused, "sample", None)
+    if sample is not None:
+        # each block's rows of the sample, reduced while the block is in cache
         seen_hi = np.full((len(starts), X.shape[1]), -np.inf)
     taken = itertools.count()
 
@@ -423,8 +413,8 @@ def _tracked_blocks(
             s = starts[i]
             block = X[s : s + rows]
             lows[i], tops[i] = _low_top(block)
-            if step > 0:
-                _sample_max(X, s, rows, step, seen_hi[i])
+            if sample is not None:
+                fold_runs_max(X, s, s + rows, sample, seen_hi[i])
             product(s, block)
 
     helper = _helper_pool().submit(work) if threads > 1 and len(starts) > 1 else None
@@ -434,7 +424,7 @@ def _tracked_blocks(
         if helper is not None and not helper.cancel():
             helper.result()
     _fused.low = float(lows.min()) if lows.size else 0.0
-    if step > 0 and lows.size:
+    if sample is not None and lows.size:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
     return float(tops.max()) if tops.size else 0.0
 

@@ -16,12 +16,13 @@ from numpy.typing import NDArray
 from sklearn.utils._param_validation import Interval
 
 from .._util import products
+from .._util.row_sample import sample_runs
 from .._util.validation import check_finite, plain_rows
 from ..models import check_alpha
 from ..models import feature_name as _name
 from ._predict import all_finite
 from ._priors import PRIORS_CONSTRAINT, resolve_priors
-from ._ranges import sample_step, warn_out_of_range
+from ._ranges import warn_out_of_range
 from ._updatable import UpdatableMixin
 from .seam import InputSpec
 
@@ -136,7 +137,7 @@ class _BaseNB(UpdatableMixin):
             Xv = self._prepare_X(self._check_values(Xv))
             self._warn_out_of_range(Xv)
             return Xv
-        products.track_low(Xv, step=sample_step(Xv.shape[0]))
+        products.track_low(Xv, sample=sample_runs(Xv.shape[0]))
         return Xv
 
     def _after(self, Xv: Any, result: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._util.row_sample import SAMPLE_ROWS, run_rows, runs_view, sample_runs
 from ..stats import block_bounds
 from ._units import far_outside, units_message, units_suspects
 
@@ -56,10 +57,11 @@ class UnitsWarning(OutOfRangeWarning):
 #: or more does not count (heavy tails produce them); in a smaller batch it does.
 OUT_OF_RANGE_FRACTION = 0.01
 OUT_OF_RANGE_MARGIN = 2.0
-#: A larger batch is judged on an evenly strided sample of between this many
-#: and twice as many rows (the fraction above is a rate, which the sample
-#: estimates well; the check then costs little next to the prediction).
-OUT_OF_RANGE_ROWS = 1024
+#: A batch of twice as many rows or more is judged on a sample of this many:
+#: 32 runs of 32 consecutive rows, their starts evenly spaced over the batch
+#: (:mod:`bayesrule._util.row_sample`; the fraction above is a rate, which the
+#: sample estimates well, and the check then costs little next to the prediction).
+OUT_OF_RANGE_ROWS = SAMPLE_ROWS
 
 #: features named in the warning's message
 _NAMED = 5
@@ -75,9 +77,42 @@ def stats_bounds(stats: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]] 
     return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
 
 
-def sample_step(n: int) -> int:
-    """The stride of the rows :func:`warn_out_of_range` judges in a batch of ``n`` rows."""
-    return n // OUT_OF_RANGE_ROWS if n >= 2 * OUT_OF_RANGE_ROWS else 1
+class _Sample:
+    """The rows of a batch that the check judges (:func:`sample_runs`), read without a copy.
+
+    A dense array's sample is a ``(runs, rows, features)`` view, reduced over
+    its first two axes; a sparse matrix's rows are taken by index; a batch
+    below ``2 * OUT_OF_RANGE_ROWS`` rows is judged whole.
+    """
+
+    def __init__(self, Xv: Any) -> None:
+        n = Xv.shape[0]
+        runs = sample_runs(n)
+        self.shape = (runs[0] * runs[1], Xv.shape[1])
+        if runs[0] == 1:
+            self._rows: Any = Xv
+        elif isinstance(Xv, np.ndarray):
+            self._rows = runs_view(Xv, runs)
+        else:
+            self._rows = Xv[run_rows(runs)]
+
+    def bounds(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Per feature, the smallest and largest finite value (as :func:`block_bounds`)."""
+        rows = self._rows
+        if rows.ndim == 2:
+            return block_bounds(rows)
+        lo = np.asarray(rows.min(axis=(0, 1)), dtype=np.float64)
+        hi = np.asarray(rows.max(axis=(0, 1)), dtype=np.float64)
+        odd = np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi)))
+        if odd.size:  # NaN or infinity in a column: its finite values alone
+            lo[odd], hi[odd] = block_bounds(self.columns(odd))
+        return lo, hi
+
+    def columns(self, cols: NDArray[np.intp]) -> NDArray[Any]:
+        """The sample's values of the features ``cols``, a dense (rows, len(cols)) array."""
+        rows = self._rows
+        part = rows[:, cols] if rows.ndim == 2 else rows[:, :, cols].reshape(-1, cols.size)
+        return np.asarray(part.toarray() if hasattr(part, "toarray") else part)
 
 
 def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
@@ -89,8 +124,8 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
 
     The rule (:data:`OUT_OF_RANGE_FRACTION`, :data:`OUT_OF_RANGE_MARGIN`):
     more than 1% of a feature's values below ``lower - 2 width`` or above
-    ``upper + 2 width`` (in a batch of more than 2048 rows, 1% of an evenly
-    strided sample of 1024 to 2048 rows: :data:`OUT_OF_RANGE_ROWS`). Only
+    ``upper + 2 width`` (in a batch of 2048 rows or more, 1% of a sample of
+    1024 rows in evenly spaced runs: :data:`OUT_OF_RANGE_ROWS`). Only
     features with a known range of positive width are judged. Two
     reductions over ``Xv`` (its per-feature minimum and maximum) decide
     which features could be out; only those are counted. ``seen``: those
@@ -106,8 +141,8 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
     bounds = stats_bounds(getattr(est, "stats_", None))
     if bounds is None or Xv.shape[0] == 0:
         return
-    Xv = Xv[:: sample_step(Xv.shape[0])]
-    n = Xv.shape[0]
+    Xs = _Sample(Xv)
+    n = Xs.shape[0]
     lo, hi = bounds
     with np.errstate(invalid="ignore", over="ignore"):
         width = hi - lo
@@ -116,23 +151,22 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
             return
         fence_lo, fence_hi = _fences(lo, hi)
         if seen is None or not (np.all(np.isfinite(seen[0])) and np.all(np.isfinite(seen[1]))):
-            seen = block_bounds(Xv)
+            seen = Xs.bounds()
         elif np.ndim(seen[0]) == 0:
             low, seen_hi = float(seen[0]), np.asarray(seen[1])
             doubt = np.flatnonzero(_in_doubt(low, seen_hi, lo, hi, judged))
             if doubt.size == 0:
                 return  # no feature that either rule could flag, whatever its least value
-            seen = _sample_minima(Xv, low, seen_hi, doubt)
+            seen = _sample_minima(Xs, low, seen_hi, doubt)
         seen_lo, seen_hi = seen
         maybe = judged & ((seen_lo < fence_lo) | (seen_hi > fence_hi))
         far = np.empty(0, dtype=np.intp)
         if maybe.any():
             cols = np.flatnonzero(maybe)
-            part = Xv[:, cols]
-            part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+            part = Xs.columns(cols)
             outside = np.count_nonzero((part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0)
             far = cols[outside > OUT_OF_RANGE_FRACTION * n]
-    units = units_suspects(Xv, lo, hi, seen_lo, seen_hi)
+    units = units_suspects(Xs, lo, hi, seen_lo, seen_hi)
     far = np.setdiff1d(far, units)  # the more specific cause is reported
     if far.size == 0 and units.size == 0:
         return
@@ -209,16 +243,14 @@ def _fences(
 
 
 def _sample_minima(
-    Xs: Any, low: float, seen_hi: NDArray[np.float64], cols: NDArray[np.intp]
+    Xs: _Sample, low: float, seen_hi: NDArray[np.float64], cols: NDArray[np.intp]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The sample's per-feature bounds where only its maxima and a lower bound ``low`` of
     its values are known: the features in doubt ``cols`` (:func:`_in_doubt`) get their own
     minimum (a reduction of those columns of the sample), the others ``low``, with which
     no rule flags them (the warnings and their texts are those of the exact minima)."""
     seen_lo = np.full(seen_hi.shape, low)
-    part = Xs[:, cols]
-    part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
-    seen_lo[cols] = part.min(axis=0)
+    seen_lo[cols] = Xs.columns(cols).min(axis=0)
     return seen_lo, seen_hi
 
 

@@ -5,7 +5,7 @@ beyond the training range (pixels in 0-255 against [0, 1]: units too
 large). Units too small (body mass in kilograms given to a model fitted in
 grams) stay within the band it judges, yet every prediction then goes to
 one class. This module finds them from the same cheap summaries: the batch's
-per-feature minimum and maximum (of the same strided sample of rows), next
+per-feature minimum and maximum (of the same sample of rows), next
 to the training range ``[lower, upper]`` of width ``W = upper - lower``.
 
 A feature is flagged (:class:`UnitsWarning`) when, in one call,
@@ -85,8 +85,9 @@ def units_suspects(
 ) -> NDArray[np.intp]:
     """Columns of the sample ``Xs`` that look like data in smaller units (the rule above).
 
-    ``seen_lo`` and ``seen_hi`` are the per-column bounds of ``Xs``. Only the
-    candidate columns are read again, to count their observed values.
+    ``Xs`` is the judged sample (its ``shape`` and ``columns(cols)``, a dense array of
+    those columns' values); ``seen_lo`` and ``seen_hi`` are its per-column bounds. Only
+    the candidate columns are read again, to count their observed values.
     """
     if Xs.shape[0] < UNITS_ROWS:
         return np.empty(0, dtype=np.intp)
@@ -105,9 +106,7 @@ def units_suspects(
     cols = np.flatnonzero(flagged)
     if cols.size == 0:
         return cols
-    part = Xs[:, cols]
-    part = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
-    observed = np.count_nonzero(np.isfinite(part), axis=0)
+    observed = np.count_nonzero(np.isfinite(Xs.columns(cols)), axis=0)
     return cols[observed >= UNITS_ROWS]
 
 

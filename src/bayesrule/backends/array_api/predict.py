@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._util.row_sample import sample_runs
 from .arrays import is_device_array, namespace_and_device, to_device, to_host, where
 from .fit import _float_dtype, checked_X
 from .hold import held, host_view, release
@@ -500,8 +501,6 @@ def _host_input(est: Any, method: str, X: Any, *args: Any, **kwargs: Any) -> Any
     return getattr(est, method)(X, *args, **kwargs)
 
 
-#: rows of the sample the NumPy model judges for OutOfRangeWarning (its own stride)
-RANGE_ROWS = 1024
 #: the pre-check's margin, in training-range widths: half the NumPy check's, so
 #: that every batch the NumPy check would warn about reaches it
 RANGE_MARGIN = 1.0
@@ -511,15 +510,21 @@ def _warn_out_of_range(est: Any, X: Any, xp: Any) -> None:
     """The NumPy model's range warnings, for a batch predicted on the device.
 
     Two reductions on the device (each feature's least and largest value of
-    the same strided sample the NumPy check reads) against a fence half as
-    far out as the NumPy check's; only when a feature crosses it does the
-    sample (at most 2 048 rows) go to the host, where the NumPy model's own
-    check decides and words the warning.
+    the same sample of rows the NumPy check reads: runs of consecutive rows,
+    :mod:`bayesrule._util.row_sample`) against a fence half as far out as
+    the NumPy check's; only when a feature crosses it does the sample (at
+    most 2 047 rows) go to the host, where the NumPy model's own check
+    decides and words the warning.
     """
     n = int(X.shape[0])
     if n == 0:
         return
-    sample = X[:: n // RANGE_ROWS, :] if n >= 2 * RANGE_ROWS else X
+    count, rows, spacing = sample_runs(n)
+    sample = (
+        X
+        if count == 1
+        else xp.concat([X[r * spacing : r * spacing + rows, :] for r in range(count)], axis=0)
+    )
     lo, hi = est.feature_range_
     width = hi - lo
     judged = np.isfinite(width) & (width > 0)
