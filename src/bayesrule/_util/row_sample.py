@@ -44,6 +44,9 @@ SAMPLE_ROWS = 1024
 #: Runs the sample is made of (``SAMPLE_ROWS // SAMPLE_RUNS`` consecutive rows each).
 SAMPLE_RUNS = 32
 
+#: Up to this many runs in a block, :func:`fold_runs_max` reduces each on its own.
+FEW_RUNS = 3
+
 
 def sample_runs(n: int) -> Runs:
     """The runs judged in a batch of ``n`` rows: the whole batch below ``2 * SAMPLE_ROWS``."""
@@ -85,19 +88,23 @@ def fold_runs_max(
     reach over the block's ends, and their parts inside it are reduced on their own.
     """
     count, rows, spacing = runs
-    _check_runs(X.shape[0], runs)
     if count == 0 or rows == 0 or stop <= start:
         return
     first = max(0, (start - rows) // spacing + 1)  # the runs that overlap [start, stop)
     last = min(count - 1, (stop - 1) // spacing)
-    if first > last:
+    if last - first < FEW_RUNS:
+        # a block of a fused product holds a run or two: each part reduced on its own
+        # (one call each; the view's setup costs more than it saves for so few)
+        for r in range(first, last + 1):
+            a, b = max(start, r * spacing), min(stop, r * spacing + rows)
+            np.maximum(hi, X[a:b].max(axis=0), out=hi)
         return
+    _check_runs(X.shape[0], runs)
     inner_first = first if first * spacing >= start else first + 1
     inner_last = last if last * spacing + rows <= stop else last - 1
-    if inner_first <= inner_last:
-        inner = runs_view(X[inner_first * spacing :], (inner_last - inner_first + 1, rows, spacing))
-        np.maximum(hi, inner.max(axis=(0, 1)), out=hi)
-    for r in {first, last} - set(range(inner_first, inner_last + 1)):
-        a, b = max(start, r * spacing), min(stop, r * spacing + rows)
-        if a < b:
+    inner = runs_view(X[inner_first * spacing :], (inner_last - inner_first + 1, rows, spacing))
+    np.maximum(hi, inner.max(axis=(0, 1)), out=hi)
+    for r in (first, last):  # the parts of the runs that reach over the block's ends
+        if not inner_first <= r <= inner_last:
+            a, b = max(start, r * spacing), min(stop, r * spacing + rows)
             np.maximum(hi, X[a:b].max(axis=0), out=hi)
