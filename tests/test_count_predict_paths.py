@@ -62,6 +62,7 @@ def take(mp: pytest.MonkeyPatch, path: str, calls: list[str]) -> None:
         # 'narrow' is the one product after the minimum's pass; 'blocks' the blocked one
         rows = BLOCK_ROWS if path == "blocks" else 0
         mp.setattr(products, "narrow_block_rows", lambda p, k, rows=rows: rows)
+        mp.setattr(products, "capped_block_rows", lambda p, rows=rows: rows)
     else:
         mp.setattr(products, "NARROW", 4)
     mp.setattr(products, "FUSED_ROWS", 7)
@@ -573,6 +574,7 @@ def test_the_narrow_blocks_record_the_minimum_and_the_samples_bounds(
     A = rng.normal(size=(k, p))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(products, "narrow_block_rows", lambda p, k: rows)
+        mp.setattr(products, "capped_block_rows", lambda p: rows)
         mp.setattr(products, "blas_threads", lambda: threads)
         products.track_low(X, sample=runs_of(n, step, run))
         out = products._narrow_blocks_dot(X, A)
@@ -603,8 +605,9 @@ def test_narrow_block_rows_keep_openblas_on_one_thread(monkeypatch):
 @pytest.mark.parametrize("cores", [True, False])
 @pytest.mark.parametrize("name", ["MultinomialNB", "ComplementNB"])
 def test_narrow_blocks_predict_refuse_and_warn_as_the_former_paths(name, cores, monkeypatch):
-    # real block sizes (2,621 rows of 20 features and five classes), three blocks
+    # the uncapped block size (2,621 rows of 20 features and five classes): three blocks
     monkeypatch.setattr(products, "NARROW_MIN_ROWS", 2000)
+    monkeypatch.setattr(products, "capped_block_rows", lambda p: products.narrow_block_rows(p, 5))
     monkeypatch.setattr(products, "blas_has_the_cores", lambda: cores)
     X, y = counts(11, 3000, 20, 5)
     est = getattr(br, name)().fit(X, y)
@@ -623,7 +626,7 @@ def test_narrow_blocks_predict_refuse_and_warn_as_the_former_paths(name, cores, 
                 got = {m: getattr(est, m)(Z) for m in METHODS}
             except ValueError as exc:
                 got = str(exc)
-        assert bool(calls) == (blocks and not cores)  # the blocks are the busy machine's path
+        assert bool(calls) == blocks  # the blocks are the path of narrow rows, idle or busy
         return got, [(type(x.message), str(x.message)) for x in w]
 
     new, new_w = outcome(Xt, True)
@@ -642,3 +645,39 @@ def test_narrow_blocks_predict_refuse_and_warn_as_the_former_paths(name, cores, 
         else:
             for m in METHODS:
                 np.testing.assert_allclose(got_new[m], got_old[m], rtol=1e-10, atol=1e-10)
+
+
+def test_narrow_blocks_hold_the_blas_to_one_thread_and_size_blocks_by_bytes(monkeypatch):
+    """Idle or busy, narrow tracked rows are multiplied a block at a time with the BLAS held
+    to one thread, in blocks of about 1 MB; with ``limit_blas=False`` (no cap) the blocks
+    are those OpenBLAS keeps on one thread by itself."""
+    for p in (1, 8, 20, 64):
+        rows = products.capped_block_rows(p)
+        assert products.NARROW_BLOCK_MIN <= rows <= products.NARROW_CAPPED_ROWS
+        assert rows * p * 8 <= max(products.NARROW_BLOCK_BYTES, products.NARROW_BLOCK_MIN * p * 8)
+    monkeypatch.setattr(products, "_openblas_only", lambda: True)
+    rng = np.random.default_rng(4)
+    X = rng.poisson(2.0, size=(40_000, 20)).astype(np.float64)  # NARROW_MIN_ROWS or more
+    A = -rng.uniform(0.1, 3.0, size=(5, 20))
+    seen: list[tuple[int, int]] = []
+    real = products._tracked_blocks
+
+    def spy(X, rows, product, threads):
+        seen.append((rows, parallel.blas_threads()))
+        return real(X, rows, product, threads)
+
+    monkeypatch.setattr(products, "_tracked_blocks", spy)
+    for limit in (True, False):
+        seen.clear()
+        with br.config_context(limit_blas=limit), threadpool_limits(2):
+            products.track_low(X, sample=(1, 40_000, 40_000))
+            out = products.rows_dot(X, A)
+            low, bounds = products.tracked_low()
+        np.testing.assert_allclose(out, X @ A.T, rtol=1e-12)
+        np.testing.assert_array_equal(bounds[1], X.max(axis=0))
+        assert low == 0.0
+        rows, threads = seen[0]
+        if limit:
+            assert (rows, threads) == (products.capped_block_rows(20), 1)
+        else:
+            assert (rows, threads) == (products.narrow_block_rows(20, 5), 2)

@@ -65,14 +65,16 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     on a busy machine; with a core for each thread of a multi-threaded BLAS
     (:func:`~bayesrule._util.parallel.free_cores`) their minimum is taken in
     one pass and the product is one multi-threaded call in the transposed
-    shape (:func:`_checked_rows_dot`), for narrow rows too (on a busy machine
-    they keep one product, their minimum taken in a pass of its own). On a
-    busy machine, narrow tracked rows whose blocks OpenBLAS multiplies on the
-    calling thread alone (:func:`narrow_block_rows`) take
-    :func:`_narrow_blocks_dot` (idle, the one multi-threaded product and the
-    blocks were within the noise of each other, 0.9-1.1 of scikit-learn's
-    speed for MultinomialNB's and ComplementNB's joint on 200,000 x 20 rows;
-    busy, the blocks 1.7x against 1.0 for ComplementNB's joint).
+    shape (:func:`_checked_rows_dot`). Narrow tracked rows whose blocks
+    OpenBLAS multiplies on one thread (:func:`narrow_block_rows`) take
+    :func:`_narrow_blocks_dot`, idle or busy: one read of the rows, each
+    block's minimum and product while it is in cache. Measured for
+    ComplementNB's joint log likelihood (2-core machine, medians of 41):
+    idle, 200,000 x 20 rows 4.3 ms and 1,000,000 rows 15.3 ms against 5.2 and
+    20.0 for the minimum's pass then one multi-threaded product (scikit-learn's
+    check and product: 5.0 and 19.3); busy, 7.3 and 24 ms against 13.6 and 140.
+    Elsewhere, on a busy machine, narrow rows keep one product with the
+    minimum in a pass of its own (:func:`_narrow_dot`).
     """
     A = np.asarray(A, dtype=np.float64)
     if sp.issparse(X) or A.shape[0] > FEW_ROWS:
@@ -82,11 +84,11 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
         return _converted_blocks(X, A)
     X = np.asarray(X, dtype=np.float64)
     if tracking(X) and fusable(X, A.shape[0]):
+        if X.shape[1] <= NARROW and narrow_block_rows(X.shape[1], A.shape[0]):
+            # blocks multiplied on one thread each while in cache, no barrier to wait at
+            return _narrow_blocks_dot(X, A)
         if blas_has_the_cores():
             return _checked_rows_dot(X, A)
-        if X.shape[1] <= NARROW and narrow_block_rows(X.shape[1], A.shape[0]):
-            # a busy machine: blocks OpenBLAS keeps on one thread, no barrier to wait at
-            return _narrow_blocks_dot(X, A)
         if X.shape[1] <= NARROW:
             # narrow rows in blocks would be many small products, each slower per row
             # than one: there, one product, and the minimum in a pass of its own
@@ -210,8 +212,10 @@ def fusable(X: Any, n_classes: int) -> bool:
     multiply-adds (MNIST's test set and ten classes qualify), unless
     ``limit_blas`` is off and the BLAS multi-threaded (its count is then never
     lowered for the blocks); or narrow, in at least :data:`NARROW_MIN_ROWS`
-    rows (:func:`_checked_rows_dot` where the BLAS has the cores, else one
-    product and the minimum's own pass: neither changes the BLAS's threads).
+    rows (:func:`_narrow_blocks_dot` under OpenBLAS, which lowers the BLAS's
+    count for its blocks only where ``limit_blas`` is on; otherwise
+    :func:`_checked_rows_dot` where the BLAS has the cores, else one product
+    and the minimum's own pass).
     """
     if not (
         isinstance(X, np.ndarray)
@@ -392,17 +396,20 @@ def _tracked_blocks(
     threads: int,
 ) -> float:
     """``product(start, block)`` of each block of ``rows`` rows of ``X``, with the block's
-    minimum (and its rows of the range check's sample) taken just before, while it is in
-    cache; the blocks are shared by the calling thread and, where ``threads > 1``, the one
-    long-lived helper thread. The minimum and the bounds go where :func:`track_low` reads
-    them; returns ``X``'s largest value where its values are finite and not negative, else
-    ``inf`` (:func:`_low_top`)."""
+    minimum taken just before, while it is in cache; the blocks are shared by the calling
+    thread and, where ``threads > 1``, the one long-lived helper thread. The range check's
+    sample (:func:`track_low`): for wide rows, each block's rows of it are reduced with the
+    block; for narrow rows (at most :data:`NARROW` features, a sample of a few dozen KB)
+    it is reduced once after the blocks, one call instead of one or two a block. The
+    minimum and the bounds go where :func:`track_low` reads them; returns ``X``'s largest
+    value where its values are finite and not negative, else ``inf`` (:func:`_low_top`)."""
     n = X.shape[0]
     starts = range(0, n, rows)
     lows = np.empty(len(starts))
     tops = np.empty(len(starts))
-    sample = getattr(_fused, "sample", None)
-    if sample is not None:
+    sample: Runs | None = getattr(_fused, "sample", None)
+    by_block = sample is not None and X.shape[1] > NARROW
+    if by_block:
         # each block's rows of the sample, reduced while the block is in cache
         seen_hi = np.full((len(starts), X.shape[1]), -np.inf)
     taken = itertools.count()
@@ -413,7 +420,7 @@ def _tracked_blocks(
             s = starts[i]
             block = X[s : s + rows]
             lows[i], tops[i] = _low_top(block)
-            if sample is not None:
+            if by_block and sample is not None:
                 fold_runs_max(X, s, s + rows, sample, seen_hi[i])
             product(s, block)
 
@@ -425,7 +432,12 @@ def _tracked_blocks(
             helper.result()
     _fused.low = float(lows.min()) if lows.size else 0.0
     if sample is not None and lows.size:
-        _fused.bounds = (_fused.low, seen_hi.max(axis=0))
+        if by_block:
+            hi = seen_hi.max(axis=0)
+        else:
+            hi = np.full(X.shape[1], -np.inf)
+            fold_runs_max(X, 0, n, sample, hi)
+        _fused.bounds = (_fused.low, hi)
     return float(tops.max()) if tops.size else 0.0
 
 
@@ -437,6 +449,23 @@ OPENBLAS_ONE_THREAD = 262144
 #: Fewest rows of a block of :func:`_narrow_blocks_dot` (fewer: the calls cost more than
 #: the pass they save).
 NARROW_BLOCK_MIN = 1024
+
+
+#: Bytes of rows in a block of :func:`_narrow_blocks_dot` while the BLAS is held to one
+#: thread (:func:`~bayesrule._util.parallel.blas_cap`): OpenBLAS's single-threaded product
+#: of narrow rows runs at a steady speed up to blocks of about 1.5 MB and at half of it
+#: beyond (measured, 8 to 64 features, AMD EPYC); at most :data:`NARROW_CAPPED_ROWS` rows.
+NARROW_BLOCK_BYTES = 1 << 20
+NARROW_CAPPED_ROWS = 8192
+
+
+def capped_block_rows(p: int) -> int:
+    """Rows of a block of :func:`_narrow_blocks_dot` of rows of ``p`` features when the BLAS
+    is held to one thread: :data:`NARROW_BLOCK_BYTES` of float64 rows, from
+    :data:`NARROW_BLOCK_MIN` to :data:`NARROW_CAPPED_ROWS` rows."""
+    return int(
+        min(NARROW_CAPPED_ROWS, max(NARROW_BLOCK_MIN, NARROW_BLOCK_BYTES // (8 * max(p, 1))))
+    )
 
 
 def narrow_block_rows(p: int, n_classes: int) -> int:
@@ -483,23 +512,21 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
     (``block @ A.T``, the faster for narrow rows: :func:`_narrow_dot`) into the rows
     of an (n, K) array, made column-major at the end as :func:`_narrow_dot` makes it
     (busy, 200,000 x 20 rows: ComplementNB's joint 1.7x scikit-learn's speed against
-    1.0 with each block multiplied as ``A @ block.T``); OpenBLAS multiplies a block that
-    small on the calling thread, so the blocks are shared by the calling thread and the helper thread
-    (with ``n_threads='auto'`` while the BLAS's thread count and the available cores
-    allow two, else within ``n_threads``; one thread inside our worker threads) without a change to the BLAS's threads, and neither waits for the
-    other between blocks (a busy core delays only its own blocks).
+    1.0 with each block multiplied as ``A @ block.T``). Each block is multiplied on one
+    thread: the BLAS is held to one thread while the blocks run
+    (:func:`~bayesrule._util.parallel.blas_cap`, blocks of :func:`capped_block_rows`),
+    or, where it cannot be held (``limit_blas=False``, inside our worker threads), the
+    blocks are small enough for OpenBLAS to keep on the calling thread
+    (:func:`narrow_block_rows`). The blocks are shared by the calling thread and the
+    helper thread (with ``n_threads='auto'`` while the BLAS's thread count and the
+    available cores allow two, else within ``n_threads``; one thread inside our worker
+    threads), and neither waits for the other between blocks (a busy core delays only
+    its own blocks).
     """
     from .parallel import _in_worker, available_cores
 
     n, p = X.shape
     K = A.shape[0]
-    rows = narrow_block_rows(p, K)
-    out = np.empty((n, K))
-    At = np.ascontiguousarray(A.T)
-
-    def product(s: int, block: NDArray[np.float64]) -> None:
-        np.matmul(block, At, out=out[s : s + rows])
-
     budget = get_config()["n_threads"]
     if _in_worker():
         threads = 1
@@ -507,7 +534,18 @@ def _narrow_blocks_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArra
         threads = min(blas_threads(), available_cores())
     else:
         threads = int(budget)
-    top = _tracked_blocks(X, rows, product, threads)
+    # with the BLAS held to one thread, blocks of about 1 MB (fewer calls); without
+    # (limit_blas off, or inside our worker threads), the most rows it keeps on one anyway
+    capped = bool(get_config()["limit_blas"]) and not _in_worker()
+    rows = capped_block_rows(p) if capped else narrow_block_rows(p, K)
+    out = np.empty((n, K))
+    At = np.ascontiguousarray(A.T)
+
+    def product(s: int, block: NDArray[np.float64]) -> None:
+        np.matmul(block, At, out=out[s : s + rows])
+
+    with blas_cap(1) if capped else contextlib.nullcontext():
+        top = _tracked_blocks(X, rows, product, threads)
     out = _as_wanted(out)
     _note_bounded(out, X, A, top)
     return out

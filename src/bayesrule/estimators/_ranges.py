@@ -167,7 +167,8 @@ def warn_out_of_range(est: Any, Xv: Any, seen: Any = None) -> None:
             outside = np.count_nonzero((part < fence_lo[cols]) | (part > fence_hi[cols]), axis=0)
             far = cols[outside > OUT_OF_RANGE_FRACTION * n]
     units = units_suspects(Xs, lo, hi, seen_lo, seen_hi)
-    far = np.setdiff1d(far, units)  # the more specific cause is reported
+    if far.size and units.size:
+        far = np.setdiff1d(far, units)  # the more specific cause is reported
     if far.size == 0 and units.size == 0:
         return
     names = getattr(est, "feature_names_in_", None)
