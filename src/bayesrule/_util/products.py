@@ -69,10 +69,11 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     OpenBLAS multiplies on one thread (:func:`narrow_block_rows`) take
     :func:`_narrow_blocks_dot`, idle or busy: one read of the rows, each
     block's minimum and product while it is in cache. Measured for
-    ComplementNB's joint log likelihood (2-core machine, medians of 41):
-    idle, 200,000 x 20 rows 4.3 ms and 1,000,000 rows 15.3 ms against 5.2 and
-    20.0 for the minimum's pass then one multi-threaded product (scikit-learn's
-    check and product: 5.0 and 19.3); busy, 7.3 and 24 ms against 13.6 and 140.
+    ComplementNB's product with the minimum and the sample (2-core machine,
+    medians of 41; blocks of 6,144 rows): idle, 200,000 x 20 rows 4.4 ms and
+    1,000,000 rows 16.2 ms against 5.2 and 20.0 for the minimum's pass then one
+    multi-threaded product (scikit-learn's check and product: 5.0 and 19.3);
+    busy, 7.9 and 26 ms against 13.6 and 140.
     Elsewhere, on a busy machine, narrow rows keep one product with the
     minimum in a pass of its own (:func:`_narrow_dot`).
     """
