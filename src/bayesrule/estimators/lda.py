@@ -13,6 +13,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._util.affine_blocks import affine_rows
 from .._util.dispatch import routed
 from .._util.products import rows_dot, rows_wanted
 from ..models.tied import TiedGaussian
@@ -511,6 +512,10 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         # the model's terms (built with it: predicting changes no attribute)
         coef, const = model.origin_coef, model.origin_const + self._log_priors()
         with self._deferred(), self._threads(Xv):
+            # narrow rows on a busy machine: product, constants and check a block at a time
+            blocked = affine_rows(Xv, coef, const)
+            if blocked is not None:
+                return blocked
             out = rows_dot(Xv, coef)
             out = add_to_rows(out, const, out)  # a row-major result: a tile of rows at a time
             if not np.all(np.isfinite(out)):
