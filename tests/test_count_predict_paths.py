@@ -608,6 +608,7 @@ def test_narrow_blocks_predict_refuse_and_warn_as_the_former_paths(name, cores, 
     # the uncapped block size (2,621 rows of 20 features and five classes): three blocks
     monkeypatch.setattr(products, "NARROW_MIN_ROWS", 2000)
     monkeypatch.setattr(products, "capped_block_rows", lambda p: products.narrow_block_rows(p, 5))
+    monkeypatch.setattr(products, "last_level_cache", lambda: 0)  # rows larger than the cache
     monkeypatch.setattr(products, "blas_has_the_cores", lambda: cores)
     X, y = counts(11, 3000, 20, 5)
     est = getattr(br, name)().fit(X, y)
@@ -667,6 +668,7 @@ def test_narrow_blocks_hold_the_blas_to_one_thread_and_size_blocks_by_bytes(monk
         return real(X, rows, product, threads)
 
     monkeypatch.setattr(products, "_tracked_blocks", spy)
+    monkeypatch.setattr(products, "last_level_cache", lambda: 0)  # rows larger than the cache
     for limit in (True, False):
         seen.clear()
         with br.config_context(limit_blas=limit), threadpool_limits(2):
@@ -681,3 +683,37 @@ def test_narrow_blocks_hold_the_blas_to_one_thread_and_size_blocks_by_bytes(monk
             assert (rows, threads) == (products.capped_block_rows(20), 1)
         else:
             assert (rows, threads) == (products.narrow_block_rows(20, 5), 2)
+
+
+@pytest.mark.parametrize("cores", [True, False])
+@pytest.mark.parametrize("cache", [0, 1 << 40])
+def test_narrow_rows_take_the_blocks_when_busy_or_larger_than_the_cache(cores, cache, monkeypatch):
+    """Idle, narrow rows that fit in the last-level cache keep the minimum's pass and one
+    product (which reads them again from the cache); larger ones, or any on a busy
+    machine, take the blocks. Both give the same product, minimum and sample bounds."""
+    monkeypatch.setattr(products, "_openblas_only", lambda: True)
+    monkeypatch.setattr(products, "blas_has_the_cores", lambda: cores)
+    monkeypatch.setattr(products, "last_level_cache", lambda: cache)
+    calls: list[str] = []
+    for name in ("_narrow_blocks_dot", "_checked_rows_dot", "_narrow_dot"):
+        real = getattr(products, name)
+        monkeypatch.setattr(
+            products, name, lambda X, A, real=real, name=name: calls.append(name) or real(X, A)
+        )
+    rng = np.random.default_rng(5)
+    X = rng.poisson(2.0, size=(40_000, 20)).astype(np.float64)
+    A = -rng.uniform(0.1, 3.0, size=(5, 20))
+    products.track_low(X, sample=runs_of(40_000, 1250, 32))
+    out = products.rows_dot(X, A)
+    low, bounds = products.tracked_low()
+    expected = "_checked_rows_dot" if cores and cache > X.nbytes else "_narrow_blocks_dot"
+    assert calls == [expected]
+    np.testing.assert_allclose(out, X @ A.T, rtol=1e-12)
+    assert low == 0.0
+    np.testing.assert_array_equal(bounds[1], X[run_rows(runs_of(40_000, 1250, 32))].max(axis=0))
+
+
+def test_the_last_level_cache_is_read_or_assumed():
+    size = parallel.last_level_cache()
+    assert size >= 1 << 16
+    assert parallel.last_level_cache() == size  # read once

@@ -89,6 +89,35 @@ def available_cores() -> int:
     return max(1, n)
 
 
+#: The last-level cache assumed where the system does not say (bytes).
+DEFAULT_LAST_CACHE = 32 << 20
+
+_last_cache: int | None = None
+
+
+def last_level_cache() -> int:
+    """Bytes of the CPU's largest cache (Linux's ``/sys/devices/system/cpu/cpu0/cache``;
+    :data:`DEFAULT_LAST_CACHE` where it cannot be read). Read once."""
+    global _last_cache
+    if _last_cache is None:
+        sizes = []
+        root = "/sys/devices/system/cpu/cpu0/cache"
+        try:
+            entries = [e for e in os.listdir(root) if e.startswith("index")]
+        except OSError:
+            entries = []
+        for entry in entries:
+            try:
+                with open(os.path.join(root, entry, "size")) as f:
+                    text = f.read().strip().upper()
+                scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+                sizes.append(int(text.rstrip("KMG")) * scale)
+            except (OSError, ValueError):
+                continue  # an entry without a readable size
+        _last_cache = max(sizes) if sizes else DEFAULT_LAST_CACHE
+    return _last_cache
+
+
 def _running_tasks() -> int | None:
     """Tasks running or runnable on the machine now (Linux), or None when unknown."""
     try:
