@@ -17,7 +17,6 @@ product is faster (2.9 ms against 3.4), and it is kept there.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -28,10 +27,10 @@ from .parallel import _in_worker, available_cores, blas_cap, blas_threads
 from .products import (
     NARROW,
     NARROW_MIN_ROWS,
-    _helper_pool,
     _openblas_only,
     blas_has_the_cores,
     capped_block_rows,
+    share_parts,
 )
 
 __all__ = ["affine_rows"]
@@ -69,25 +68,17 @@ def affine_rows(
     out = np.empty((n, A.shape[0]))
     starts = range(0, n, rows)
     finite = np.ones(len(starts), dtype=bool)
-    taken = itertools.count()
 
-    def work() -> None:
-        # next() on a count is atomic under the GIL: each block is taken once; an overflow
-        # or NaN is found by the check and left to the caller's general path (errstate is
-        # per thread: set in each)
+    def part(i: int) -> None:
+        # an overflow or NaN is found by the check and left to the caller's general
+        # path (errstate is per thread: set in the thread that multiplies)
+        s = starts[i]
+        block = out[s : s + rows]
         with np.errstate(all="ignore"):
-            while (i := next(taken)) < len(starts):
-                s = starts[i]
-                part = out[s : s + rows]
-                np.matmul(X[s : s + rows], At, out=part)
-                part += shift
-                finite[i] = np.isfinite(part).all()
+            np.matmul(X[s : s + rows], At, out=block)
+            block += shift
+        finite[i] = np.isfinite(block).all()
 
     with blas_cap(1):
-        helper = _helper_pool().submit(work)
-        try:
-            work()
-        finally:
-            if not helper.cancel():
-                helper.result()
+        share_parts(len(starts), part)
     return out if finite.all() else None

@@ -203,6 +203,26 @@ def _helper_pool() -> Any:
     return _helper
 
 
+def share_parts(count: int, part: Callable[[int], None], threads: int = 2) -> None:
+    """``part(i)`` for ``i`` in ``range(count)``, the parts dealt one at a time to the calling
+    thread and, where ``threads > 1`` and there are two parts or more, the long-lived helper
+    thread (:func:`_helper_pool`): a thread that waits for a core leaves its parts to the
+    other. Returns when every part is done; an error of either thread is raised."""
+    taken = itertools.count()
+
+    def work() -> None:
+        # next() on a count is atomic under the GIL: each part is taken once
+        while (i := next(taken)) < count:
+            part(i)
+
+    helper = _helper_pool().submit(work) if threads > 1 and count > 1 else None
+    try:
+        work()
+    finally:
+        if helper is not None and not helper.cancel():
+            helper.result()
+
+
 def _forget_helper() -> None:  # a forked child has none of the parent's threads
     global _helper
     _helper = None
@@ -320,22 +340,14 @@ def _checked_rows_dot(X: NDArray[np.float64], A: NDArray[np.float64]) -> NDArray
     lows = np.empty(len(starts))
     tops = np.empty(len(starts))
     seen_hi = np.full((len(starts), p), -np.inf)
-    taken = itertools.count()
 
-    def work() -> None:
-        # next() on a count is atomic under the GIL: each part is taken once
-        while (i := next(taken)) < len(starts):
-            s = starts[i]
-            lows[i], tops[i] = _low_top(X[s : s + rows])
-            if sample is not None:
-                fold_runs_max(X, s, s + rows, sample, seen_hi[i])
+    def part(i: int) -> None:
+        s = starts[i]
+        lows[i], tops[i] = _low_top(X[s : s + rows])
+        if sample is not None:
+            fold_runs_max(X, s, s + rows, sample, seen_hi[i])
 
-    helper = _helper_pool().submit(work) if len(starts) > 1 else None
-    try:
-        work()
-    finally:
-        if helper is not None and not helper.cancel():
-            helper.result()
+    share_parts(len(starts), part)
     _fused.low = float(lows.min())
     if sample is not None:
         _fused.bounds = (_fused.low, seen_hi.max(axis=0))
@@ -420,24 +432,16 @@ def _tracked_blocks(
     if by_block:
         # each block's rows of the sample, reduced while the block is in cache
         seen_hi = np.full((len(starts), X.shape[1]), -np.inf)
-    taken = itertools.count()
 
-    def work() -> None:
-        # next() on a count is atomic under the GIL: each block is taken once
-        while (i := next(taken)) < len(starts):
-            s = starts[i]
-            block = X[s : s + rows]
-            lows[i], tops[i] = _low_top(block)
-            if by_block and sample is not None:
-                fold_runs_max(X, s, s + rows, sample, seen_hi[i])
-            product(s, block)
+    def part(i: int) -> None:
+        s = starts[i]
+        block = X[s : s + rows]
+        lows[i], tops[i] = _low_top(block)
+        if by_block and sample is not None:
+            fold_runs_max(X, s, s + rows, sample, seen_hi[i])
+        product(s, block)
 
-    helper = _helper_pool().submit(work) if threads > 1 and len(starts) > 1 else None
-    try:
-        work()
-    finally:
-        if helper is not None and not helper.cancel():
-            helper.result()
+    share_parts(len(starts), part, threads)
     _fused.low = float(lows.min()) if lows.size else 0.0
     if sample is not None and lows.size:
         if by_block:

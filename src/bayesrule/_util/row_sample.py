@@ -99,7 +99,6 @@ def fold_runs_max(
             a, b = max(start, r * spacing), min(stop, r * spacing + rows)
             np.maximum(hi, X[a:b].max(axis=0), out=hi)
         return
-    _check_runs(X.shape[0], runs)
     inner_first = first if first * spacing >= start else first + 1
     inner_last = last if last * spacing + rows <= stop else last - 1
     inner = runs_view(X[inner_first * spacing :], (inner_last - inner_first + 1, rows, spacing))
