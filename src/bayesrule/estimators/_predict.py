@@ -350,13 +350,38 @@ class PredictMixin(InputMixin):
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log density of the data under the model, ``log sum_k pi_k p_k(x)``.
 
+        The sum is over the classes with data, their priors renormalised to
+        sum to 1 (as the posteriors are): a class declared (``classes=`` of
+        ``partial_fit``) but never seen has no model, so a prior given to it
+        is left out rather than counted as density nowhere.
+
         Never NaN or ``+inf`` for finite input. A row so far from every class
         that its log density is below the most negative float64 gets
         ``-inf``: the log of a density that underflows.
         """
         jll = self._out(self._joint_log_proba(X, full=True))
         with np.errstate(divide="ignore"):
-            return np.asarray(logsumexp(jll, axis=1))
+            out = np.asarray(logsumexp(jll, axis=1))
+        mass = self._present_log_mass()
+        if mass != 0.0:
+            out = out - mass
+        return out
+
+    def _present_log_mass(self) -> float:
+        """``log`` of the prior mass of the classes with data, where some class has none.
+
+        0 where every class has data, or where the scores carry no priors
+        (ComplementNB's, all 0). :meth:`score_samples` subtracts it, so that
+        the density of the classes with data integrates to 1.
+        """
+        present = np.asarray(self.stats_.weights) > 0
+        log_priors = self._log_priors()
+        if present.all() or not np.any(log_priors) or not present.any():
+            return 0.0
+        with np.errstate(divide="ignore"):
+            mass = float(logsumexp(log_priors[present]))
+        # no mass on the classes with data: their joint scores are -inf already
+        return mass if np.isfinite(mass) else 0.0
 
 
 def _check_fitted(est: Any) -> None:

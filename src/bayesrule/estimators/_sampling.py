@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from .._util.dispatch import handler_for, handler_named, watcher
@@ -95,11 +95,24 @@ class SampleMixin(PredictMixin):
                 "by block with Dask, chunks=, where the model offers it)."
             ) from None
 
+    def _sampling_priors(self) -> NDArray[np.float64]:
+        """The priors labels are drawn from: ``priors_`` over the classes with data, renormalised.
+
+        A class declared but never seen has no model to draw from; a prior
+        given to it is left out, as :meth:`score_samples` and the posteriors
+        leave it out. Where no class with data has prior mass, ``priors_``
+        as given (the draw then names the class without data).
+        """
+        p = np.asarray(self.priors_, dtype=np.float64)
+        kept = np.where(np.asarray(self.stats_.weights) > 0, p, 0.0)
+        if kept.sum() > 0:
+            p = kept
+        return p / p.sum()
+
     def _draw(self, n_samples: int, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
         """:meth:`sample` in memory: ``n_samples`` rows, checked (ignored for an array ``y``)."""
         if y is None:
-            p = np.asarray(self.priors_, dtype=np.float64)
-            idx = rng.choice(self.classes_.size, size=n_samples, p=p / p.sum())
+            idx = rng.choice(self.classes_.size, size=n_samples, p=self._sampling_priors())
         else:
             y_arr = np.asarray(y)
             if y_arr.ndim == 0:

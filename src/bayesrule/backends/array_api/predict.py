@@ -568,6 +568,9 @@ def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any
         return xp.take(labels, idx)
     if method == "score_samples":
         out = top + xp.log(xp.sum(xp.exp(jll - top[:, None]), axis=1))
+        mass = est._present_log_mass()  # priors of classes without data left out, as in NumPy
+        if mass != 0.0:
+            out = out - mass
     elif method == "decision_function":
         out = jll[:, 1] - jll[:, 0] if jll.shape[1] == 2 else jll
     elif method == "predict_joint_log_proba":
