@@ -61,7 +61,10 @@ def test_class_with_one_sample_names_the_class():
     ys = np.concatenate([y[:50], y[50:51], y[100:]])
     with pytest.raises(ValueError, match=r"class 1 has 1 sample; at least 2"):
         QuadraticDiscriminantAnalysis().fit(Xs, ys)
-    with pytest.raises(ValueError, match=r"class 1 has 1 sample.*alpha=0.5.*Use alpha=0"):
+    with pytest.raises(
+        ValueError,
+        match=r"class 1 has 1 sample.*alpha=0.5.*RegularizedDiscriminantAnalysis with alpha=0",
+    ):
         RegularizedDiscriminantAnalysis(alpha=0.5).fit(Xs, ys)
     # what both messages advise works: alpha=0 is the pooled covariance, which the class shares
     with pytest.raises(ValueError, match=r"RegularizedDiscriminantAnalysis\(alpha=0\)"):

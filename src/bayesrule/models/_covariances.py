@@ -209,11 +209,23 @@ def mean_pooled_variance(stats: Any, ddof: float, scale: _F | None = None) -> fl
 def check_own_weight(stats: Any, k: int, ddof: float, alpha: float) -> None:
     """Raise the ValueError of a class ``k`` too light for its own covariance (``alpha > 0``)."""
     if alpha > 0 and stats.weights[k] - ddof <= 0:
+        pooled = (
+            "the pooled covariance, which the classes share (LinearDiscriminantAnalysis, or "
+            "RegularizedDiscriminantAnalysis with alpha=0)"
+        )
+        if stats.counts[k] > ddof:
+            # rows enough, weight too little: the weights are the cause, not the rows
+            raise ValueError(
+                f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}: its "
+                f"covariance divides the class's scatter by its total weight less {ddof:g}, "
+                "which leaves nothing (weights count as rows). Give the class's rows larger "
+                f"weights, or use {pooled}."
+            )
+        blend = f", which enters the blend with weight alpha={alpha:g}" if alpha < 1 else ""
         raise ValueError(
             f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}; at least "
-            f"{ddof + 1:g} samples are needed to estimate its covariance, which enters the "
-            f"blend with weight alpha={alpha:g}. Use alpha=0 (the pooled covariance alone), "
-            "LinearDiscriminantAnalysis, or more rows of the class."
+            f"{ddof + 1:g} samples are needed to estimate its covariance{blend}. Use "
+            f"{pooled}, or more rows of the class."
         )
 
 

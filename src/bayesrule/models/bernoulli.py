@@ -60,9 +60,20 @@ class Bernoulli(SmoothedFamily):
         log_p = bernoulli_log_p(stats, a)[present]
         if np.any(~(log_p < 0)):
             k, j = (int(v[0]) for v in np.nonzero(~(log_p < 0)))
+            name = feature_name(feature_names, j)
+            label = class_label(stats.classes[present], k)
+            weight = float(np.asarray(stats.feature_weights)[present][k, j])
+            if float(np.broadcast_to(np.asarray(a, dtype=float), (log_p.shape[1],))[j]) > 0:
+                # alpha is positive: it vanished in rounding against the class's weight
+                raise ValueError(
+                    f"feature {name!r} has probability 1 in class {label!r} to float64 "
+                    f"precision: alpha={alpha} is negligible against the class's total weight "
+                    f"{weight:g}; rescale sample_weight (only the weights relative to alpha "
+                    "matter) or raise alpha."
+                )
             raise ValueError(
-                f"alpha={alpha} leaves feature {feature_name(feature_names, j)!r} with "
-                f"probability 1 (or undefined) in class {class_label(stats.classes[present], k)!r}; "
+                f"alpha={alpha} leaves feature {name!r} with "
+                f"probability 1 (or undefined) in class {label!r}; "
                 "use alpha > 0."
             )
         return cls(log_p)

@@ -165,17 +165,18 @@ class DiagonalGaussian:
         )
         with np.errstate(over="ignore", invalid="ignore"):
             eps = variance_epsilon(stats, var_smoothing, per_feature=per_feature_smoothing)
+        _check_some_variance(stats, var_smoothing, eps, feature_names)
         means = stats.means[present]
         if pooled:
+            _check_pooled_weight(stats, present, ddof, feature_names)
             with np.errstate(over="ignore", invalid="ignore"):
                 var = stats.pooled_variances(ddof=ddof) + eps
             if np.any(~(var > 0) & ~np.isposinf(var)):
                 j = int(np.flatnonzero(~(var > 0) & ~np.isposinf(var))[0])
                 raise ValueError(
                     f"feature {feature_name(feature_names, j)!r} has no within-class variance "
-                    f"(or too few rows to estimate it: {_samples(stats.counts.sum())}) and "
-                    f"var_smoothing={var_smoothing} adds nothing; set var_smoothing > 0 (or use "
-                    "the biased variance, ddof=0)."
+                    f"(every class holds a single value in it) and var_smoothing={var_smoothing} "
+                    "adds nothing; set var_smoothing > 0."
                 )
             var = np.broadcast_to(var, means.shape)
         else:
@@ -337,6 +338,50 @@ def check_class_variances(
     if bad.any():
         k, j = (int(v[0]) for v in np.nonzero(bad))
         raise ValueError(_overflow_message(noun, feature_name(names, j), class_label(classes, k)))
+
+
+def _check_some_variance(stats: Any, var_smoothing: float, eps: Any, names: Any) -> None:
+    """ValueError where no feature varies in all the data, so var_smoothing cannot help.
+
+    The smoothing is a fraction of the data's variance (the largest, or each
+    feature's own), which is 0 when every feature is constant: raising
+    ``var_smoothing`` then adds nothing, and no Gaussian has a width.
+    """
+    if var_smoothing > 0 and not np.any(np.asarray(eps) > 0):
+        total = total_variance(stats.feature_weights, stats.means, stats.m2)
+        if not np.any(total > 0):
+            p = int(np.size(total))
+            which = "the only feature" if p == 1 else f"every one of the {p} features"
+            raise ValueError(
+                f"X has no variance ({_samples(stats.counts.sum())}): {which} holds a single "
+                "value in every row, so a "
+                "Gaussian has no width to fit and var_smoothing (a fraction of the data's "
+                f"variance, here 0) adds nothing; the model needs a feature that varies."
+            )
+
+
+def _check_pooled_weight(stats: Any, present: NDArray[np.bool_], ddof: float, names: Any) -> None:
+    """ValueError where the rows' total weight is too small for the unbiased pooled variance.
+
+    The pooled variance of a feature divides by its total weight less
+    ``ddof`` per class; weights count as rows, so rows of small weight (a
+    total of 1.5 over 3 classes) leave nothing to divide by, whatever the
+    features hold.
+    """
+    if ddof <= 0:
+        return
+    V = stats.feature_weights[present]
+    denom = V.sum(axis=0) - ddof * (V > 0).sum(axis=0)
+    if np.any(denom <= 0):
+        j = int(np.flatnonzero(denom <= 0)[0])
+        k = int((V[:, j] > 0).sum())
+        raise ValueError(
+            f"the rows' total weight in feature {feature_name(names, j)!r} is "
+            f"{float(V[:, j].sum()):.6g} over {k} classes ({_samples(stats.counts.sum())}): "
+            f"the unbiased pooled variance divides by the total weight less {ddof:g} per "
+            "class, which leaves nothing; weights count as rows, so give weights that sum "
+            "to more than the number of classes, or fit the biased variance (bias=True)."
+        )
 
 
 def _samples(n: Any) -> str:
