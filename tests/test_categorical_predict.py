@@ -207,3 +207,20 @@ def test_class_model_refuses_negative_codes(fitted, order):
     X = np.asarray([[0.0, 1, 2], [0, -2.0, np.nan]], order=order)
     with pytest.raises(ValueError, match="category codes must be non-negative; got -2"):
         fitted.class_model(0).log_prob(X)
+
+
+def test_a_category_seen_only_in_rows_of_weight_zero_is_absent():
+    # documented in docs/compatibility.md: a row of weight 0 is absent, so the fit
+    # equals the fit without it (scikit-learn counts its category in n_categories_);
+    # with min_categories the user gives that count, and the two libraries agree
+    X = np.array([[0], [1], [1], [0], [2], [1]])
+    y = np.array([0, 0, 1, 1, 1, 1])
+    w = np.array([1.0, 1, 1, 1, 0, 1])
+    ours = CategoricalNB().fit(X, y, sample_weight=w)
+    without = CategoricalNB().fit(X[w > 0], y[w > 0])
+    assert ours.n_categories_.tolist() == without.n_categories_.tolist() == [2]
+    np.testing.assert_allclose(ours.predict_proba(X), without.predict_proba(X), rtol=1e-12)
+    theirs = SkCategoricalNB().fit(X, y, sample_weight=w)
+    assert theirs.n_categories_.tolist() == [3]
+    given = CategoricalNB(min_categories=3).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(given.predict_proba(X), theirs.predict_proba(X), rtol=1e-10)
