@@ -75,6 +75,24 @@ def test_rescaling_features_changes_no_prediction(name):
     np.testing.assert_allclose(shift, np.log(factors).sum(), rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", sorted(TABLES))
+@pytest.mark.parametrize("offset", [1e3, 1e5, 1e6, 1e7])
+def test_a_shift_of_origin_changes_no_choice_and_no_prediction(name, offset):
+    # a change of origin (kelvin for Celsius, a timestamp's epoch) moves the standardised
+    # values only by the rounding of the arithmetic: the sample's keys, and so the
+    # components and ridge chosen on it, stay; the float32 keys of before moved across
+    # a rounding boundary at an offset of 1e6 on wine and changed the ridge
+    X, y = TABLES[name]
+    shifts = offset * np.linspace(1.0, 2.0, X.shape[1])
+    a = MDA(random_state=0).fit(X, y)
+    b = MDA(random_state=0).fit(X + shifts, y)
+    assert a.reg_covar_ == b.reg_covar_
+    assert np.array_equal(a.n_components_, b.n_components_)
+    assert np.array_equal(a.predict(X), b.predict(X + shifts))
+    # probabilities to the rounding of the shifted data (about offset * 1e-16 a value)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X + shifts), atol=1e-5)
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**31 - 1),
