@@ -71,8 +71,10 @@ class KernelNB(_BaseNB):
         The weight (in unweighted rows) of the feature's pooled distribution
         mixed into each class's, atoms and kernel density alike.
     method : {'auto', 'exact', 'grid'}, default='auto'
-        'auto' is 'exact' when the classes hold at most ``64 * grid_size``
-        distinct values.
+        'auto' is 'exact' when the features hold at most ``grid_size / 2``
+        distinct values on average and the classes at most ``64 * grid_size``
+        in all, 'grid' otherwise: the cheaper path to predict with, chosen
+        once for the model (see :func:`bayesrule.models.kernel.auto_method`).
     grid_size : int, default=1024
 
     Attributes
