@@ -26,6 +26,7 @@ from ._base import (
 from ._classes import ClassWarning
 from ._cv_stats import CrossValidatedStats
 from ._cv_stats import Rows as SearchRows
+from ._predict import present_log_mass
 from ._updatable import UpdatableMixin
 from .registry import available, discover
 from .seam import InputSpec, Schema, schema_of
@@ -65,5 +66,6 @@ __all__ = [
     "UnitsWarning",
     "UpdatableMixin",
     "as_generator",
+    "present_log_mass",
     "schema_of",
 ]

@@ -362,26 +362,28 @@ class PredictMixin(InputMixin):
         jll = self._out(self._joint_log_proba(X, full=True))
         with np.errstate(divide="ignore"):
             out = np.asarray(logsumexp(jll, axis=1))
-        mass = self._present_log_mass()
+        mass = present_log_mass(self)
         if mass != 0.0:
             out = out - mass
         return out
 
-    def _present_log_mass(self) -> float:
-        """``log`` of the prior mass of the classes with data, where some class has none.
 
-        0 where every class has data, or where the scores carry no priors
-        (ComplementNB's, all 0). :meth:`score_samples` subtracts it, so that
-        the density of the classes with data integrates to 1.
-        """
-        present = np.asarray(self.stats_.weights) > 0
-        log_priors = self._log_priors()
-        if present.all() or not np.any(log_priors) or not present.any():
-            return 0.0
-        with np.errstate(divide="ignore"):
-            mass = float(logsumexp(log_priors[present]))
-        # no mass on the classes with data: their joint scores are -inf already
-        return mass if np.isfinite(mass) else 0.0
+def present_log_mass(est: Any) -> float:
+    """``log`` of the prior mass of a fitted model's classes with data, where some class has none.
+
+    0 where every class has data, or where the scores carry no priors
+    (ComplementNB's, all 0). ``score_samples`` subtracts it (on the host and
+    on a device), so that the density of the classes with data integrates
+    to 1.
+    """
+    present = np.asarray(est.stats_.weights) > 0
+    log_priors = est._log_priors()
+    if present.all() or not np.any(log_priors) or not present.any():
+        return 0.0
+    with np.errstate(divide="ignore"):
+        mass = float(logsumexp(log_priors[present]))
+    # no mass on the classes with data: their joint scores are -inf already
+    return mass if np.isfinite(mass) else 0.0
 
 
 def _check_fitted(est: Any) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..._util.row_sample import sample_runs
+from ...estimators import present_log_mass
 from .arrays import is_device_array, namespace_and_device, to_device, to_host, where
 from .fit import _float_dtype, checked_X
 from .hold import held, host_view, release
@@ -568,7 +569,7 @@ def _fast(est: Any, method: str, X: Any, xp: Any, cached: dict[str, Any]) -> Any
         return xp.take(labels, idx)
     if method == "score_samples":
         out = top + xp.log(xp.sum(xp.exp(jll - top[:, None]), axis=1))
-        mass = est._present_log_mass()  # priors of classes without data left out, as in NumPy
+        mass = present_log_mass(est)  # priors of classes without data left out, as in NumPy
         if mass != 0.0:
             out = out - mass
     elif method == "decision_function":
