@@ -140,7 +140,12 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted."
     if isinstance(exc, UnicodeDecodeError):
-        return clean(f"the input is not UTF-8 text ({exc.reason} at byte {exc.start}).")
+        # exc.start counts from wherever the decoder began (a cell, a block), not from the
+        # start of a file: the table readers name the file, line and byte (_read_table)
+        return clean(
+            f"the input is not UTF-8 text ({exc.reason}); bayesrule reads UTF-8 only: convert "
+            "it, e.g. with iconv -f latin1 -t UTF-8 if it is Latin-1."
+        )
     if isinstance(exc, OSError) and exc.strerror:
         # "[Errno 13] Permission denied: 'x'" -> "x: Permission denied"; of a
         # rename, name the destination (the file the user asked for).

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import re
+import shlex
 import sys
 import warnings
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..io.formats import (
     CSV,
@@ -17,13 +21,18 @@ from ..io.formats import (
     clean_names,
     decimal_commas,
     decimal_for,
+    first_bad_utf8,
     header_names,
     index_columns,
+    last_cells_missing,
     open_input,
     read_head,
+    read_head_bytes,
     sniff_compression,
     sniff_separator,
     table_path,
+    wide_encoding,
+    wrong_field_count,
 )
 from ._dataset import STDIN, UsageError, na_values_for, read_options
 
@@ -80,8 +89,12 @@ def read_frame(
         raise UsageError(
             f"reading {kind.name} needs {exc.name}: pip install 'bayesrule[{extra}]'"
         ) from None
-    except (UsageError, UnicodeDecodeError):
+    except UsageError:
         raise
+    except UnicodeDecodeError:
+        if kind.name not in ("CSV", "JSON lines"):
+            raise
+        raise UsageError(_not_utf8(source, name, kind.compression)) from None
     except ValueError as exc:
         if exc.__class__.__name__ == "DuplicateColumnError":
             raise UsageError(str(exc)) from None
@@ -130,7 +143,11 @@ def _read_csv(
 ) -> Any:
     import pandas as pd
 
-    head = read_head(source, kind.compression)
+    raw_head = read_head_bytes(source, kind.compression)
+    wide = wide_encoding(raw_head)
+    if wide is not None:  # valid UTF-8 when every character is ASCII: read, it would be garbage
+        raise UsageError(_wide_message(name, kind.compression, *wide))
+    head = raw_head.decode("utf-8", errors="replace")
     if sep is None:
         sep = sniff_separator(head, default=kind.format.sep or ",")
     if decimal is None:
@@ -156,11 +173,159 @@ def _read_csv(
                 names=names,
                 nrows=nrows,
             )
+    except pd.errors.ParserError as exc:
+        counts = _PANDAS_FIELDS.search(str(exc))
+        if counts is None:
+            raise
+        expected = int(counts.group(1))
+        with _reread(source, kind.compression) as stream:
+            found = wrong_field_count(stream, sep, expected)
+        line, got = (found.line, found.fields) if found else map(int, counts.group(2, 3))
+        raise UsageError(_fields_message(name, line, got, expected, names)) from None
     finally:
         if fh is not source:
             fh.close()
     df.columns = clean_names(df.columns, name) if names is None else df.columns
+    _refuse_short_rows(df, source, name, kind, sep, names, na)
     return df
+
+
+# pandas' C parser: "Error tokenizing data. C error: Expected 5 fields in line 11, saw 6"
+_PANDAS_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+#: rows the csv module looks through at once (a head read): pyarrow's reader reads megabytes ahead
+_FEW_ROWS = 10_000
+
+
+def _refuse_short_rows(
+    df: Any,
+    source: Any,
+    name: str,
+    kind: TablePath,
+    sep: str,
+    names: list[str] | None,
+    na: list[str],
+) -> None:
+    """Refuse a row with fewer fields than the header, which pandas pads with missing values.
+
+    pandas' reader refuses a row with too many fields but fills a short one
+    with NaN, as if its last cells were empty. Such a row's last cell is
+    missing, so a table whose last column has no missing value has none,
+    and is not read again. Otherwise the text is split again by pyarrow
+    (a fraction of pandas' time), up to the last row whose last cell is
+    missing: when every row has its fields and the missing last cells are
+    pandas', the rows are whole (``1,2,``: an empty field, a missing value).
+    Only where the two disagree (a short row ``1,2``, or spaces that pandas
+    skips), or for the first few thousand rows, does the ``csv`` module,
+    pandas' rules and slower, look at the rows and find the line.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if df.shape[1] < 2:
+        return  # one column: a short row would be a blank line
+    maybe = df.iloc[:, -1].isna().to_numpy()
+    if not maybe.any():
+        return
+    # a first row with one field more than the header: pandas reads that field as the index
+    # (R's row names "1", "2", ... become a RangeIndex starting at 1)
+    default = df.index.equals(pd.RangeIndex(len(df))) and df.index.name is None
+    expected = df.shape[1] + (0 if default else df.index.nlevels)
+    last = int(np.flatnonzero(maybe)[-1])
+    if last >= _FEW_ROWS:
+        with _reread(source, kind.compression) as stream:
+            split = last_cells_missing(stream, sep, expected, na, rows=last + 1)
+        if split is not None and np.array_equal(split, maybe[: last + 1]):
+            return
+    with _reread(source, kind.compression) as stream:
+        found = wrong_field_count(stream, sep, expected, fewer=True, rows=maybe, last=last)
+    if found is not None:
+        raise UsageError(_fields_message(name, found.line, found.fields, expected, names))
+
+
+def _fields_message(name: str, line: int, got: int, expected: int, names: list[str] | None) -> str:
+    header = names or []
+    if expected == len(header) + 1:  # a row name before the header's columns
+        want = f"the rows have {expected} (a row name and the header's {len(header)} columns)"
+    else:
+        want = f"the header has {expected}"
+    return (
+        f"{name}: not a readable CSV file: line {line} has {got} field{'s' if got != 1 else ''}, "
+        f"but {want}; give every row one field per column (an empty field between two "
+        "separators is a missing value), or remove the line."
+    )
+
+
+@contextlib.contextmanager
+def _reread(source: Any, compression: str | None) -> Iterator[BinaryIO]:
+    """The decompressed bytes of ``source`` (a path or a buffer) from the start, once more."""
+    if hasattr(source, "seek"):
+        source.seek(0)
+    fh = open_input(source, compression)
+    try:
+        yield fh
+    finally:
+        if fh is not source:
+            fh.close()
+
+
+def _not_utf8(source: Any, name: str, compression: str | None) -> str:
+    """The refusal of a text that is not UTF-8: where its first foreign byte is, and what to do."""
+    head = read_head_bytes(source, compression)
+    wide = wide_encoding(head)
+    if wide is not None:
+        return _wide_message(name, compression, *wide)
+    binary = "Parquet" if head[:4] == b"PAR1" else sniff_compression(head)
+    if binary is not None:  # a file named .csv (or .txt) that is not one
+        return (
+            f"{name}: not a text table: its first bytes are those of a {binary} file; name the "
+            "file by its format (.parquet, .csv.gz, .zip, ...) or give the table it holds."
+        )
+    if len(head.translate(None, _TEXT_BYTES)) > len(head) // 100:  # control bytes: not text
+        return f"{name}: not a text table: it holds binary data (control bytes), not CSV text."
+    with _reread(source, compression) as stream:
+        bad = first_bad_utf8(stream)
+    text = "the decompressed text" if compression else "the file"
+    if name == "standard input":
+        text = "standard input"
+    where = (
+        f": the byte 0x{bad.value:02X} on line {bad.line} (byte {bad.offset:,} of {text}) "
+        f"is not UTF-8 ({bad.reason})"
+        if bad is not None
+        else ""
+    )
+    # bytes 0x80-0x9F are controls in Latin-1 but letters, quotes and the euro sign in
+    # Windows' code page 1252, which Excel and older Windows programs write
+    legacy = "cp1252" if bad is not None and 0x80 <= bad.value <= 0x9F else "latin1"
+    return (
+        f"{name}: not UTF-8 text{where}; bayesrule reads UTF-8 only (it has no encoding "
+        f"option): convert the text, e.g. {_convert(name, compression, legacy)} if it is "
+        f"{'Windows-1252' if legacy == 'cp1252' else 'Latin-1'}."
+    )
+
+
+#: the bytes of text: all but the control bytes other than tab, line feed, form feed, return
+_TEXT_BYTES = bytes(set(range(256)) - set(range(9)) - set(range(14, 32)) - {11})
+
+
+def _wide_message(name: str, compression: str | None, encoding: str, why: str) -> str:
+    return (
+        f"{name}: the text is {encoding}, not UTF-8 ({why}); bayesrule reads UTF-8 only (it has "
+        f"no encoding option): convert it, e.g. {_convert(name, compression, encoding)}."
+    )
+
+
+def _convert(name: str, compression: str | None, encoding: str) -> str:
+    """An ``iconv`` command line converting ``name`` from ``encoding`` to UTF-8."""
+    iconv = f"iconv -f {encoding} -t UTF-8"
+    if name == "standard input":
+        return f"pipe it through {iconv}"
+    path = Path(name)
+    if compression is not None:
+        return f"{iconv} on the decompressed text"
+    out = path.with_name(f"{path.stem}-utf8{path.suffix}")
+    return f"{iconv} {shlex.quote(name)} > {shlex.quote(str(out))}"
 
 
 def _read_parquet(source: Any) -> Any:

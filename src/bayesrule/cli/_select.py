@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..io.formats import (
+    hidden_character,
     lone_token,
 )
 from ._dataset import (
@@ -123,7 +124,7 @@ def select(
         spoilt = [c for c in bad if c in tokens]
         if spoilt:
             c = spoilt[0]
-            raise UsageError(f"{source}: {_token_message(c, *tokens[c])}")
+            raise UsageError(f"{source}: {_token_message(df[c], c, *tokens[c])}")
         if bad:
             hint = (
                 "the model was fitted on numbers"
@@ -138,7 +139,7 @@ def select(
         X = df[cols].astype(float)
     else:
         for c, (token, count) in tokens.items():
-            warnings.warn(f"{source}: {_token_message(c, token, count)}", stacklevel=2)
+            warnings.warn(f"{source}: {_token_message(df[c], c, token, count)}", stacklevel=2)
         X = df[cols]
     return Dataset(
         X=X,
@@ -165,12 +166,52 @@ def missing_target_note(k: int, target: str | None, tail: str = "") -> str:
     return f"left out {k:,} row{'s' if k != 1 else ''} whose target {target!r} is missing{tail}."
 
 
-def _token_message(column: str, token: str, count: int) -> str:
-    return (
-        f"the column {column!r} holds numbers and {count:,} cell{'s' if count != 1 else ''} "
-        f"{token!r}, so it is read as text; if {token!r} marks a missing value, give "
-        f"--na-values {_quoted(token)}."
-    )
+def _token_message(values: Any, column: str, token: str, count: int) -> str:
+    """Why a column of numbers is read as text, and the ``--na-values`` that would mend it.
+
+    The option is offered only with a value that matches the cells as they
+    are written and that this message shows as it is: never for a cell with
+    a control or other invisible character (the one-line message would show
+    it as ``?`` or a space, and no one can type it), nor for cells that end
+    in spaces or hold a comma (the option's values are split at commas and
+    stripped of spaces).
+    """
+    import pandas as pd
+
+    present = values.dropna()
+    text = present.astype(str)
+    hits = text[text.str.strip() == token]
+    cells = f"{count:,} cell{'s' if count != 1 else ''} {token!r}"
+    head = f"the column {column!r} holds numbers and {cells}, so it is read as text"
+    for label, raw in hits.items():
+        hidden = hidden_character(raw)
+        if hidden is not None:
+            # the file's row number (kept through the dropped rows), or the position
+            row = int(label) if pd.api.types.is_integer(label) else values.index.get_loc(label)
+            damaged = (
+                " (a control character in a text table is often a sign of a damaged file)"
+                if "control character" in hidden
+                else ""
+            )
+            return (
+                f"{head}; the cell in data row {row + 1:,} holds {hidden}, which --na-values "
+                f"cannot name: fix or remove that cell{damaged}."
+            )
+    if "," in token:
+        return (
+            f"{head}; if {token!r} marks a missing value, write another marker in its place: "
+            "--na-values splits its value at commas."
+        )
+    spaced = sorted({raw for raw in hits if raw != token})
+    if spaced:
+        return (
+            f"{head}; if {token!r} marks a missing value, remove the spaces around it in the "
+            f"cells ({spaced[0]!r}), then give --na-values {_quoted(token)}: the option's values "
+            "are stripped of spaces, and a marker matches a cell as written."
+        )
+    if " ".join(token.split()) != token:  # a run of spaces would show as one
+        return f"{head}; if {token!r} marks a missing value, write another marker in its place."
+    return f"{head}; if {token!r} marks a missing value, give --na-values {_quoted(token)}."
 
 
 def _quoted(text: str) -> str:

@@ -16,9 +16,11 @@ unless asked for), header names stripped of spaces and refused when two are
 equal, the columns pandas writes for a DataFrame's index, and a numeric column
 spoilt by one repeated token (``?``), which is worth a warning.
 
-This module gathers the public names of three: :mod:`~bayesrule.io.suffixes`
+This module gathers the public names of four: :mod:`~bayesrule.io.suffixes`
 (the suffix table), :mod:`~bayesrule.io.table_text` (the rules of a table's
-text) and :mod:`~bayesrule.io.table_files` (compressed input, writing). They
+text), :mod:`~bayesrule.io.table_files` (compressed input, writing) and
+:mod:`~bayesrule.io.text_faults` (the line and byte of a text that cannot be
+read: not UTF-8, a row with the wrong number of fields). They
 import nothing of bayesrule but the atomic writer
 (:mod:`bayesrule._util.atomic`); pandas and pyarrow are imported where they
 are needed.
@@ -46,7 +48,7 @@ from .suffixes import (
     suffix_help,
     table_path,
 )
-from .table_files import open_input, read_head, replacing, write_frames
+from .table_files import open_input, read_head, read_head_bytes, replacing, write_frames
 from .table_text import (
     NA_VALUES,
     DuplicateColumnError,
@@ -60,8 +62,24 @@ from .table_text import (
     near_name,
     sniff_separator,
 )
+from .text_faults import (
+    BadByte,
+    FieldCount,
+    first_bad_utf8,
+    hidden_character,
+    last_cells_missing,
+    wide_encoding,
+    wrong_field_count,
+)
 
 __all__ = [
+    "BadByte",
+    "FieldCount",
+    "first_bad_utf8",
+    "hidden_character",
+    "last_cells_missing",
+    "wide_encoding",
+    "wrong_field_count",
     "COMPRESSIONS",
     "COMPRESSION_MAGIC",
     "CSV",
@@ -88,6 +106,7 @@ __all__ = [
     "open_input",
     "output_format",
     "read_head",
+    "read_head_bytes",
     "replacing",
     "sniff_compression",
     "sniff_separator",

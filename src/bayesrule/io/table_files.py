@@ -107,6 +107,11 @@ def _open_output(path: Path, compression: str | None, member: str) -> BinaryIO:
 
 def read_head(source: Any, compression: str | None, size: int = 65536) -> str:
     """The first ``size`` decompressed bytes of a text table, decoded (a cut character replaced)."""
+    return read_head_bytes(source, compression, size).decode("utf-8", errors="replace")
+
+
+def read_head_bytes(source: Any, compression: str | None, size: int = 65536) -> bytes:
+    """The first ``size`` decompressed bytes of ``source``; a buffer is left at its start."""
     if hasattr(source, "seek"):
         source.seek(0)
     fh = open_input(source, compression)
@@ -117,7 +122,7 @@ def read_head(source: Any, compression: str | None, size: int = 65536) -> str:
             fh.close()
     if hasattr(source, "seek"):
         source.seek(0)
-    return bytes(raw).decode("utf-8", errors="replace")
+    return bytes(raw)
 
 
 @contextlib.contextmanager
