@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ...io.formats import clean_names, header_names, index_columns, read_head
+from ...io.formats import clean_names, first_bad_utf8, header_names, index_columns, read_head
 from .blocks import _auto_rows, _Chunk, _rechunk, _Ring, _table_chunk, _warn_lone_tokens
 from .sources import _File, _first_line, _listing, _make_plan, _need_pyarrow, _Plan, _Selection
 
@@ -108,12 +109,40 @@ def _csv_error(f: _File, exc: BaseException, names: list[str], rows_done: int) -
         found = _find_csv_row(f, j, value, rows_done)
         at = f" at data row {found[0]} (line {found[1]})" if found else ""
         kind = "a number" if to in ("double", "float", "int64") else to
+        if "\ufffd" in value:  # bytes that are not UTF-8, shown replaced: no na_values matches
+            return ValueError(
+                f"{f.name}: not UTF-8 text: column {col!r}{at} holds {value!r}, bytes that are "
+                "not UTF-8 (shown as U+FFFD; a file written as Latin-1 or Windows-1252?); the "
+                "files are read as UTF-8 only: convert the file, e.g. iconv -f latin1 -t UTF-8 "
+                f"{shlex.quote(str(f.path))} > converted.csv"
+            )
         return ValueError(
             f"{f.name}: column {col!r}{at} holds {value!r}, which is not {kind} as the column's "
             "other values are (fix the cell, declare the column's type with dtypes=, or, if "
             f"{value.strip()!r} marks a missing value, pass na_values=[{value.strip()!r}])."
         )
+    if "invalid UTF8" in msg:
+        return _not_utf8(f)
     return ValueError(f"{f.name}: cannot be read as CSV after row {rows_done}: {_first_line(exc)}")
+
+
+def _not_utf8(f: _File) -> ValueError:
+    """The refusal of a CSV file holding bytes that are not UTF-8, naming the first one's line."""
+    stream = _csv_stream(f, None)
+    try:
+        bad = first_bad_utf8(stream)
+    finally:
+        stream.close()
+    what = (
+        f"the byte 0x{bad.value:02X} on line {bad.line} (byte {bad.offset:,} of the text) is not UTF-8"
+        if bad
+        else "it holds bytes that are not UTF-8"
+    )
+    return ValueError(
+        f"{f.name}: not UTF-8 text: {what} (a file written as Latin-1 or Windows-1252?); the "
+        "files are read as UTF-8 only: convert the file, e.g. iconv -f latin1 -t UTF-8 "
+        f"{shlex.quote(str(f.path))} > converted.csv"
+    )
 
 
 def _csv_batches(
@@ -161,10 +190,46 @@ def _csv_batches(
                 break
             except (pa.ArrowInvalid, OSError) as exc:
                 raise _csv_error(f, exc, names, done) from None
+            batch = _utf8_columns(f, batch, done)
             done += batch.num_rows
             yield _left_trimmed(batch)
     finally:
         stream.close()
+
+
+def _utf8_columns(f: _File, batch: Any, rows_done: int) -> Any:
+    """The batch with its text columns as text; ValueError where a cell is not UTF-8.
+
+    pyarrow reads a column holding bytes that are not UTF-8 (a file, or
+    the end of one, written as Latin-1) as binary, not text: its values
+    would become labels such as ``"b'\\xe9t\\xe9'"``, a class of their own
+    beside ``'été'``. The file's first such cell is named instead.
+    """
+    import pyarrow.types as pt
+
+    columns = list(batch.columns)
+    changed = False
+    for j, col in enumerate(columns):
+        if not (pt.is_binary(col.type) or pt.is_large_binary(col.type)):
+            continue
+        for i, value in enumerate(col.to_pylist()):
+            if value is None:
+                continue
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{f.name}: not UTF-8 text: column {batch.schema.names[j]!r} at data row "
+                    f"{rows_done + i + 1} holds the byte 0x{value[exc.start]:02X}, which is not "
+                    "UTF-8 (a file written as Latin-1 or Windows-1252?); the files are read as "
+                    f"UTF-8 only: convert the file, e.g. iconv -f latin1 -t UTF-8 "
+                    f"{shlex.quote(str(f.path))} > converted.csv"
+                ) from None
+        columns[j] = col.cast("large_string" if pt.is_large_binary(col.type) else "string")
+        changed = True
+    if not changed:
+        return batch
+    return type(batch).from_arrays(columns, names=batch.schema.names)
 
 
 def _left_trimmed(batch: Any) -> Any:
