@@ -298,8 +298,8 @@ def test_a_short_row_is_refused_by_fit_stream(tmp_path):
     path.write_text(SHORT_FIRST)
     line = error_line(fit(path, tmp_path, "-m", "gnb", "--stream"))
     assert f"{path}: not a readable CSV file: line 6 has 2 fields" in line
-    # beyond the rows the command looks at first, the block reader refuses it too
-    with pytest.raises(ValueError, match="Expected 5 columns, got 2"):
+    # beyond the rows the command looks at first, the block reader refuses it too, naming the line
+    with pytest.raises(ValueError, match="line 6 has 2 fields, but the header has 5"):
         bayesrule.fit_stream(bayesrule.GaussianNB(), str(path), target="species")
 
 

@@ -9,7 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from ...io.formats import clean_names, first_bad_utf8, header_names, index_columns, read_head
+from ...io.formats import (
+    clean_names,
+    first_bad_utf8,
+    header_names,
+    index_columns,
+    read_head,
+    wrong_field_count,
+)
 from .blocks import _auto_rows, _Chunk, _rechunk, _Ring, _table_chunk, _warn_lone_tokens
 from .sources import _File, _first_line, _listing, _make_plan, _need_pyarrow, _Plan, _Selection
 
@@ -123,7 +130,36 @@ def _csv_error(f: _File, exc: BaseException, names: list[str], rows_done: int) -
         )
     if "invalid UTF8" in msg:
         return _not_utf8(f)
+    m = _CSV_COLUMNS.search(msg)
+    if m:
+        return _wrong_fields(f, int(m.group(1)), int(m.group(2)))
     return ValueError(f"{f.name}: cannot be read as CSV after row {rows_done}: {_first_line(exc)}")
+
+
+#: pyarrow's "CSV parse error: Expected 4 columns, got 2: 1,2"
+_CSV_COLUMNS = re.compile(r"Expected (\d+) columns, got (\d+)")
+
+
+def _wrong_fields(f: _File, expected: int, got: int) -> ValueError:
+    """The refusal of a row with another number of fields than the header, naming its line.
+
+    pyarrow's reader reads ahead, so the rows it had handed over do not say
+    where the row is: the text is split again, as pandas splits it, to the
+    first such row.
+    """
+    stream = _csv_stream(f, None)
+    try:
+        found = wrong_field_count(stream, f.sep, expected)
+    finally:
+        stream.close()
+    line = f"line {found.line}" if found is not None else "a line"
+    if found is not None:
+        got = found.fields
+    return ValueError(
+        f"{f.name}: not a readable CSV file: {line} has {got} field{'s' if got != 1 else ''}, "
+        f"but the header has {expected}; give every row one field per column (an empty field "
+        "between two separators is a missing value), or remove the line."
+    )
 
 
 def _not_utf8(f: _File) -> ValueError:
