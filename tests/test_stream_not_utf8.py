@@ -73,3 +73,15 @@ def test_utf8_text_streams_as_before(tmp_path):
     model = br.fit_stream(br.GaussianNB(), path, target="label", block_rows=500, progress=False)
     assert sorted(model.classes_.tolist()) == ["hiver", "été"]
     assert model.class_count_.sum() == 3000
+
+
+def test_a_compressed_file_gets_a_command_that_decompresses_first(tmp_path):
+    import gzip
+
+    plain = tmp_path / "labels.csv"
+    _write(plain, 3000, 2000)
+    packed = tmp_path / "labels.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(ValueError, match="not UTF-8 text") as info:
+        br.fit_stream(br.GaussianNB(), packed, target="label", block_rows=500, progress=False)
+    assert f"gzip -dc {packed} | iconv -f latin1 -t UTF-8" in str(info.value)

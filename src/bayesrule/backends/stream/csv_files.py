@@ -120,8 +120,7 @@ def _csv_error(f: _File, exc: BaseException, names: list[str], rows_done: int) -
             return ValueError(
                 f"{f.name}: not UTF-8 text: column {col!r}{at} holds {value!r}, bytes that are "
                 "not UTF-8 (shown as U+FFFD; a file written as Latin-1 or Windows-1252?); the "
-                "files are read as UTF-8 only: convert the file, e.g. iconv -f latin1 -t UTF-8 "
-                f"{shlex.quote(str(f.path))} > converted.csv"
+                f"files are read as UTF-8 only: convert the file, e.g. {_iconv(f)}"
             )
         return ValueError(
             f"{f.name}: column {col!r}{at} holds {value!r}, which is not {kind} as the column's "
@@ -162,6 +161,19 @@ def _wrong_fields(f: _File, expected: int, got: int) -> ValueError:
     )
 
 
+#: the command that writes a compressed file's text to its output
+_DECOMPRESS = {"gzip": "gzip -dc", "bz2": "bzip2 -dc", "xz": "xz -dc", "zstd": "zstd -dc"}
+
+
+def _iconv(f: _File) -> str:
+    """A shell command converting ``f``'s Latin-1 text to UTF-8 (decompressed first)."""
+    path = shlex.quote(str(f.path))
+    if f.compression is None:
+        return f"iconv -f latin1 -t UTF-8 {path} > converted.csv"
+    tool = _DECOMPRESS.get(str(f.compression), f"{f.compression} -dc")
+    return f"{tool} {path} | iconv -f latin1 -t UTF-8 > converted.csv"
+
+
 def _not_utf8(f: _File) -> ValueError:
     """The refusal of a CSV file holding bytes that are not UTF-8, naming the first one's line."""
     stream = _csv_stream(f, None)
@@ -176,8 +188,7 @@ def _not_utf8(f: _File) -> ValueError:
     )
     return ValueError(
         f"{f.name}: not UTF-8 text: {what} (a file written as Latin-1 or Windows-1252?); the "
-        "files are read as UTF-8 only: convert the file, e.g. iconv -f latin1 -t UTF-8 "
-        f"{shlex.quote(str(f.path))} > converted.csv"
+        f"files are read as UTF-8 only: convert the file, e.g. {_iconv(f)}"
     )
 
 
@@ -258,8 +269,7 @@ def _utf8_columns(f: _File, batch: Any, rows_done: int) -> Any:
                     f"{f.name}: not UTF-8 text: column {batch.schema.names[j]!r} at data row "
                     f"{rows_done + i + 1} holds the byte 0x{value[exc.start]:02X}, which is not "
                     "UTF-8 (a file written as Latin-1 or Windows-1252?); the files are read as "
-                    f"UTF-8 only: convert the file, e.g. iconv -f latin1 -t UTF-8 "
-                    f"{shlex.quote(str(f.path))} > converted.csv"
+                    f"UTF-8 only: convert the file, e.g. {_iconv(f)}"
                 ) from None
         columns[j] = col.cast("large_string" if pt.is_large_binary(col.type) else "string")
         changed = True
