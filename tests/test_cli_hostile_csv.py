@@ -367,3 +367,23 @@ def test_wrong_field_count_only_where_asked():
     assert first(rows=only).fields == 4
     assert first(fewer=True, rows=[False, True]).fields == 2
     assert first(last=0) is None
+
+
+def test_a_short_row_is_refused_on_a_dask_scheduler(tmp_path):
+    # Dask's partitions are read by pandas, which pads a short row; the missing last cells
+    # are counted with the missing labels, and the files split again only then
+    path = tmp_path / "short_first.csv"
+    path.write_text(SHORT_FIRST)
+    line = error_line(fit(path, tmp_path, "-m", "gnb", "--scheduler", "local"))
+    assert f"{path}: not a readable CSV file: line 6 has 2 fields" in line
+
+
+def test_empty_last_cells_are_missing_values_on_a_dask_scheduler(tmp_path):
+    # ",," and a trailing empty field are missing values there too: not refused
+    text = "species,sl,sw,pl,pw\n" + "".join(
+        f"{'setosa' if i % 2 else 'versicolor'},5.{i},3.{i},1.{i},{'' if i % 3 == 0 else f'0.{i}'}\n"
+        for i in range(12)
+    )
+    path = tmp_path / "gaps.csv"
+    path.write_text(text)
+    assert fitted_rows(fit(path, tmp_path, "-m", "gnb", "--scheduler", "local")) == 12

@@ -29,7 +29,7 @@ from ._incomplete import gapped, unscored
 from ._metrics import metrics
 from ._options import parse_sep
 from ._params import with_kinds
-from ._scale import connect, dask_head, dask_select, dask_table, plan_columns
+from ._scale import connect, dask_csv, dask_head, dask_select, dask_table, plan_columns
 from ._shell import say
 from ._sources import Data
 
@@ -49,7 +49,9 @@ def fit_on_cluster(
     with connect(scheduler):
         df = dask_table(data, parse_sep(sep))
         plan = plan_columns(dask_head(df, str(data)), str(data), target, True, columns)
-        X, y = dask_select(df, plan, columns.numeric, missing_target)
+        X, y = dask_select(
+            df, plan, columns.numeric, missing_target, dask_csv(data, parse_sep(sep))
+        )
         notes.extend(plan.notes)
         with_kinds(est, kinds or [], plan.feature_names or [])
         with busy(f"fitting {type(est).__name__} on the cluster at {scheduler}"):
@@ -82,7 +84,7 @@ def predict_on_cluster(job: PredictJob, scheduler: str) -> None:
     with connect(scheduler):
         df = dask_table(data, parse_sep(sep))
         plan = plan_columns(dask_head(df, str(data)), str(data), label, False, columns)
-        X, _ = dask_select(df, plan, columns.numeric)
+        X, _ = dask_select(df, plan, columns.numeric, csv=dask_csv(data, parse_sep(sep)))
         if plan.n_features != est.n_features_in_:
             raise UsageError(
                 f"{data}: the data have {plan.n_features} feature columns, but the model was "
@@ -158,7 +160,9 @@ def evaluate_on_cluster(
     with connect(scheduler):
         df = dask_table(data, parse_sep(sep))
         plan = plan_columns(dask_head(df, str(data)), str(data), target, True, columns)
-        X, y = dask_select(df, plan, columns.numeric, missing_target)
+        X, y = dask_select(
+            df, plan, columns.numeric, missing_target, dask_csv(data, parse_sep(sep))
+        )
         notes.extend(plan.notes)
         if plan.n_features != est.n_features_in_:
             raise UsageError(

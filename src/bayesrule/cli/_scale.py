@@ -13,18 +13,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..io.formats import compression_of
+from ..io.formats import compression_of, last_cells_missing, open_input, wrong_field_count
 from ._data import STDIN, Columns, Dataset, UsageError, na_values_for, read_frame, select
 from ._dataset import _table_kind
-from ._read_table import _decimal_commas, _head_text, _sniff_separator, _table_sep
+from ._read_table import (
+    _decimal_commas,
+    _fields_message,
+    _head_text,
+    _sniff_separator,
+    _table_sep,
+)
 from ._select import missing_target_error, missing_target_note
 from ._sources import Data, FileSet
 
 __all__ = [
     "STREAM_BYTES",
     "HEAD_ROWS",
+    "dask_csv",
     "dask_table",
     "on_cluster",
     "plan_columns",
@@ -242,15 +251,80 @@ def dask_head(df: Any, source: str) -> Any:
     raise UsageError(f"{source}: the file has no rows.")
 
 
+@dataclass(frozen=True)
+class CsvReading:
+    """How :func:`dask_table` splits CSV files: their paths, separator and compression."""
+
+    paths: list[Path]
+    sep: str
+    compression: str | None
+
+    def refuse_short_rows(self, fields: int, names: list[str]) -> None:
+        """UsageError for the first row of a file with fewer fields than ``fields``.
+
+        Dask's partitions are read by pandas, which fills a short row with
+        missing values as if its last cells were empty. The files are split
+        again by pyarrow (a fraction of pandas' time), and only where pyarrow
+        finds another number of fields does the ``csv`` module, pandas' rules,
+        look for a short row and its line (pyarrow does not skip spaces after
+        a separator as pandas does). Called only when the last column has
+        missing values: a short row has one there.
+        """
+        na = na_values_for()
+        for path in self.paths:
+            with contextlib.closing(open_input(str(path), self.compression)) as stream:
+                if last_cells_missing(stream, self.sep, fields, na) is not None:
+                    continue
+            with contextlib.closing(open_input(str(path), self.compression)) as stream:
+                found = wrong_field_count(stream, self.sep, fields, fewer=True)
+            if found is not None:
+                raise UsageError(
+                    _fields_message(str(path), found.line, found.fields, fields, names)
+                )
+
+
+def dask_csv(data: Data, sep: str | None) -> CsvReading | None:
+    """The :class:`CsvReading` of CSV data that :func:`dask_table` reads; None for Parquet."""
+    paths = list(data.paths) if isinstance(data, FileSet) else [data]
+    if data == STDIN or str(_table_kind(paths[0])) != "CSV":
+        return None
+    compression = compression_of(paths[0])
+    head = _head_text(paths[0], compression)
+    return CsvReading(
+        [Path(p) for p in paths],
+        sep or _sniff_separator(head, default=_table_sep(paths[0])),
+        compression,
+    )
+
+
 def dask_select(
-    df: Any, plan: Dataset, numeric: bool, missing_target: str = "drop"
+    df: Any,
+    plan: Dataset,
+    numeric: bool,
+    missing_target: str = "drop",
+    csv: CsvReading | None = None,
 ) -> tuple[Any, Any]:
     """``(X, y)``: the Dask features and labels of the columns ``plan`` chose (``y`` None
-    without a target); rows without a label are left out (a note) or refused."""
+    without a target); rows without a label are left out (a note) or refused.
+
+    With ``csv`` (:func:`dask_csv`), a row with fewer fields than the header
+    is refused (:meth:`CsvReading.refuse_short_rows`), as the in-memory read
+    refuses it: the missing last cells are counted in the same pass as the
+    missing labels.
+    """
+    import dask
+
     y = None
     target = plan.target
+    names = [str(c) for c in df.columns]
+    last = names[-1] if csv is not None and len(names) >= 2 else None
+    lazy = [df[c].isnull().sum() for c in (target, last) if c is not None]
+    counts = [int(v) for v in dask.compute(*lazy)] if lazy else []
+    if last is not None and counts[-1] > 0:
+        assert csv is not None
+        csv.refuse_short_rows(len(names), names)
     if target is not None:
-        missing = int(df[target].isnull().sum().compute())
+        missing = counts[0]
         if missing:
             if missing_target == "error":
                 raise missing_target_error(plan.source, target, f"{missing:,} rows")
