@@ -91,3 +91,28 @@ def test_labels_are_drawn_from_the_classes_with_data(name):
     # a draw asked of the class without data is still refused, naming it
     with pytest.raises(ValueError, match="class 2: no data"):
         model.sample(3, y=2)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_all_prior_mass_on_classes_without_data_is_refused_naming_them(name):
+    # the posteriors over the classes with data would be 0 / 0: no answer is given
+    X, y = _data(name)
+    seen = y < 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _model(name, [0.0, 0.0, 1.0])
+        model.partial_fit(X[seen], y[seen], classes=[0, 1, 2])
+    methods = ["predict", "predict_proba", "predict_log_proba", "score_samples"]
+    if hasattr(model, "decision_function"):
+        methods.append("decision_function")
+    for method in methods:
+        with pytest.raises(ValueError, match=r"every class with data \(0, 1\) has prior 0.*\(2\)"):
+            getattr(model, method)(X[:3])
+
+
+def test_complement_nb_whose_scores_carry_no_priors_still_predicts():
+    X, y = _data("ComplementNB")
+    model = br.ComplementNB(class_prior=[0.0, 0.0, 1.0])
+    model.partial_fit(X[y < 2], y[y < 2], classes=[0, 1, 2])
+    P = model.predict_proba(X)
+    assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)

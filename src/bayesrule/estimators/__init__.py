@@ -26,7 +26,7 @@ from ._base import (
 from ._classes import ClassWarning
 from ._cv_stats import CrossValidatedStats
 from ._cv_stats import Rows as SearchRows
-from ._predict import present_log_mass
+from ._priors import present_log_mass
 from ._updatable import UpdatableMixin
 from .registry import available, discover
 from .seam import InputSpec, Schema, schema_of

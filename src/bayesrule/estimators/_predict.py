@@ -23,6 +23,7 @@ from .._util.parallel import blas_budget
 from .._util.products import forget_finite, note_finite, noted_finite, rows_wanted
 from ..models import combine_terms
 from ._input import InputMixin
+from ._priors import _check_prior_mass, present_log_mass
 
 __all__ = ["PredictMixin", "all_finite", "log_softmax", "row_argmax", "softmax"]
 
@@ -263,6 +264,7 @@ class PredictMixin(InputMixin):
         without a centred copy of ``X``); the probabilities never take it.
         """
         _check_fitted(self)
+        _check_prior_mass(self)
         forget_finite()
         Xv = self._input(X, reset=False)
         shifted = getattr(self, "_one_product_decision", None) if argmax_only else None
@@ -290,6 +292,7 @@ class PredictMixin(InputMixin):
     def _joint_log_proba(self, X: ArrayLike, *, full: bool) -> NDArray[np.float64]:
         """``log pi_k + log p_k(x)``; without ``full``, the family's relative log density."""
         _check_fitted(self)
+        _check_prior_mass(self)
         forget_finite()
         Xv = self._input(X, reset=False)
         relative = not full and hasattr(self._model, "relative_log_prob")
@@ -366,24 +369,6 @@ class PredictMixin(InputMixin):
         if mass != 0.0:
             out = out - mass
         return out
-
-
-def present_log_mass(est: Any) -> float:
-    """``log`` of the prior mass of a fitted model's classes with data, where some class has none.
-
-    0 where every class has data, or where the scores carry no priors
-    (ComplementNB's, all 0). ``score_samples`` subtracts it (on the host and
-    on a device), so that the density of the classes with data integrates
-    to 1.
-    """
-    present = np.asarray(est.stats_.weights) > 0
-    log_priors = est._log_priors()
-    if present.all() or not np.any(log_priors) or not present.any():
-        return 0.0
-    with np.errstate(divide="ignore"):
-        mass = float(logsumexp(log_priors[present]))
-    # no mass on the classes with data: their joint scores are -inf already
-    return mass if np.isfinite(mass) else 0.0
 
 
 def _check_fitted(est: Any) -> None:

@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import logsumexp
 
 from .._util.validation import check_priors
+from ..stats import class_label
 
-__all__ = ["PRIORS_CONSTRAINT", "is_labelled", "resolve_priors"]
+__all__ = ["PRIORS_CONSTRAINT", "is_labelled", "present_log_mass", "resolve_priors"]
 
 #: The parameter constraint of ``priors`` / ``class_prior`` (scikit-learn's
 #: ``_parameter_constraints``): an array in class order, a mapping by label, or None.
@@ -113,3 +115,43 @@ def resolve_priors(
                 f"{name} must map each class to a number; got {_text(values)}."
             ) from None
     return check_priors(priors, np.asarray(classes).size, strict=strict)
+
+
+def _check_prior_mass(est: Any) -> None:
+    """ValueError where every class with data has prior 0 (all the mass on classes without).
+
+    The posteriors over the classes with data, and the density, are then
+    0 / 0: no answer is right, so none is given. A model whose scores carry
+    no priors (ComplementNB's) is never refused.
+    """
+    present = np.asarray(est.stats_.weights) > 0
+    if present.all() or not present.any():
+        return
+    log_priors = est._log_priors()
+    if np.any(log_priors) and not np.any(np.isfinite(log_priors[present])):
+        labels = [class_label(est.classes_, k) for k in np.flatnonzero(present)]
+        empty = [class_label(est.classes_, k) for k in np.flatnonzero(~present)]
+        raise ValueError(
+            f"priors: every class with data ({', '.join(map(repr, labels))}) has prior 0, and "
+            f"all the prior mass is on classes never seen ({', '.join(map(repr, empty))}), "
+            "which have no model: give those classes data (partial_fit) or the classes with "
+            "data some prior."
+        )
+
+
+def present_log_mass(est: Any) -> float:
+    """``log`` of the prior mass of a fitted model's classes with data, where some class has none.
+
+    0 where every class has data, or where the scores carry no priors
+    (ComplementNB's, all 0). ``score_samples`` subtracts it (on the host and
+    on a device), so that the density of the classes with data integrates
+    to 1.
+    """
+    present = np.asarray(est.stats_.weights) > 0
+    log_priors = est._log_priors()
+    if present.all() or not np.any(log_priors) or not present.any():
+        return 0.0
+    with np.errstate(divide="ignore"):
+        mass = float(logsumexp(log_priors[present]))
+    # no mass on the classes with data: their joint scores are -inf already
+    return mass if np.isfinite(mass) else 0.0

@@ -22,7 +22,7 @@ from ._base import EstimatorSummariser
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._loo import LeaveOneOutMixin, lda_rows
 from ._predict import add_to_rows
-from ._priors import PRIORS_CONSTRAINT
+from ._priors import PRIORS_CONSTRAINT, _check_prior_mass
 from ._updatable import UpdatableMixin
 from .registry import register
 
@@ -533,6 +533,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         large (use :meth:`predict_log_proba` there).
         """
         check_is_fitted(self)
+        _check_prior_mass(self)
         Xv = self._input(X, reset=False)
         with rows_wanted():  # the product is the answer: no reduction reads it
             fast = self._one_product_decision(Xv)
