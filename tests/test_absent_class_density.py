@@ -48,14 +48,23 @@ def _model(name: str, priors: list[float]) -> object:
     return getattr(br, name)(**{key: priors})
 
 
-@pytest.mark.parametrize("name", MODELS)
-def test_a_prior_on_a_class_without_data_is_left_out_of_the_density(name):
+def _declared(name: str, priors: list[float]) -> tuple[object, np.ndarray, np.ndarray]:
+    """The model of ``name`` fitted on classes 0 and 1 with classes 0, 1, 2 declared; its data."""
     X, y = _data(name)
     seen = y < 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        declared = _model(name, [0.2, 0.4, 0.4])
-        declared.partial_fit(X[seen], y[seen], classes=[0, 1, 2])
+        model = _model(name, priors)
+        model.partial_fit(X[seen], y[seen], classes=[0, 1, 2])
+    return model, X, y
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_prior_on_a_class_without_data_is_left_out_of_the_density(name):
+    declared, X, y = _declared(name, [0.2, 0.4, 0.4])
+    seen = y < 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         # the same model on the two classes, their priors renormalised: 0.2 / 0.6, 0.4 / 0.6
         alone = _model(name, [1 / 3, 2 / 3]).fit(X[seen], y[seen])
     got = declared.score_samples(X)
@@ -96,12 +105,7 @@ def test_labels_are_drawn_from_the_classes_with_data(name):
 @pytest.mark.parametrize("name", MODELS)
 def test_all_prior_mass_on_classes_without_data_is_refused_naming_them(name):
     # the posteriors over the classes with data would be 0 / 0: no answer is given
-    X, y = _data(name)
-    seen = y < 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = _model(name, [0.0, 0.0, 1.0])
-        model.partial_fit(X[seen], y[seen], classes=[0, 1, 2])
+    model, X, _ = _declared(name, [0.0, 0.0, 1.0])
     methods = ["predict", "predict_proba", "predict_log_proba", "score_samples"]
     if hasattr(model, "decision_function"):
         methods.append("decision_function")

@@ -29,7 +29,7 @@ from ._incomplete import gapped, unscored
 from ._metrics import metrics
 from ._options import parse_sep
 from ._params import with_kinds
-from ._scale import connect, dask_csv, dask_head, dask_select, dask_table, plan_columns
+from ._scale import connect, dask_head, dask_select, dask_table, plan_columns
 from ._shell import say
 from ._sources import Data
 
@@ -47,11 +47,9 @@ def fit_on_cluster(
     """``fit --scheduler``: a Dask DataFrame, the statistics summed on the cluster."""
     streamable_model(est)
     with connect(scheduler):
-        df = dask_table(data, parse_sep(sep))
+        df, csv = dask_table(data, parse_sep(sep))
         plan = plan_columns(dask_head(df, str(data)), str(data), target, True, columns)
-        X, y = dask_select(
-            df, plan, columns.numeric, missing_target, dask_csv(data, parse_sep(sep))
-        )
+        X, y = dask_select(df, plan, columns.numeric, missing_target, csv)
         notes.extend(plan.notes)
         with_kinds(est, kinds or [], plan.feature_names or [])
         with busy(f"fitting {type(est).__name__} on the cluster at {scheduler}"):
@@ -82,9 +80,9 @@ def predict_on_cluster(job: PredictJob, scheduler: str) -> None:
     names = model_features(est)
     columns = Columns(model=names, numeric=not is_table_model(est))
     with connect(scheduler):
-        df = dask_table(data, parse_sep(sep))
+        df, csv = dask_table(data, parse_sep(sep))
         plan = plan_columns(dask_head(df, str(data)), str(data), label, False, columns)
-        X, _ = dask_select(df, plan, columns.numeric, csv=dask_csv(data, parse_sep(sep)))
+        X, _ = dask_select(df, plan, columns.numeric, csv=csv)
         if plan.n_features != est.n_features_in_:
             raise UsageError(
                 f"{data}: the data have {plan.n_features} feature columns, but the model was "
@@ -158,11 +156,9 @@ def evaluate_on_cluster(
 
     columns = Columns(model=model_features(est), numeric=not is_table_model(est))
     with connect(scheduler):
-        df = dask_table(data, parse_sep(sep))
+        df, csv = dask_table(data, parse_sep(sep))
         plan = plan_columns(dask_head(df, str(data)), str(data), target, True, columns)
-        X, y = dask_select(
-            df, plan, columns.numeric, missing_target, dask_csv(data, parse_sep(sep))
-        )
+        X, y = dask_select(df, plan, columns.numeric, missing_target, csv)
         notes.extend(plan.notes)
         if plan.n_features != est.n_features_in_:
             raise UsageError(

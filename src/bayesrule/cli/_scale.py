@@ -33,7 +33,6 @@ from ._sources import Data, FileSet
 __all__ = [
     "STREAM_BYTES",
     "HEAD_ROWS",
-    "dask_csv",
     "dask_table",
     "on_cluster",
     "plan_columns",
@@ -161,8 +160,9 @@ def _dask_dataframe() -> Any:
     return dd
 
 
-def dask_table(data: Data, sep: str | None) -> Any:
-    """A CSV or Parquet file, or a set of them, as a Dask DataFrame (column names as text).
+def dask_table(data: Data, sep: str | None) -> tuple[Any, CsvReading | None]:
+    """A CSV or Parquet file, or a set of them, as a Dask DataFrame (column names as text),
+    and for CSV how it was split (:class:`CsvReading`, for :func:`dask_select`'s check).
 
     The partitions of a set come in the order of its files, as in memory and
     streamed (``read_parquet`` would sort the files by their numbers).
@@ -177,6 +177,7 @@ def dask_table(data: Data, sep: str | None) -> Any:
         paths, kind = [data], str(_table_kind(data))
     files = [str(p) for p in paths] if isinstance(data, FileSet) else str(data)
     dd = _dask_dataframe()
+    reading = None
     try:
         if kind == "Parquet":
             df = _dask_parquet(dd, files)
@@ -191,6 +192,7 @@ def dask_table(data: Data, sep: str | None) -> Any:
             head = _head_text(paths[0], compression)
             sep = sep or _sniff_separator(head, default=_table_sep(paths[0]))
             decimal = "," if sep == ";" and _decimal_commas(head) else "."
+            reading = CsvReading([Path(p) for p in paths], sep, compression)
             df = dd.read_csv(
                 files,
                 sep=sep,
@@ -208,7 +210,7 @@ def dask_table(data: Data, sep: str | None) -> Any:
     except Exception as exc:  # dask, pandas and pyarrow raise many types for a foreign file
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"{data}: not a readable table ({first_line}).") from None
-    return df.rename(columns={c: str(c) for c in df.columns})
+    return df.rename(columns={c: str(c) for c in df.columns}), reading
 
 
 def _dask_parquet(dd: Any, files: str | list[str]) -> Any:
@@ -283,20 +285,6 @@ class CsvReading:
                 )
 
 
-def dask_csv(data: Data, sep: str | None) -> CsvReading | None:
-    """The :class:`CsvReading` of CSV data that :func:`dask_table` reads; None for Parquet."""
-    paths = list(data.paths) if isinstance(data, FileSet) else [data]
-    if data == STDIN or str(_table_kind(paths[0])) != "CSV":
-        return None
-    compression = compression_of(paths[0])
-    head = _head_text(paths[0], compression)
-    return CsvReading(
-        [Path(p) for p in paths],
-        sep or _sniff_separator(head, default=_table_sep(paths[0])),
-        compression,
-    )
-
-
 def dask_select(
     df: Any,
     plan: Dataset,
@@ -307,7 +295,7 @@ def dask_select(
     """``(X, y)``: the Dask features and labels of the columns ``plan`` chose (``y`` None
     without a target); rows without a label are left out (a note) or refused.
 
-    With ``csv`` (:func:`dask_csv`), a row with fewer fields than the header
+    With ``csv`` (the second value of :func:`dask_table`), a row with fewer fields than the header
     is refused (:meth:`CsvReading.refuse_short_rows`), as the in-memory read
     refuses it: the missing last cells are counted in the same pass as the
     missing labels.
