@@ -5,7 +5,7 @@ statistics (and mixture discriminant analysis, one Spark job per EM pass)
 on a ``pyspark.sql.DataFrame``, through the estimators' public seam
 (:mod:`bayesrule.estimators.seam`): each partition is summarised on the
 executors by ``mapInArrow`` and only the statistics reach the driver
-(:mod:`.fit`). :func:`predict_frame` appends prediction columns to a
+(:mod:`.summaries`). :func:`predict_frame` appends prediction columns to a
 DataFrame, lazily (:mod:`.predict`). :mod:`.env` checks Java and starts
 sessions. :mod:`bayesrule.spark` makes ``fit`` and ``predict_frame``
 public, as ``fit`` and ``predict``.
@@ -23,7 +23,7 @@ from typing import Any
 
 from ..._util.dispatch import register_handler
 from .env import INSTALL, check_java, require_pyspark, session
-from .fit import SparkRows, check_columns, spark_statistics
+from .summaries import SparkRows, check_columns, spark_statistics
 from .predict import METHODS
 from .predict import predict as predict_columns
 

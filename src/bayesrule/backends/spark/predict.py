@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .arrow import Columns, predict_partition
-from .fit import NUMERIC, UNREADABLE, quoted, type_names
+from .summaries import NUMERIC, UNREADABLE, quoted, type_names
 
 __all__ = ["METHODS", "output_names", "predict", "release"]
 
