@@ -148,8 +148,11 @@ class PredictMixin(InputMixin):
         return False
 
     def _log_priors(self) -> NDArray[np.float64]:
+        """``log priors_`` on the host (the host copy where the model lives on a device)."""
+        host = getattr(self, "_host_array", None)
+        priors = host("priors_") if host is not None else self.priors_
         with np.errstate(divide="ignore"):
-            return np.log(np.asarray(self.priors_, dtype=np.float64))
+            return np.log(np.asarray(priors, dtype=np.float64))
 
     def _with_data(self, values: NDArray[Any]) -> NDArray[Any]:
         """The columns of ``values`` of the classes with data (no copy when all have)."""

@@ -148,8 +148,10 @@ def present_log_mass(est: Any) -> float:
     to 1.
     """
     present = np.asarray(est.stats_.weights) > 0
+    if present.all() or not present.any():
+        return 0.0
     log_priors = est._log_priors()
-    if present.all() or not np.any(log_priors) or not present.any():
+    if not np.any(log_priors):
         return 0.0
     with np.errstate(divide="ignore"):
         mass = float(logsumexp(log_priors[present]))
