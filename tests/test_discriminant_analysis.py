@@ -18,6 +18,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+import bayesrule
 from bayesrule import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
@@ -262,6 +263,38 @@ def test_covariance_estimator_matches_sklearn():
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
     with pytest.raises(ValueError, match="covariance_estimator needs all rows"):
         LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=OAS()).partial_fit(X, y)
+
+
+class _PlainCovariance:
+    """scikit-learn's whole contract for a covariance_estimator: fit(X) and covariance_.
+
+    No get_params (so no clone), and a fit that returns None.
+    """
+
+    def fit(self, X):
+        self.covariance_ = np.cov(np.asarray(X).T, bias=True)
+
+
+@pytest.mark.parametrize("name", ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"])
+def test_covariance_estimator_needs_only_fit_and_covariance(name):
+    X, y = DATASETS["wine"]
+    given = _PlainCovariance()
+    ours = getattr(bayesrule, name)(solver="eigen", covariance_estimator=given, bias=True)
+    ours.fit(X, y)
+    ref = getattr(skda, name)(solver="eigen", covariance_estimator=_PlainCovariance()).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    assert not hasattr(given, "covariance_")  # the user's object is copied, not fitted
+
+
+def test_covariance_estimator_without_covariance_is_named():
+    class NoCovariance:
+        def fit(self, X):
+            return self
+
+    X, y = DATASETS["wine"]
+    with pytest.raises(ValueError, match="NoCovariance has no covariance_ attribute after fit"):
+        LinearDiscriminantAnalysis(solver="eigen", covariance_estimator=NoCovariance()).fit(X, y)
 
 
 def test_shrinkage_streams_exactly():

@@ -33,19 +33,47 @@ def _external_covariances(
     It is fitted on each class's rows centred at the class mean, as
     scikit-learn does; it needs the rows, so it only works with ``fit``.
     """
-    from sklearn.base import clone
-
     yi = encode(y, stats.classes)
     out = np.empty((stats.n_classes, stats.n_features, stats.n_features))
     for k in range(stats.n_classes):
-        est = clone(estimator).fit(np.asarray(X[yi == k], dtype=float) - stats.means[k])
-        if not hasattr(est, "covariance_"):
+        est = _fresh(estimator)
+        est.fit(np.asarray(X[yi == k], dtype=float) - stats.means[k])  # its return value unused
+        cov = getattr(est, "covariance_", None)
+        if cov is None:
             raise ValueError(
                 f"covariance_estimator {type(estimator).__name__} has no covariance_ "
-                "attribute after fit."
+                "attribute after fit: it must set covariance_ (an array of shape "
+                f"({stats.n_features}, {stats.n_features})) in its fit(X)."
             )
-        out[k] = est.covariance_
+        cov = np.asarray(cov, dtype=np.float64)
+        if cov.shape != out.shape[1:]:
+            raise ValueError(
+                f"covariance_estimator {type(estimator).__name__} gave a covariance_ of shape "
+                f"{cov.shape}; expected ({stats.n_features}, {stats.n_features}), one row and "
+                "column per feature."
+            )
+        out[k] = cov
     return out
+
+
+def _fresh(estimator: Any) -> Any:
+    """An unfitted copy of ``estimator``: ``clone`` for a scikit-learn estimator, else a deep copy.
+
+    scikit-learn asks of a ``covariance_estimator`` only ``fit(X)`` and
+    ``covariance_`` (and fits the object it is given); a plain object
+    without ``get_params`` is copied instead, so the user's object is left
+    as it was.
+    """
+    import copy
+
+    from sklearn.base import clone
+
+    if hasattr(estimator, "get_params"):
+        try:
+            return clone(estimator)
+        except (TypeError, RuntimeError):
+            pass
+    return copy.deepcopy(estimator)
 
 
 class _GaussianDA(GenerativeClassifier):
