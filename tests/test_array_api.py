@@ -145,7 +145,7 @@ def test_device_input_gives_the_numpy_model(est, dtype, ns):
         Xd = NAMESPACES[ns](X)
         model = clone(est).fit(Xd, y)
         labels = model.predict(Xd)
-        outs = {m: getattr(model, m)(Xd) for m in METHODS}
+        outs = {m: getattr(model, m)(Xd) for m in METHODS if hasattr(model, m)}
     assert library(labels) == library(Xd)
     np.testing.assert_array_equal(host(labels), ref.predict(X))
     assert model.stats_.allclose(ref.stats_, rtol=1e-8)
@@ -471,7 +471,8 @@ def test_predicting_on_device_changes_nothing_on_the_model():
             before_dict, before = dict(model.__dict__), pickle.dumps(model)
             # (score_samples left out: the NumPy LDA's own score_samples caches a term)
             for m in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
-                getattr(model, m)(torch.asarray(X))
+                if hasattr(model, m):  # naive Bayes has no decision_function
+                    getattr(model, m)(torch.asarray(X))
             assert model.__dict__.keys() == before_dict.keys()
             assert pickle.dumps(model) == before
 

@@ -89,6 +89,9 @@ def _assert_same_model(a, b, rtol: float = 1e-10) -> None:
 
 def _assert_same_predictions(a, b, X, Xd, rtol: float = 1e-10) -> None:
     for method in LAZY:
+        if not hasattr(a, method):  # naive Bayes has no decision_function
+            assert not hasattr(b, method), method
+            continue
         want = getattr(a, method)(X)
         got = getattr(b, method)(Xd)
         assert isinstance(got, da.Array), method

@@ -54,11 +54,6 @@ ALL = [
 ]
 
 
-_NEGATIVE = (
-    "the check draws blobs with negative values and ignores the positive_only tag; counts "
-    "must be non-negative, so fit rightly raises (scikit-learn's count models have no "
-    "decision_function and skip it)"
-)
 _NOT_CODES = (
     "the check passes non-integer floats and ignores the categorical tag; CategoricalNB "
     "rejects a non-integer category instead of truncating it (scikit-learn truncates)"
@@ -68,12 +63,9 @@ _NOT_CODES = (
 def _expected_failed_checks(estimator):
     if isinstance(estimator, br.CategoricalNB):
         return {
-            "check_decision_proba_consistency": _NOT_CODES,
             "check_sample_weight_equivalence_on_dense_data": _NOT_CODES,
             "check_classifiers_one_label_sample_weights": _NOT_CODES,
         }
-    if isinstance(estimator, (br.MultinomialNB, br.ComplementNB, br.PoissonNB)):
-        return {"check_decision_proba_consistency": _NEGATIVE}
     return {}
 
 

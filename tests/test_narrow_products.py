@@ -124,16 +124,22 @@ def test_narrow_count_models_equal_scikit_learn(name, theirs, n):
     )
 
 
-def test_narrow_lda_decision_function_equals_scikit_learn():
+@pytest.mark.parametrize("solver", ["svd", "lsqr"])
+def test_narrow_lda_decision_function_equals_scikit_learn(solver):
     rng = np.random.default_rng(8)
     y = np.arange(5000) % 4
     X = rng.normal(size=(5000, 12)) + y[:, None] * 0.3
     Xt = rng.normal(size=(30_000, 12))
     # bias=True: scikit-learn's covariance estimate (the default is MASS's unbiased one);
-    # the svd solver's decision_function is its own per-row shift of X @ coef_.T + intercept_
-    ours = br.LinearDiscriminantAnalysis(bias=True).fit(X, y)
-    ref = skda.LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)  # X @ coef_.T + intercept_
-    np.testing.assert_allclose(ours.decision_function(Xt), ref.decision_function(Xt), rtol=1e-9)
+    # each solver's decision_function is X @ coef_.T + intercept_ of its own coef_ (the
+    # svd solver's about xbar_, the others' about the origin)
+    ours = br.LinearDiscriminantAnalysis(solver=solver, bias=True).fit(X, y)
+    ref = skda.LinearDiscriminantAnalysis(solver=solver).fit(X, y)
+    got, want = ours.decision_function(Xt), ref.decision_function(Xt)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+    np.testing.assert_allclose(
+        ours.coef_, ref.coef_, rtol=1e-9, atol=1e-9 * np.abs(ref.coef_).max()
+    )
     np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
 
 

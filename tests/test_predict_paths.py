@@ -154,7 +154,7 @@ def test_lda_decision_in_one_product(seed, p, k, dtype, order):
     fast = lda.decision_function(Xt)
     assert lda._one_product_decision(lda._input(Xt, reset=False)) is not None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(type(lda), "_one_product_decision", lambda self, Xv: None)
+        mp.setattr(type(lda), "_one_product_decision", lambda self, Xv, terms=None: None)
         general = lda.decision_function(Xt)
     scale = max(1.0, float(np.abs(general).max()))
     np.testing.assert_allclose(fast, general, rtol=1e-10, atol=1e-10 * scale)

@@ -70,7 +70,7 @@ from ._mda_passes import (
     _sample_size,
     _Survey,
 )
-from ._mda_projection import fit_projection
+from ._mda_projection import fit_projection, residual_floor
 from ._mda_select import REG_FOR_CHOICE, choose_for
 
 __all__ = ["components", "fit_em"]
@@ -175,6 +175,8 @@ def _em(
             stacklevel=5,
         )
     W, means, scatter = moments_
+    # the rows' own residual is 0 where they span no more than the projection
+    proj = residual_floor(moments, proj, ridge)
     return MixtureStats(
         classes=classes,
         counts=rows,

@@ -15,7 +15,7 @@ from scipy.linalg import eigh
 
 from ..models.mixture import Projection
 
-__all__ = ["feature_scale", "fit_projection"]
+__all__ = ["feature_scale", "fit_projection", "residual_floor"]
 
 _F = NDArray[np.float64]
 
@@ -34,12 +34,7 @@ def fit_projection(moments: Any, projection: str | None, n_dims: int | None) -> 
         return Projection(np.zeros(p), np.eye(p), 0.0)
     scale = feature_scale(moments.lower, moments.upper)
     K = int(moments.n_classes)
-    cw = np.asarray(moments.weights, dtype=np.float64)
-    W = float(cw.sum())
-    centre = (cw @ moments.means) / W
-    cm = (moments.means - centre) / scale
-    between = (cm * cw[:, None]).T @ cm / W
-    within = moments.scatter / W / np.outer(scale, scale)
+    centre, within, between = _scaled_moments(moments, scale)
     total = within + between
     total = 0.5 * (total + total.T)
     if projection == "pca":
@@ -64,6 +59,46 @@ def fit_projection(moments: Any, projection: str | None, n_dims: int | None) -> 
     rest = max(float(np.trace(total)) - captured, 0.0) / max(p - d, 1)
     floor = 1e-12 * max(float(np.trace(total)) / p, 1e-300)
     return Projection(centre, np.ascontiguousarray(basis), max(rest, floor), scale)
+
+
+def residual_floor(moments: Any, proj: Projection, ridge: float) -> Projection:
+    """``proj`` with its residual variance floored where the training rows cannot show it.
+
+    ``n`` rows span at most ``n - 1`` dimensions, so of the ``p - d``
+    dimensions the projection leaves out at most ``max(n - 1 - d, 0)`` hold
+    any variation of the training rows; in the others their residual is 0
+    whatever a new row's is (more features than rows: ``-|r|^2 / (2 * 0)``
+    nats). The residual variance is at least ``ridge`` (``reg_covar_``, the
+    relative ridge of the components) times the mean variance of a scaled
+    feature, times the share of those dimensions the rows cannot reach,
+    ``1 - max(n - 1 - d, 0) / (p - d)``: no floor at all where the rows
+    span every feature (``n > p``), the whole floor where ``n - 1 <= d``.
+    Unit-free, as the scaled features are.
+    """
+    p, d = proj.basis.shape
+    if d >= p or ridge <= 0:
+        return proj
+    n = int(np.asarray(moments.counts).sum())
+    unseen = 1.0 - max(n - 1 - d, 0) / (p - d)
+    if unseen <= 0:
+        return proj
+    _, within, between = _scaled_moments(moments, np.asarray(proj.scale))
+    mean_var = float(np.trace(within) + np.trace(between)) / p
+    floor = float(ridge) * mean_var * unseen
+    if not (np.isfinite(floor) and floor > proj.residual_var):
+        return proj
+    return Projection(proj.centre, proj.basis, floor, proj.scale)
+
+
+def _scaled_moments(moments: Any, scale: _F) -> tuple[_F, _F, _F]:
+    """The weighted centre, and the within- and between-class covariances of the scaled features."""
+    cw = np.asarray(moments.weights, dtype=np.float64)
+    W = float(cw.sum())
+    centre = (cw @ moments.means) / W
+    cm = (moments.means - centre) / scale
+    between = (cm * cw[:, None]).T @ cm / W
+    within = moments.scatter / W / np.outer(scale, scale)
+    return centre, within, between
 
 
 def feature_scale(lower: ArrayLike, upper: ArrayLike) -> _F:

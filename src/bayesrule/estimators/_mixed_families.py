@@ -166,6 +166,22 @@ class PerKind:
             out = out + model.log_prob(X[:, cols])
         return np.asarray(out, dtype=np.float64)
 
+    def relative_log_prob(self, X: NDArray[Any]) -> _F:
+        """``log_prob`` less a term the same for every class, (n, n_classes).
+
+        The sum of each family's ``relative_log_prob`` where it has one (the
+        diagonal Gaussians leave out their shared quadratic terms, the
+        Poisson counts their reference rates' part: :class:`~bayesrule.models.Poisson`,
+        whose scores for large counts lose their digits without it), its
+        ``log_prob`` where not.
+        """
+        n = np.shape(X)[0]
+        out = np.zeros((n, self.n_classes))
+        for cols, model in self.parts:
+            of = getattr(model, "relative_log_prob", model.log_prob)
+            out += np.reshape(np.asarray(of(X[:, cols]), dtype=np.float64), (n, -1))
+        return out
+
     def log_prob_terms(self, X: NDArray[Any]) -> list[tuple[_F, Any]]:
         """The families' scaled terms together (see :mod:`bayesrule.models._terms`)."""
         terms: list[tuple[_F, Any]] = []
@@ -232,6 +248,11 @@ class Coded:
 
     def log_prob(self, X: NDArray[Any]) -> _F:
         return np.asarray(self.model.log_prob(self.codes(X)), dtype=np.float64)
+
+    def relative_log_prob(self, X: NDArray[Any]) -> _F:
+        """The model's ``relative_log_prob`` where it has one, else its ``log_prob``."""
+        of = getattr(self.model, "relative_log_prob", self.model.log_prob)
+        return np.asarray(of(self.codes(X)), dtype=np.float64)
 
     def log_prob_terms(self, X: NDArray[Any]) -> Any:
         return self.model.log_prob_terms(self.codes(X))

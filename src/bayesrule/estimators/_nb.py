@@ -71,6 +71,14 @@ class _BaseNB(UpdatableMixin):
     #: predicted); non-finite values are found from the results (see InputSpec)
     spec = InputSpec(allow_nan=True, min_classes=1, deferred_finite_check=True)
 
+    #: no decision_function, as scikit-learn's naive Bayes (see PredictMixin)
+    has_decision_function = False
+    refusals = {
+        "decision_function": "naive Bayes has no decision_function, as scikit-learn's has "
+        "none (so that CalibratedClassifierCV and other meta-estimators use predict_proba); "
+        "use predict_log_proba, or predict_joint_log_proba for log pi_k + log p_k(x)",
+    }
+
     def _feature_names(self) -> Any:
         return getattr(self, "feature_names_in_", None)
 

@@ -10,11 +10,12 @@ predicted by its registered handler, block by block.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._util.config import get_config
@@ -26,6 +27,10 @@ from ._input import InputMixin
 from ._priors import _check_prior_mass, present_log_mass
 
 __all__ = ["PredictMixin", "all_finite", "log_softmax", "row_argmax", "softmax"]
+
+
+def _offers_decision_function(est: Any) -> bool:
+    return bool(type(est).has_decision_function)
 
 
 class PredictMixin(InputMixin):
@@ -40,6 +45,13 @@ class PredictMixin(InputMixin):
     #: class), as the scikit-learn namesake's does (MultinomialNB's: no
     #: multinomial coefficient). ``score_samples`` keeps the full density.
     _joint_is_relative = False
+
+    #: Whether the estimator has ``decision_function``. scikit-learn's naive Bayes
+    #: classes have none, and its meta-estimators read the method's presence:
+    #: ``CalibratedClassifierCV`` calibrates ``decision_function`` where there is one
+    #: (per class, one against the rest), and log posteriors up to a per-row constant
+    #: (or saturated log posteriors) calibrate badly where ``predict_proba`` does well.
+    has_decision_function: ClassVar[bool] = True
 
     #: Whether :meth:`predict` may take the joint log likelihood of narrow rows in the
     #: row-major layout their product comes in (:func:`~bayesrule._util.products.rows_wanted`):
@@ -337,13 +349,15 @@ class PredictMixin(InputMixin):
             jll = self._decision(X, argmax_only=True)
         return self.classes_[row_argmax(jll)]
 
+    @available_if(_offers_decision_function)
     @routed
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log posterior up to a per-row constant; for two classes, the log odds.
 
         Shape (n,) for two classes (positive means ``classes_[1]``), else
         (n, n_classes). For a row far from every class the log odds may be
-        ``+-inf``.
+        ``+-inf``. The discriminant analyses have it; naive Bayes has not, as
+        scikit-learn's has not (see :attr:`has_decision_function`).
         """
         with rows_wanted():
             jll = self._decision(X)

@@ -64,6 +64,27 @@ def _reduced_rank_model(
     return TiedGaussian(means, cov, whiten, model.centre, model.shrinkage)
 
 
+def _decision_form(model: Any, origin: _F) -> tuple[_F, _F]:
+    """``(coef, const)`` of scikit-learn's decision ``x' coef_k + const_k (+ log pi_k)``.
+
+    The log posterior up to a term of the row, taken about ``origin``:
+    ``coef_k = Sigma^+ (mu_k - o)`` and ``const_k = -(mu_k - o)' Sigma^+ (mu_k - o) / 2
+    - o' coef_k``. scikit-learn's 'lsqr' and 'eigen' solvers take it about the
+    origin (``coef_k = Sigma^+ mu_k``); its default 'svd' solver about ``xbar_``,
+    the prior-weighted mean of the class means, which keeps only the directions
+    between the classes. The two differ by a term of the row for three classes
+    or more (the same two-class ``coef_``); meta-estimators that calibrate
+    ``decision_function`` class by class (``CalibratedClassifierCV``) read the
+    second far better. Assembled from the model's terms about its centre ``c``
+    (``(mu_k - o) W = whitened_means_k - (o - c) W``), where nothing cancels.
+    """
+    W = model.whitening
+    Wm = model.whitened_means - (origin - model.centre) @ W
+    coef = Wm @ W.T
+    const = -0.5 * np.einsum("kr,kr->k", Wm, Wm) - coef @ origin
+    return coef, const
+
+
 @register("lda")
 class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA, UpdatableMixin):
     r"""Linear discriminant analysis: Gaussian classes sharing one covariance.
@@ -447,16 +468,14 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         whiten = model.whitening
         with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
-        # scikit-learn's coef_ and intercept_ (x' Sigma^+ mu_k - mu_k' Sigma^+ mu_k / 2
-        # + log pi_k), assembled from the model's terms about the centre c:
-        # Sigma^+ mu_k = coef_c_k + Sigma^+ c and
-        # -mu_k' Sigma^+ mu_k / 2 = quad_c_k - c' coef_c_k - c' Sigma^+ c / 2.
-        # Classes without data have mean 0: coefficients 0.
-        Sc = whiten @ (whiten.T @ c)
+        # scikit-learn's coef_ and intercept_ for the solver asked for (see
+        # _decision_form). Classes without data: coefficients 0.
+        xbar = c + pw @ (means[present] - c)
+        origin = xbar if self.solver == "svd" else np.zeros(p)
         coef = np.zeros((K, p))
-        coef[present] = model.coef + Sc
         intercept = log_priors.copy()
-        intercept[present] += model.quad - model.coef @ c - 0.5 * float(c @ Sc)
+        coef[present], const = _decision_form(model, origin)
+        intercept[present] += const
         if K == 2:
             coef_out = (coef[1] - coef[0])[None, :]
             intercept_out = np.array([intercept[1] - intercept[0]])
@@ -471,8 +490,10 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
             "coef_": coef_out,
             "intercept_": intercept_out,
             "scalings_": fisher,
-            "xbar_": c + pw @ (stats.means[present] - c),
-            "explained_variance_ratio_": evr[:n_out],
+            "xbar_": xbar,
+            # as scikit-learn's, up to n_components, but never a direction between
+            # classes without data (declared, or all forgotten): one fewer than those with
+            "explained_variance_ratio_": evr[: min(n_out, max(int(present.sum()) - 1, 0))],
             "_max_components": n_out,
             "_n_features_out": min(n_out, q),
         }
@@ -489,7 +510,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         out[:, present] = rel + self._log_priors()[present]
         return out
 
-    def _one_product_decision(self, Xv: Any) -> _F | None:
+    def _one_product_decision(self, Xv: Any, terms: tuple[_F, _F] | None = None) -> _F | None:
         """scikit-learn's form ``x' coef_k + b_k`` in one product, or None where it does not apply.
 
         For three classes or more, all with data, and a centre near the
@@ -509,8 +530,11 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
             or not present.all()
         ):
             return None
-        # the model's terms (built with it: predicting changes no attribute)
-        coef, const = model.origin_coef, model.origin_const + self._log_priors()
+        # the model's terms (built with it: predicting changes no attribute), or those given
+        if terms is None:
+            coef, const = model.origin_coef, model.origin_const + self._log_priors()
+        else:
+            coef, const = terms
         with self._deferred(), self._threads(Xv):
             # narrow rows on a busy machine: product, constants and check a block at a time
             blocked = affine_rows(Xv, coef, const)
@@ -528,15 +552,23 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
 
         For two classes, the log odds ``log P(classes_[1] | x) / P(classes_[0] | x)``,
         computed about the data's mean (unaffected by where the data lie). For
-        more classes, scikit-learn's ``X @ coef_.T + intercept_``: the log
-        posterior plus a per-row term, which for data far from the origin is
-        large (use :meth:`predict_log_proba` there).
+        more classes, scikit-learn's ``X @ coef_.T + intercept_`` for the solver
+        given: the log posterior plus a per-row term, taken about ``xbar_`` with
+        ``solver='svd'`` (the default) and about the origin with 'lsqr' and
+        'eigen', as scikit-learn's solvers do (see :func:`_decision_form`); for
+        data far from that point the term is large (use
+        :meth:`predict_log_proba` there).
         """
         check_is_fitted(self)
         _check_prior_mass(self)
         Xv = self._input(X, reset=False)
+        terms = None
+        weights = self.stats_.weights
+        if getattr(self._model, "_origin", False) and weights.size >= 3 and np.all(weights > 0):
+            coef, const = _decision_form(self._model, self._decision_origin())
+            terms = (coef, const + self._log_priors())
         with rows_wanted():  # the product is the answer: no reduction reads it
-            fast = self._one_product_decision(Xv)
+            fast = self._one_product_decision(Xv, terms) if terms is not None else None
         if fast is not None:
             return self._out(fast)
         with self._deferred(), self._threads(Xv):
@@ -547,13 +579,25 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
             if jll.shape[1] == 2:
                 out = jll[:, 1] - jll[:, 0]
             else:
-                # the per-row term (x - c)' Sigma^+ c + c' Sigma^+ c / 2 that
-                # scikit-learn's form has beyond the log posterior
+                # the per-row term (x - c)' Sigma^+ u + u' Sigma^+ u / 2, u = c - o, that
+                # scikit-learn's form about the origin o has beyond jll (about c)
                 model = self._model
-                Sc = model.whitening @ (model.whitening.T @ model.centre)
-                row = np.subtract(Xv, model.centre, dtype=float) @ Sc
-                out = jll + (row + 0.5 * float(model.centre @ Sc))[:, None]
+                u = model.centre - self._decision_origin()
+                Su = model.whitening @ (model.whitening.T @ u)
+                row = np.subtract(Xv, model.centre, dtype=float) @ Su
+                out = jll + (row + 0.5 * float(u @ Su))[:, None]
         return self._out(out)
+
+    def _decision_origin(self) -> _F:
+        """Where ``decision_function`` takes scikit-learn's form about (see :func:`_decision_form`).
+
+        ``xbar_`` for ``solver='svd'`` (scikit-learn's default), the origin for
+        'lsqr' and 'eigen': ``decision_function`` is ``X @ coef_.T + intercept_``
+        with the namesake solver's ``coef_`` in both.
+        """
+        if self.solver == "svd":
+            return np.asarray(self.xbar_, dtype=np.float64)
+        return np.zeros(self.n_features_in_)
 
     @routed
     def transform(self, X: ArrayLike) -> _F:

@@ -86,7 +86,14 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         on the training folds misclassify the fewest held-out rows (ties:
         the lower log-loss, then the larger ridge); for larger data 0.1
         (measured on MNIST, where a subsample's verdict is biased towards
-        heavier ridges). The value used is ``reg_covar_``.
+        heavier ridges). The value used is ``reg_covar_``. It also floors the
+        variance of the isotropic residual outside the projection, where
+        there are fewer rows than features (``n`` rows span at most ``n - 1``
+        dimensions, so the training rows' own residual is 0 there): at least
+        ``reg_covar_`` times the mean variance of a scaled feature, times
+        ``1 - max(n - 1 - d, 0) / (p - d)``, the share of the ``p - d``
+        dimensions left out that the rows cannot reach (no floor with
+        ``n > p``).
     projection : {'pca', 'fisher'} or None, default='pca'
         Fitted on the training data and part of the model: 'pca' the leading
         principal axes of the (weighted) data, 'fisher' the discriminant

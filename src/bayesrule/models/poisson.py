@@ -16,7 +16,7 @@ from ._missing import as_2d_params, finish, split_missing
 from ._terms import Terms, scale_rows
 from ._types import Floats as _F
 
-__all__ = ["Poisson", "poisson_rates"]
+__all__ = ["Poisson", "poisson_rates", "poisson_reference"]
 
 
 def poisson_rates(stats: Any, alpha: Any) -> _F:
@@ -53,6 +53,35 @@ def log_factorial_scaled(X0: _F, U: _F, E: Any) -> _F:
     return np.asarray(scaled.sum(axis=1))
 
 
+def poisson_reference(rate: ArrayLike) -> tuple[_F, _F]:
+    """``(ref, D)``: each feature's largest class rate, and ``D = log(rate / ref)`` to rounding.
+
+    ``rate`` of shape (n_classes, n_features), positive; ``ref`` of shape
+    (n_features,), ``D`` of the shape of ``rate``. The Poisson scores
+    ``x D' - sum_j (rate_j - ref_j)`` differ from the log probabilities by a
+    term the same for every class, and keep the digits of their differences
+    for large counts whose class rates are close.
+
+    Near 1 the ratio's logarithm is ``log1p((rate - ref) / ref)``, exact to
+    rounding however close the rates; farther the ratio itself, or (where
+    it would underflow) the difference of the logarithms. Where the
+    reference sums overflow float64 (rates near its maximum) the reference
+    is 1: the plain ``log(rate)``.
+    """
+    rate = np.atleast_2d(np.asarray(rate, dtype=np.float64))
+    log_rate = np.log(rate)
+    ref = rate.max(axis=0)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        ratio = rate / ref
+        near = np.log1p((rate - ref) / ref)
+        far = np.log(np.maximum(ratio, 1e-300))
+        D = np.where(ratio >= 0.5, near, np.where(ratio > 1e-300, far, log_rate - np.log(ref)))
+        sums_finite = np.isfinite(ref.sum()) and np.all(np.isfinite((rate - ref).sum(axis=1)))
+    if not sums_finite:
+        return np.ones_like(ref), log_rate
+    return ref, D
+
+
 class Poisson:
     r"""``x_j ~ Poisson(rate_j)`` independently, for one or several classes.
 
@@ -63,6 +92,13 @@ class Poisson:
 
     ``log_prob(X) = X log(rate)' - sum_j rate_j - sum_j log x_j!``; dense
     (NaN = missing, its term dropped) or scipy.sparse input.
+
+    The classes are compared relative to a reference rate of each feature,
+    ``ref_j`` (the largest rate of the feature over the classes):
+    ``relative_log_prob(X) = X D' - sum_j (rate_j - ref_j)`` with
+    ``D_kj = log(rate_kj / ref_j)`` computed from ``(rate_kj - ref_j) / ref_j``
+    (``log1p``), so that large counts whose class rates are close keep the
+    digits of their differences.
     """
 
     def __init__(self, rate: ArrayLike) -> None:
@@ -70,6 +106,15 @@ class Poisson:
         if np.any(~(self.rate > 0)):
             raise ValueError("rate of a Poisson must be positive.")
         self.log_rate = np.log(self.rate)
+        # The class scores relative to a reference rate of each feature: the
+        # classes' terms x log(rate_kj) - rate_kj are 1e17 for counts of 4e15,
+        # their differences a few units, which the rounding of the terms
+        # themselves would swallow.
+        self.ref, self.log_ratio = poisson_reference(self.rate)
+        self.log_ref = np.log(self.ref)
+        self._delta = self.rate - self.ref
+        self._delta_sum = self._delta.sum(axis=1)
+        self._rate_sum = self.rate.sum(axis=1)
 
     @classmethod
     def from_stats(cls, stats: Any, *, alpha: Any = 1.0, feature_names: Any = None) -> Poisson:
@@ -114,37 +159,61 @@ class Poisson:
         return cls(rate)
 
     def relative_log_prob(self, X: Any) -> _F:
-        """``log_prob`` plus ``sum_j log x_j!`` (a term the same for every class)."""
+        """``log_prob`` less ``sum_j (x_j log ref_j - ref_j - log x_j!)`` over the observed features.
+
+        That part is the same for every class (``ref_j`` is the reference
+        rate of feature ``j``, :attr:`ref`), so Bayes' rule does not need it:
+        ``X D' - sum_j (rate_kj - ref_j)`` with ``D_kj = log(rate_kj / ref_j)``,
+        missing (NaN) entries dropped. Shape (n, n_classes).
+        """
         X0, missing = split_missing(X)
-        out = rows_dot(X0, self.log_rate) - self.rate.sum(axis=1)
+        return self._relative(X0, missing)
+
+    def _relative(self, X0: Any, missing: Any) -> _F:
+        out = rows_dot(X0, self.log_ratio) - self._delta_sum
         if missing is not None:
-            out += np.asarray(missing @ self.rate.T)
+            out += np.asarray(missing @ self._delta.T)
         return out
 
     def log_prob(self, X: Any) -> _F:
         """Log probability of each row, shape (n,) or (n, n_classes)."""
-        X0, _ = split_missing(X)
-        out = self.relative_log_prob(X) - _sum_log_factorials(X0)[:, None]
+        X0, missing = split_missing(X)
+        # the relative scores with the reference rates' sum put back (-sum_j rate_kj
+        # over the observed features), then x log(ref)' - log x! as one column
+        out = rows_dot(X0, self.log_ratio) - self._rate_sum
+        if missing is not None:
+            out += np.asarray(missing @ self.rate.T)
+        shared = np.asarray(X0 @ self.log_ref, dtype=np.float64).ravel()
+        shared -= _sum_log_factorials(X0)
+        out += shared[:, None]
         return finish(out, self._single)
 
     def log_prob_terms(self, X: Any) -> Terms:
         """``log_prob`` as scaled terms that cannot overflow (see :mod:`bayesrule.models._terms`).
 
-        With ``u = x 2^-E``: ``2^E u log(rate_k)'``, ``-sum_j rate_kj`` and the
-        log factorials (the same for every class), for dense ``X``.
+        With ``u = x 2^-E``: ``2^E u D'`` and ``-sum_j (rate_kj - ref_j)`` (the
+        relative scores), then the parts the same for every class (bitwise
+        equal columns, which cancel exactly between the classes):
+        ``2^E u log(ref)'``, ``-sum_j ref_j`` and the log factorials, for
+        dense ``X``; missing entries dropped.
         """
         U, E = scale_rows(X)
         U, missing = split_missing(U)
-        n = U.shape[0]
-        linear = rows_dot(U, self.log_rate)
-        const = np.broadcast_to(-self.rate.sum(axis=1), linear.shape).copy()
+        n, K = U.shape[0], len(self)
+        linear = rows_dot(U, self.log_ratio)
+        const = np.broadcast_to(-self._delta_sum, linear.shape).copy()
+        shared_const = np.full(n, -float(self.ref.sum()))
         if missing is not None:
-            const += missing @ self.rate.T
+            const += missing @ self._delta.T
+            shared_const += missing @ self.ref
+        shared_linear = np.asarray(U @ self.log_ref, dtype=np.float64)
         X0 = np.ldexp(U, E)
         return [
             (linear, E),
             (const, 0),
-            (np.broadcast_to(-log_factorial_scaled(X0, U, E)[:, None], (n, len(self))), E),
+            (np.broadcast_to(shared_linear[:, None], (n, K)), E),
+            (np.broadcast_to(shared_const[:, None], (n, K)), 0),
+            (np.broadcast_to(-log_factorial_scaled(X0, U, E)[:, None], (n, K)), E),
         ]
 
     def __len__(self) -> int:

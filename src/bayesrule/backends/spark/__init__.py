@@ -23,9 +23,9 @@ from typing import Any
 
 from ..._util.dispatch import register_handler
 from .env import INSTALL, check_java, require_pyspark, session
-from .summaries import SparkRows, check_columns, spark_statistics
 from .predict import METHODS
 from .predict import predict as predict_columns
+from .summaries import SparkRows, check_columns, spark_statistics
 
 __all__ = [
     "INSTALL",
