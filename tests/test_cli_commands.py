@@ -169,6 +169,16 @@ def test_sample_per_class_and_its_old_spelling(models, tmp_path, n):
     pd.testing.assert_frame_equal(a, b)
 
 
+@pytest.mark.parametrize(
+    "option", [("--total", 10**20), ("--per-class", 10**12), ("--total", 2**63)]
+)
+def test_sample_counts_beyond_memory_are_refused_naming_the_option(models, tmp_path, option):
+    out = tmp_path / "s.csv"
+    message = one_error(run("sample", models["gnb"], *option, "-o", out))
+    assert f"{option[0]} {option[1]}" in message and "GB of memory" in message
+    assert not out.exists()
+
+
 def test_sample_total_of_one_class(models, tmp_path):
     out = tmp_path / "s.csv"
     ok(run("sample", models["gnb"], "--total", 7, "--class", "bee", "-o", out))

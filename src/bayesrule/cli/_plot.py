@@ -90,6 +90,9 @@ def sample(
                 f"{', '.join(str(c) for c in est.classes_)}."
             )
         chosen = np.asarray(match)
+    asked = ("--total", total) if total is not None else ("--per-class", per_class or 10)
+    drawn = asked[1] if total is not None and class_ is None else asked[1] * chosen.size
+    _check_sample_size(asked, drawn, int(est.n_features_in_))
     if total is not None and class_ is None:
         X, y = est.sample(total, random_state=seed)  # the classes drawn from the priors
         order = np.argsort(np.searchsorted(est.classes_, y), kind="stable")
@@ -132,6 +135,36 @@ def sample(
     say(f"{said} -> {output}")
     if target is not None:
         say(f"image grid -> {target}")
+
+
+def _physical_memory() -> int | None:
+    """Bytes of memory this machine has, where the system says (Linux, macOS); else None."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _check_sample_size(option: tuple[str, int], rows: int, p: int) -> None:
+    """UsageError, before any draw, for more rows than this machine can hold.
+
+    The draws are held in memory as float64 (and written at the end), about
+    ``8 (p + 1)`` bytes a row and more for the table written; a count beyond
+    the machine's memory would otherwise fail deep in NumPy (an overflow of
+    its integers, or an allocation of terabytes) naming no option.
+    """
+    name, value = option
+    need = rows * 8 * (p + 1) * 2  # the draws and the table made of them
+    memory = _physical_memory()
+    if memory is not None and need > memory:
+        raise UsageError(
+            f"{name} {value}: {rows:,} rows of {p} features take about {need / 1e9:,.3g} GB "
+            f"of memory to draw and write; this machine has {memory / 1e9:,.3g} GB. Draw "
+            "fewer rows (runs with other --seed values draw more, and their files can be "
+            "joined)."
+        )
 
 
 def _grid(X: Any, y: Any, classes: Any, shape: tuple[int, int]) -> NDArray[np.float64]:

@@ -515,7 +515,8 @@ def _shifted_exp(
     ``d`` in ``jll`` itself with ``overwrite``, ``exp(d)`` in ``d`` with ``exp_in_place``."""
     top = np.max(jll, axis=1, keepdims=True)
     shift = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(invalid="ignore"):
+    # -1e308 - 1e308 overflows to -inf: that class's probability is 0, which is right
+    with np.errstate(invalid="ignore", over="ignore"):
         if _writeable(jll, overwrite):
             d = np.subtract(jll, shift, out=jll)
         else:
