@@ -565,8 +565,12 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         terms = None
         weights = self.stats_.weights
         if getattr(self._model, "_origin", False) and weights.size >= 3 and np.all(weights > 0):
-            coef, const = _decision_form(self._model, self._decision_origin())
-            terms = (coef, const + self._log_priors())
+            coef_, intercept_ = np.asarray(self.coef_), np.asarray(self.intercept_)
+            if coef_.dtype == np.float64 and intercept_.dtype == np.float64:
+                terms = (coef_, intercept_)  # _decision_form's, assembled by the fit
+            else:  # float32 attributes (a float32 fit): the float64 terms again
+                coef, const = _decision_form(self._model, self._decision_origin())
+                terms = (coef, const + self._log_priors())
         with rows_wanted():  # the product is the answer: no reduction reads it
             fast = self._one_product_decision(Xv, terms) if terms is not None else None
         if fast is not None:
