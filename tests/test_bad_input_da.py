@@ -157,9 +157,13 @@ def test_failed_partial_fit_leaves_model_unchanged(cls):
 def test_failed_first_partial_fit_leaves_model_unfitted():
     m = QuadraticDiscriminantAnalysis()
     Xs = np.vstack([X[:50], X[50:51]])
-    with pytest.raises(ValueError, match="class 1 has 1 sample"):
-        m.partial_fit(Xs, np.r_[y[:50], 1], classes=[0, 1])
+    with pytest.raises(ValueError, match="classes"):
+        m.partial_fit(Xs, np.r_[y[:50], 7], classes=[0, 1])
     assert not hasattr(m, "n_features_in_") and not hasattr(m, "stats_")
+    # a class of one row is accepted (a stream sorted by class): the model waits for rows
+    m.partial_fit(Xs, np.r_[y[:50], 1], classes=[0, 1])
+    with pytest.raises(ValueError, match="class 1 has 1 sample"):
+        m.predict(Xs)
 
 
 @pytest.mark.parametrize(

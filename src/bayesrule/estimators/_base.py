@@ -40,6 +40,7 @@ from ._ranges import OutOfRangeWarning, UnitsWarning, check_squared_range, stats
 from ._sampling import SampleMixin, as_generator
 from ._spec import FromSpec, checked_schema, fold_flags
 from ._tasks import ColumnSummariser, EstimatorSummariser
+from ._underived import Underived
 from .seam import InputSpec, Schema, Summariser
 
 __all__ = [
@@ -453,6 +454,11 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
             :meth:`fit_statistics`); instead of ``feature_names_in``.
         **params
             The estimator's hyperparameters.
+
+        Statistics in which a class has too few rows for its model yet (a
+        checkpoint of a stream, see ``partial_fit``) give an estimator that
+        holds them and refuses to predict until an update gives the class
+        enough rows; ``fit`` and :meth:`fit_statistics` refuse such data.
         """
         est = cls(**params)
         names = None
@@ -466,16 +472,31 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         if schema is not None:
             if feature_names_in is not None:
                 raise ValueError("give the feature names in schema or feature_names_in, not both.")
-            return est.fit_statistics(stats, schema=schema)
-        est._install(stats, schema=(stats.n_features, names))
+            expected = est.spec.statistic
+            if expected is not None and not isinstance(stats, expected):
+                return est.fit_statistics(stats, schema=schema)  # its TypeError
+            est._install(stats, schema=checked_schema(schema, stats), defer=True)
+            return est
+        est._install(stats, schema=(stats.n_features, names), defer=True)
         return est
 
-    def _install(self, stats: Any, *, schema: tuple[Any, ...] | None = None, **extra: Any) -> None:
+    def _install(
+        self,
+        stats: Any,
+        *,
+        schema: tuple[Any, ...] | None = None,
+        defer: bool = False,
+        **extra: Any,
+    ) -> None:
         """Derive every fitted attribute from ``stats``, then set them all at once.
 
         The parameters are validated first (they may have changed since the
         last fit), and nothing is changed on the estimator unless the
-        derivation succeeds.
+        derivation succeeds. With ``defer`` (``partial_fit``, ``merge``,
+        ``forget``, ``from_stats``), a derivation that fails for want of rows
+        (:meth:`_deferral`) still installs the statistics; the derived
+        attributes are then :class:`~._underived.Underived`, which raise that
+        error on use, until an update gives the classes enough rows.
         """
         self._validate_params()
         present = stats.weights > 0
@@ -500,11 +521,15 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
             # BLAS runs them on one thread (see bayesrule.config_context)
             with blas_budget(float(stats.n_classes) * float(stats.n_features) ** 3):
                 attrs = self._derive(stats, priors, **extra)
-        except BaseException:
-            for key in _SCHEMA:
-                self.__dict__.pop(key, None)
-            self.__dict__.update(saved)
-            raise
+        except BaseException as exc:
+            why = self._deferral(exc, stats) if defer and isinstance(exc, ValueError) else None
+            if why is None:
+                for key in _SCHEMA:
+                    self.__dict__.pop(key, None)
+                self.__dict__.update(saved)
+                raise
+            exc.args = (f"{exc} {why}", *exc.args[1:])
+            attrs = self._underived_attrs(stats, exc)
         attrs.update(
             stats_=stats,
             classes_=stats.classes,
@@ -515,13 +540,33 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         dtype = self._dtype()
         if dtype != np.float64:
             for name in self._input_dtype_names():
-                if name in attrs:
+                if name in attrs and not isinstance(attrs[name], Underived):
                     value = np.asarray(attrs[name]).astype(dtype)
                     attrs[name] = value[()] if value.ndim == 0 else value
         for name, value in attrs.items():
             setattr(self, name, value)
         # a model an engine holds (its arrays on a device): the engine moves them
         after_install(self)
+
+    def _deferral(self, exc: ValueError, stats: Any) -> str | None:
+        """Why the derivation's error ``exc`` waits for more rows, or None if it does not.
+
+        An update (``partial_fit``, ``merge``, ``forget``, ``from_stats``)
+        whose derivation fails for want of rows keeps its statistics; the
+        returned sentence (the class, its rows, the rows it needs) is added to
+        the error that every use of the model then raises. By default no
+        error waits: the update fails and is rolled back.
+        """
+        return None
+
+    def _underived_attrs(self, stats: Any, exc: BaseException) -> dict[str, Any]:
+        """The fitted attributes of a model that cannot be derived yet (see :meth:`_deferral`).
+
+        Each attribute the derivation sets is an :class:`~._underived.Underived`
+        that raises ``exc`` on use; those that are known without it may be
+        given their values.
+        """
+        return {"_model": Underived(exc)}
 
     def _input_dtype_names(self) -> tuple[str, ...]:
         """The fitted attributes given in the input's dtype (scikit-learn's choice)."""

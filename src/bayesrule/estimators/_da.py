@@ -206,6 +206,12 @@ class _ClassGaussianDA(_GaussianDA):
         covs[present] = model.covariances
         shrinkage = np.zeros(stats.n_classes)
         shrinkage[present] = model.shrinkage
+        return self._gaussian_attrs(stats, model, shrinkage, covs)
+
+    def _gaussian_attrs(
+        self, stats: ScatterStats, model: Any, shrinkage: Any, covs: Any
+    ) -> dict[str, Any]:
+        """The fitted attributes of the class Gaussians (or of a model waiting for rows)."""
         attrs: dict[str, Any] = {
             "_model": model,
             "means_": stats.means.copy(),

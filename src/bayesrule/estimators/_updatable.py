@@ -41,6 +41,16 @@ class UpdatableMixin(GenerativeClassifier):
         given on the first call (as scikit-learn requires). A block with a
         label outside the known classes raises ``ValueError``. A call that
         fails leaves the model exactly as it was.
+
+        Every block is accepted whatever the classes' sizes so far, as in a
+        stream sorted by class. While a class has too few rows for its model
+        (QDA: a covariance of ``p`` features needs ``p + 1`` rows), the model
+        keeps the statistics but cannot predict: every prediction, draw or
+        class model raises the ``ValueError`` that ``fit`` on those rows
+        raises, naming the class, its rows and the rows it needs. No warning
+        is given per block (the state is expected mid-stream); once later
+        blocks give the class enough rows, the model equals ``fit`` on all
+        the rows. ``merge`` and ``forget`` do the same.
         """
         with self._atomic():
             return self._partial_fit(X, y, classes, sample_weight)
@@ -63,7 +73,7 @@ class UpdatableMixin(GenerativeClassifier):
                 )
             stats, schema = self._stats_of(X, y, sample_weight, classes, reset=True)
             warn_about_labels(self, declared)
-            self._install(stats, schema=schema)
+            self._install(stats, schema=schema, defer=True)
             return self
         if classes is not None and not np.array_equal(as_classes(classes), self.classes_):
             raise ValueError(
@@ -72,7 +82,7 @@ class UpdatableMixin(GenerativeClassifier):
                 f"as the classes of the first call to partial_fit, {self.classes_.tolist()}."
             )
         block, _ = self._stats_of(X, y, sample_weight, self.classes_, reset=False)
-        self._install(self.stats_.merge(block))
+        self._install(self.stats_.merge(block), defer=True)
         return self
 
     def forget(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
@@ -118,7 +128,7 @@ class UpdatableMixin(GenerativeClassifier):
                     "forget would remove every row the model was fitted on; nothing would "
                     "be left to fit."
                 )
-            self._install(remaining)
+            self._install(remaining, defer=True)
         return self
 
     def merge(self, other: Any) -> Any:
@@ -148,7 +158,7 @@ class UpdatableMixin(GenerativeClassifier):
             )
         merged = self.stats_.merge(other.stats_)
         new = clone(self)
-        new._install(merged, schema=(self.n_features_in_, mine, self._dtype()))
+        new._install(merged, schema=(self.n_features_in_, mine, self._dtype()), defer=True)
         return new
 
 

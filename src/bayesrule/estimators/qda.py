@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _MOMENTS, _SHRINKAGE, _ClassGaussianDA
 from ._loo import LeaveOneOutMixin, qda_rows
+from ._underived import Underived
 from ._updatable import UpdatableMixin
 from .registry import register
 
@@ -171,18 +172,52 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
         param = "shrinkage" if self.solver == "eigen" else "reg_param"
         return f"{lead} Increase the value of `{param}` to reduce the collinearity."
 
+    def _rows_needed(self, n_features: int) -> int:
+        """The rows a class needs for its covariance: ``p + 1`` unregularised, else 2."""
+        regularised = float(self.reg_param) > 0 or self.shrinkage not in (None, 0)
+        return 2 if regularised else n_features + 1
+
+    def _deferral(self, exc: ValueError, stats: Any) -> str | None:
+        """A class with fewer rows than its covariance needs waits for more (``partial_fit``).
+
+        The derivation's errors for such a class (one row; a singular
+        covariance of at most ``p`` rows) name it and its rows; any other
+        error (a class with rows enough, a collinear one) is not deferred.
+        """
+        n_samples = getattr(exc, "n_samples", None)
+        if n_samples is None or not hasattr(exc, "label"):
+            return None
+        need = self._rows_needed(stats.n_features)
+        if n_samples >= need:
+            return None
+        label = np.asarray(exc.label).tolist()
+        rows = "1 row" if n_samples == 1 else f"{n_samples} rows"
+        return (
+            f"This model holds the statistics of every row it was given (partial_fit, merge, "
+            f"forget or from_stats), but it cannot predict while class {label!r} has {rows}: "
+            f"its covariance needs at least {need} rows. Give it more rows of class {label!r} "
+            "(or use the remedies above)."
+        )
+
+    def _underived_attrs(self, stats: Any, exc: BaseException) -> dict[str, Any]:
+        waiting = Underived(exc)
+        return self._gaussian_attrs(stats, waiting, waiting, waiting)
+
     def _derive(self, stats: Any, priors: _F, **extra: Any) -> dict[str, Any]:
         self._check_solver()
         # scikit-learn refuses a class of one row; a row weighted w >= 2 is w rows
         single = np.flatnonzero((stats.counts == 1) & (stats.weights < 2.0))
         if single.size:
             label = stats.classes[single[0] : single[0] + 1].tolist()[0]
-            raise ValueError(
+            error = ValueError(
                 f"y has only 1 sample in class {label}, covariance is ill defined. "
                 f"class {label!r} has 1 sample; at least 2 samples are needed to estimate its "
                 "covariance (LinearDiscriminantAnalysis and RegularizedDiscriminantAnalysis("
                 "alpha=0) use the pooled covariance, which such a class can share)."
             )
+            # as SingularCovarianceError names them (for _deferral)
+            error.label, error.n_samples = label, 1  # type: ignore[attr-defined]
+            raise error
         return self._family_attrs(
             stats,
             shrinkage=self.shrinkage,
