@@ -20,6 +20,7 @@ from ..models.tied import TiedGaussian
 from ..stats import PooledScatterStats
 from ._base import EstimatorSummariser
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
+from ._lda_terms import decision_form, reduced_rank_model
 from ._loo import LeaveOneOutMixin, lda_rows
 from ._predict import add_to_rows
 from ._priors import PRIORS_CONSTRAINT, _check_prior_mass
@@ -31,58 +32,6 @@ def _per_class(values: _F, present: NDArray[np.bool_]) -> _F:
     out = np.zeros(present.size)
     out[present] = values
     return out
-
-
-def _reduced_rank_model(
-    model: TiedGaussian, Mw: _F, Mbar: _F, Vt: _F, s: _F, d: int
-) -> TiedGaussian:
-    """The Gaussian model whose class means lie in the first ``d`` Fisher directions.
-
-    In the whitened coordinates of ``model`` (within-class covariance ``I``),
-    with ``Mw`` the class means, ``Mbar`` their prior-weighted mean and the
-    rows of ``Vt`` the Fisher directions (``s`` the between-class standard
-    deviations along them): each class mean keeps its component along the
-    first ``d`` directions and takes ``Mbar``'s along the others, and the
-    between-class variance ``s_j^2`` of a discarded direction is added to the
-    covariance there (``I + Vx' diag(s_x^2) Vx``): the maximum-likelihood
-    model of Gaussian classes with a shared covariance and class means
-    confined to a ``d``-dimensional affine subspace (Campbell 1984; Hastie
-    and Tibshirani 1996). The discarded directions are the same for every
-    class, so Bayes' rule sees only the first ``d``: MASS's
-    ``predict(lda, dimen=d)``.
-    """
-    W = model.whitening
-    Vd, Vx, sx = Vt[:d], Vt[d:], s[d:]
-    M_red = Mbar + ((Mw - Mbar) @ Vd.T) @ Vd
-    A = model.covariance @ W  # W' A = I on the range: back from whitened coordinates
-    AVx = A @ Vx.T
-    cov = model.covariance + (AVx * sx**2) @ AVx.T
-    cov = 0.5 * (cov + cov.T)
-    # a whitening of the new covariance: shrink the discarded directions by 1/sqrt(1 + s^2)
-    whiten = W - ((W @ Vx.T) * (1.0 - 1.0 / np.sqrt(1.0 + sx**2))) @ Vx
-    means = model.centre + M_red @ A.T
-    return TiedGaussian(means, cov, whiten, model.centre, model.shrinkage)
-
-
-def _decision_form(model: Any, origin: _F) -> tuple[_F, _F]:
-    """``(coef, const)`` of scikit-learn's decision ``x' coef_k + const_k (+ log pi_k)``.
-
-    The log posterior up to a term of the row, taken about ``origin``:
-    ``coef_k = Sigma^+ (mu_k - o)`` and ``const_k = -(mu_k - o)' Sigma^+ (mu_k - o) / 2
-    - o' coef_k``. scikit-learn's 'lsqr' and 'eigen' solvers take it about the
-    origin (``coef_k = Sigma^+ mu_k``); its default 'svd' solver about ``xbar_``,
-    the prior-weighted mean of the class means, which keeps only the directions
-    between the classes. The two differ by a term of the row for three classes
-    or more (the same two-class ``coef_``); meta-estimators that calibrate
-    ``decision_function`` class by class (``CalibratedClassifierCV``) read the
-    second far better. Assembled from the model's terms about its centre ``c``
-    (``(mu_k - o) W = whitened_means_k - (o - c) W``), where nothing cancels.
-    """
-    W = model.whitening
-    Wm = model.whitened_means - (origin - model.centre) @ W
-    coef = Wm @ W.T
-    const = -0.5 * np.einsum("kr,kr->k", Wm, Wm) - coef @ origin
-    return coef, const
 
 
 @register("lda")
@@ -464,17 +413,17 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         evr = s2 / s2.sum() if s2.sum() > 0 else s2
         if self.reduced_rank:
             # classify (and model the density) in the first n_components directions
-            model = _reduced_rank_model(model, Mw, Mbar, Vt, s[:q], min(n_out, q))
+            model = reduced_rank_model(model, Mw, Mbar, Vt, s[:q], min(n_out, q))
         whiten = model.whitening
         with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
         # scikit-learn's coef_ and intercept_ for the solver asked for (see
-        # _decision_form). Classes without data: coefficients 0.
+        # decision_form). Classes without data: coefficients 0.
         xbar = c + pw @ (means[present] - c)
         origin = xbar if self.solver == "svd" else np.zeros(p)
         coef = np.zeros((K, p))
         intercept = log_priors.copy()
-        coef[present], const = _decision_form(model, origin)
+        coef[present], const = decision_form(model, origin)
         intercept[present] += const
         if K == 2:
             coef_out = (coef[1] - coef[0])[None, :]
@@ -555,7 +504,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         more classes, scikit-learn's ``X @ coef_.T + intercept_`` for the solver
         given: the log posterior plus a per-row term, taken about ``xbar_`` with
         ``solver='svd'`` (the default) and about the origin with 'lsqr' and
-        'eigen', as scikit-learn's solvers do (see :func:`_decision_form`); for
+        'eigen', as scikit-learn's solvers do (see :func:`~._lda_terms.decision_form`); for
         data far from that point the term is large (use
         :meth:`predict_log_proba` there).
         """
@@ -567,9 +516,9 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         if getattr(self._model, "_origin", False) and weights.size >= 3 and np.all(weights > 0):
             coef_, intercept_ = np.asarray(self.coef_), np.asarray(self.intercept_)
             if coef_.dtype == np.float64 and intercept_.dtype == np.float64:
-                terms = (coef_, intercept_)  # _decision_form's, assembled by the fit
+                terms = (coef_, intercept_)  # decision_form's, assembled by the fit
             else:  # float32 attributes (a float32 fit): the float64 terms again
-                coef, const = _decision_form(self._model, self._decision_origin())
+                coef, const = decision_form(self._model, self._decision_origin())
                 terms = (coef, const + self._log_priors())
         with rows_wanted():  # the product is the answer: no reduction reads it
             fast = self._one_product_decision(Xv, terms) if terms is not None else None
@@ -593,7 +542,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         return self._out(out)
 
     def _decision_origin(self) -> _F:
-        """Where ``decision_function`` takes scikit-learn's form about (see :func:`_decision_form`).
+        """Where ``decision_function`` takes scikit-learn's form about (see :func:`~._lda_terms.decision_form`).
 
         ``xbar_`` for ``solver='svd'`` (scikit-learn's default), the origin for
         'lsqr' and 'eigen': ``decision_function`` is ``X @ coef_.T + intercept_``
