@@ -280,9 +280,9 @@ def test_a_locked_write_in_progress_is_not_taken_for_abandoned(tmp_path):
 
 @posix_only
 def test_an_unlocked_write_in_progress_can_be_removed(tmp_path):
-    # the contrast that shows what lock=True is for
+    # the contrast that shows what lock=True (the default) is for
     target = tmp_path / "m.bayesrule"
-    with pytest.raises(FileNotFoundError), staged(target) as files:
+    with pytest.raises(FileNotFoundError), staged(target, lock=False) as files:
         files[target].write_bytes(b"in progress")
         remove_abandoned(target)
         assert not files[target].exists()

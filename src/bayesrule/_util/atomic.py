@@ -5,7 +5,9 @@ reports) writes through :func:`staged`: each destination gets a temporary
 file beside it, the caller writes the temporaries, and only when the block
 ends without an error are they renamed over the destinations (a rename within
 a directory is atomic on POSIX and Windows). On an error every temporary is
-removed and every destination is left as it was.
+removed and every destination is left as it was. A writer holds a lock on its
+temporaries and first removes those that killed writes to the same
+destinations left behind (:func:`remove_abandoned`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def temporary_pattern(path: Path) -> re.Pattern[str]:
 
 @contextlib.contextmanager
 def staged(
-    paths: Path | Iterable[Path], *, lock: bool = False, durable: bool = False
+    paths: Path | Iterable[Path], *, lock: bool = True, durable: bool = False
 ) -> Iterator[dict[Path, Path]]:
     """Map each destination to a temporary to write; rename them all when the block succeeds.
 
@@ -57,10 +59,13 @@ def staged(
     paths : path or iterable of paths
         The destinations. One that exists and is not a regular file (a named
         pipe, ``/dev/null``) is written directly: it maps to itself.
-    lock : bool
+    lock : bool, default=True
         Hold an exclusive lock on each temporary until it is renamed, so that
         :func:`remove_abandoned` never takes a write in progress for an
-        abandoned one (POSIX).
+        abandoned one (POSIX), and first remove the temporaries that earlier,
+        interrupted writes to the same destinations left (those no live
+        process holds locked). ``False`` does neither: its temporaries look
+        abandoned to every other writer while they are written.
     durable : bool
         ``fsync`` each file before the rename and the directory after it.
 
@@ -81,10 +86,11 @@ def staged(
                     raise IsADirectoryError(f"{path}: is a directory.")
                 mapping[path] = path
                 continue
-            fd, name = tempfile.mkstemp(prefix=_PREFIX.format(name=path.name), dir=path.parent)
+            if lock:
+                remove_abandoned(path)
+            fd, name = _temporary(path, lock)
             temporaries.append(Path(name))
             if lock and fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
                 held.append(fd)
             else:
                 os.close(fd)
@@ -111,6 +117,31 @@ def staged(
             os.close(fd)
         for tmp in temporaries:
             tmp.unlink(missing_ok=True)
+
+
+def _temporary(path: Path, lock: bool) -> tuple[int, str]:
+    """A new temporary beside ``path``: its descriptor (locked if ``lock``) and name.
+
+    Between ``mkstemp`` and ``flock`` another process's :func:`remove_abandoned`
+    could take the fresh temporary for an abandoned one and remove it; a
+    temporary whose name no longer leads to it is made again.
+    """
+    while True:
+        fd, name = tempfile.mkstemp(prefix=_PREFIX.format(name=path.name), dir=path.parent)
+        if not lock or fcntl is None:
+            return fd, name
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.path.samestat(os.fstat(fd), os.stat(name)):
+                return fd, name
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            raise
+        os.close(fd)
 
 
 def remove_abandoned(path: Path) -> None:

@@ -9,7 +9,9 @@ parser error from pandas or pyarrow, a ``MemoryError`` — is printed as
 
 with the message cleaned up for a reader who does not know Python (first
 line only, no ``np.float64(...)`` reprs, no module paths), and the command
-exits with status 2; ``KeyboardInterrupt`` exits with 130. Usage errors
+exits with status 2; ``KeyboardInterrupt`` exits with 130, and SIGTERM and
+SIGHUP stop the command as Ctrl-C does (its temporary files removed) with
+128 + the signal (143, 129). Usage errors
 found by the argument parser keep typer's usage output and its status 2.
 A closed pipe (``bayesrule evaluate m d | head -1``) is no error: the reader
 has what it wanted, and the command ends quietly with status 0.
@@ -138,6 +140,9 @@ def _type_name(exc: BaseException) -> str:
 def describe(exc: BaseException) -> str:
     """The one-line message for ``exc`` (without the ``bayesrule: error:`` prefix)."""
     if isinstance(exc, KeyboardInterrupt):
+        stopped = _stopped_by["signal"]
+        if stopped and stopped != signal.SIGINT:
+            return f"stopped by {signal.Signals(stopped).name}."
         return "interrupted."
     if isinstance(exc, UnicodeDecodeError):
         # exc.start counts from wherever the decoder began (a cell, a block), not from the
@@ -173,7 +178,7 @@ def report(exc: BaseException) -> None:
     try:
         print(PREFIX + describe(exc), file=sys.stderr, flush=True)
     except OSError as err:  # stderr's reader has gone too: the exit status still says it
-        if not is_closed_pipe(err):
+        if not (is_closed_pipe(err) or _stopped_by["signal"]):  # a hung-up terminal: EIO
             raise
         quiet_closed_pipe()
 
@@ -289,30 +294,52 @@ class FlagCommand(TyperCommand):
 
 
 # ------------------------------------------------------------------ the group
-def _on_sigint(signum: int, frame: Any) -> None:
+#: The signal that stopped the command (0: none); the exit status is 128 + it
+_stopped_by: dict[str, int] = {"signal": 0}
+#: The signals that stop a command as Ctrl-C does: ``timeout``, ``kill``, schedulers and
+#: ``docker stop`` send SIGTERM, a closed terminal SIGHUP
+_STOPPING = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
     state["interrupted"] = True
+    _stopped_by["signal"] = _stopped_by["signal"] or signum
     raise KeyboardInterrupt
+
+
+def _exit_status() -> int:
+    """128 + the signal that stopped the command (130 for Ctrl-C)."""
+    return 128 + _stopped_by["signal"] if _stopped_by["signal"] else EXIT_INTERRUPTED
 
 
 @contextlib.contextmanager
 def _noting_interrupts() -> Iterator[None]:
-    """Remember a Ctrl-C even when a library swallows the KeyboardInterrupt.
+    """Stop on Ctrl-C, SIGTERM and SIGHUP alike, and remember it when a library swallows it.
 
-    pandas' C parser, for one, turns an interrupted ``read`` into a
-    ``ParserError``; the flag lets the boundary still exit with 130.
+    Each raises ``KeyboardInterrupt`` in the main thread, so that the
+    writers' ``finally`` blocks remove their temporary files, and the command
+    exits with 128 + the signal (130, 143, 129). pandas' C parser, for one,
+    turns an interrupted ``read`` into a ``ParserError``; the flag lets the
+    boundary still exit with the signal's status. A signal whose handler is
+    not the default (a caller ignoring SIGHUP, as ``nohup`` does) is left
+    alone.
     """
     state["interrupted"] = False
-    mine = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )
-    if mine:
-        signal.signal(signal.SIGINT, _on_sigint)
+    _stopped_by["signal"] = 0
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in _STOPPING:
+            default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+            if signal.getsignal(signum) is default:
+                previous[signum] = default
+                signal.signal(signum, _on_signal)
     try:
         yield
     finally:
-        if mine:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class BoundaryGroup(TyperGroup):
@@ -362,7 +389,7 @@ class BoundaryGroup(TyperGroup):
                     traceback.print_exc()
                 else:
                     report(KeyboardInterrupt() if interrupted else exc)
-                raise typer.Exit(EXIT_INTERRUPTED if interrupted else EXIT_ERROR) from None
+                raise typer.Exit(_exit_status() if interrupted else EXIT_ERROR) from None
 
     def _invoke_quietly(self, ctx: Any) -> Any:
         if state["debug"]:  # warnings as Python shows them, with their source line

@@ -29,6 +29,7 @@ from ._shell import app, say
 from ._sources import data_source
 from ._spark import fit_on_spark, no_stream_with_spark, spark_name
 from ._streamed import fit_streamed
+from ._write import input_files, refuse_overwriting
 
 
 @app.command(cls=FlagCommand)
@@ -61,7 +62,10 @@ def fit(
 ) -> None:
     """Fit a model to labelled data and write it to a model file."""
     check_choice("--missing-target", reading.missing_target, ("drop", "error"))
+    refuse_overwriting(output, input_files(data, "training data"))
     source = None if reading.spark is not None else data_source(data)
+    if source is not None:  # the files of a folder or a pattern
+        refuse_overwriting(output, input_files(source, "training data"))
     est = build_estimator(model, settings or [])
     if kinds and not is_table_model(est):
         with_kinds(est, kinds, [])  # the error, before the data are read

@@ -29,6 +29,7 @@ from ._shell import app, say
 from ._sources import data_source, is_tabular
 from ._spark import no_stream_with_spark, predict_on_spark
 from ._streamed import predict_streamed
+from ._write import check_rows_fit, input_files, refuse_overwriting
 
 
 @app.command(cls=FlagCommand)
@@ -65,6 +66,7 @@ def predict(
     import pandas as pd
 
     check_choice("--incomplete", reading.incomplete, INCOMPLETE)
+    refuse_overwriting(output, {Path(model): "model file", **input_files(data, "input data")})
     est = load_model(model)
     kept = split_names(keep)
     if reading.spark is not None:
@@ -76,6 +78,7 @@ def predict(
         predict_on_spark(job, data, reading)
         return
     source = data_source(data)
+    refuse_overwriting(output, input_files(source, "input data"))  # a folder's, a pattern's
     if kept and not is_tabular(source):
         raise UsageError(f"--keep copies columns of a table (CSV or Parquet); {source} has none.")
     # a model with column names takes its own columns; the label is not needed
@@ -91,6 +94,7 @@ def predict(
     ds = features_for(
         est, source, label, reading.split, need_target=False, sep=parse_sep(reading.sep)
     )
+    check_rows_fit(output, ds.n_rows)  # an Excel sheet's limit, before predicting
     table = pd.DataFrame(index=pd.RangeIndex(ds.n_rows))
     if kept:
         for col in match_columns(kept, [str(c) for c in ds.frame.columns], "--keep"):

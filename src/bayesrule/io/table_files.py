@@ -11,7 +11,7 @@ import lzma
 import os
 import sys
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -138,7 +138,36 @@ def replacing(path: Path) -> Iterator[Path]:
         yield files[path]
 
 
-def write_frames(frames: Iterable[Any], path: Path, kind: TablePath, *, name: str = "") -> int:
+#: The rows of an Excel sheet, the header row included
+EXCEL_MAX_ROWS = 1_048_576
+
+
+class TableTooLarge(ValueError):
+    """The rows do not fit in the output format (an Excel sheet); nothing is written."""
+
+
+class ColumnTypeConflict(ValueError):
+    """A column holds values of a type the rows written before it cannot take."""
+
+
+def excel_row_limit(n_rows: int) -> str | None:
+    """Why ``n_rows`` rows do not fit in an Excel sheet, or None when they do."""
+    if n_rows <= EXCEL_MAX_ROWS - 1:
+        return None
+    return (
+        f"{n_rows:,} rows do not fit in an Excel sheet (at most {EXCEL_MAX_ROWS - 1:,} below "
+        "the header); write .csv or .parquet instead."
+    )
+
+
+def write_frames(
+    frames: Iterable[Any],
+    path: Path,
+    kind: TablePath,
+    *,
+    name: str = "",
+    types: Mapping[str, Any] | None = None,
+) -> int:
     """Write DataFrames (or pyarrow Tables), one after the other, as one table; the rows written.
 
     ``path`` is written as it is (see :func:`replacing` for an all-or-nothing
@@ -146,35 +175,44 @@ def write_frames(frames: Iterable[Any], path: Path, kind: TablePath, *, name: st
     for Excel, whose file is written whole. ``name`` is the file name kept
     inside a ``.zip`` archive (by default ``path``'s name without ``.zip``).
 
+    A Parquet file has one type per column. ``types`` declares the pyarrow
+    types of the columns it names (a prediction column, as the model's
+    classes are; the probabilities, floats), whatever the first block holds.
+    A column it does not name takes the first block's type, widened when a
+    later block needs it (a column empty so far takes the later type;
+    integers and floats make floats): the rows already written are then
+    rewritten once with the wider type. Types no column can hold both (text
+    and numbers) are a :class:`ColumnTypeConflict` naming the column, both
+    types and the row.
+
     Raises
     ------
     ImportError
         The format needs a package that is not installed (``name`` set).
+    TableTooLarge
+        An Excel sheet would pass its 1,048,576 rows, raised at the first
+        block that would pass them, before anything is written.
+    ColumnTypeConflict
+        As above (Parquet).
     """
     fmt = kind.format
     rows = 0
     if fmt.name == "Parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        writer = None
-        try:
-            for frame in frames:
-                table = frame if isinstance(frame, pa.Table) else _arrow(frame)
-                if writer is None:
-                    writer = pq.ParquetWriter(str(path), table.schema)
-                elif table.schema != writer.schema:
-                    table = table.cast(writer.schema)
-                writer.write_table(table)
-                rows += table.num_rows
-        finally:
-            if writer is not None:
-                writer.close()
-        return rows
+        return _write_parquet(frames, path, types)
     if fmt.name == "Excel":
         import pandas as pd
 
-        whole = [_pandas(f) for f in frames]
+        whole = []
+        for i, frame in enumerate(frames):
+            block = _pandas(frame)
+            if excel_row_limit(rows + len(block)) is not None:
+                raise TableTooLarge(
+                    f"block {i + 1} (rows {rows + 1:,} to {rows + len(block):,}) would pass the "
+                    f"{EXCEL_MAX_ROWS - 1:,} rows an Excel sheet holds below its header; "
+                    "write .csv or .parquet instead."
+                )
+            rows += len(block)
+            whole.append(block)
         table = pd.concat(whole, ignore_index=True) if whole else pd.DataFrame()
         try:
             table.to_excel(path, index=False, engine="openpyxl")
@@ -207,6 +245,117 @@ def write_frames(frames: Iterable[Any], path: Path, kind: TablePath, *, name: st
         else:
             text.close()
     return rows
+
+
+def _write_parquet(frames: Iterable[Any], path: Path, types: Mapping[str, Any] | None) -> int:
+    """:func:`write_frames` for Parquet: one schema for every block (see there)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    rows = 0
+    try:
+        for frame in frames:
+            table = frame if isinstance(frame, pa.Table) else _arrow(frame)
+            if writer is None:
+                schema = _declared(table.schema, types or {})
+                writer = pq.ParquetWriter(str(path), schema)
+            if table.schema != writer.schema:
+                try:
+                    table = table.cast(writer.schema)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                    wider = _wider(writer.schema, table.schema, rows)
+                    writer = _rewritten(writer, path, wider)
+                    table = table.cast(wider)
+            writer.write_table(table)
+            rows += table.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
+
+
+def _declared(schema: Any, types: Mapping[str, Any]) -> Any:
+    """``schema`` with the declared types of the columns ``types`` names."""
+    import pyarrow as pa
+
+    fields = [
+        pa.field(f.name, types[f.name], nullable=True) if f.name in types else f for f in schema
+    ]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def _wider(written: Any, block: Any, rows: int) -> Any:
+    """A schema both the rows written and ``block`` fit (empty -> any type, int + float -> float)."""
+    import pyarrow as pa
+
+    if written.names != block.names:
+        raise ColumnTypeConflict(
+            f"the block from row {rows + 1:,} has the columns {block.names}, "
+            f"the rows before it {written.names}."
+        )
+    fields = []
+    for old, new in zip(written, block, strict=True):
+        try:
+            merged = pa.unify_schemas(
+                [pa.schema([old]), pa.schema([new])], promote_options="permissive"
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            raise ColumnTypeConflict(
+                f"column {old.name!r} holds {_type_words(new.type)} from row {rows + 1:,}, but "
+                f"{_type_words(old.type)} in the rows before; one Parquet column cannot hold both."
+            ) from None
+        fields.append(merged.field(0))
+    return pa.schema(fields, metadata=written.metadata)
+
+
+def _type_words(t: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_null(t):
+        return "no values"
+    if pa.types.is_integer(t):
+        return f"integers ({t})"
+    if pa.types.is_floating(t):
+        return f"floats ({t})"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "text"
+    if pa.types.is_boolean(t):
+        return "booleans"
+    return f"values of type {t}"
+
+
+def _rewritten(writer: Any, path: Path, schema: Any) -> Any:
+    """A writer of ``path`` with ``schema``, holding again the rows ``writer`` wrote.
+
+    The rows are copied aside to an unnamed temporary file (no name to leave
+    behind if the process is killed) and written back into the same file, so
+    that a lock held on it stays (:func:`bayesrule._util.atomic.staged`).
+    """
+    import shutil
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    writer.close()
+    if not Path(path).is_file():  # a pipe or a device cannot be read back
+        raise ColumnTypeConflict(
+            f"the columns need the types {schema}, wider than those of the rows already "
+            f"written to {path}, which is not a regular file and cannot be rewritten."
+        )
+    with tempfile.TemporaryFile(dir=Path(path).parent) as copy:
+        with open(path, "rb") as fh:
+            shutil.copyfileobj(fh, copy)
+        copy.seek(0)
+        written = pq.ParquetFile(copy)
+        wider = pq.ParquetWriter(str(path), schema)
+        try:
+            for group in range(written.num_row_groups):
+                wider.write_table(written.read_row_group(group).cast(schema))
+        except BaseException:
+            wider.close()
+            raise
+    return wider
 
 
 def _arrow(df: Any) -> Any:
