@@ -190,7 +190,9 @@ def test_object_columns_of_strings_and_numbers_are_refused():
     with pytest.raises(ValueError, match=r"column 0 of X holds both strings \('five' at row 2\)"):
         br.MixedNB().fit(X, [0, 0, 1, 1])
     X[1, 0] = {"foo": "bar"}
-    with pytest.raises(TypeError, match=r"column 0 of X holds a dict at row 1"):
+    with pytest.raises(
+        TypeError, match=r"column 0 holds a dict \(several fields in one cell\) at row 1"
+    ):
         br.MixedNB().fit(X, [0, 0, 1, 1])
 
 

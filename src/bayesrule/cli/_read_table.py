@@ -34,6 +34,7 @@ from ..io.formats import (
     wide_encoding,
     wrong_field_count,
 )
+from ..io.table_text import DuplicateColumnError, decimals_as_floats
 from ._dataset import STDIN, UsageError, na_values_for, read_options
 
 
@@ -328,22 +329,39 @@ def _convert(name: str, compression: str | None, encoding: str) -> str:
     return f"{iconv} {shlex.quote(name)} > {shlex.quote(str(out))}"
 
 
+def parquet_names(parquet: Any, where: str) -> list[str]:
+    """The column names of a ``pq.ParquetFile``; two equal names are refused, naming them."""
+    try:
+        return clean_names(list(parquet.schema_arrow.names), where)
+    except DuplicateColumnError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def parquet_frame(table: Any, where: str) -> Any:
+    """An Arrow table (or record batch) of a Parquet file as a DataFrame, decimals as floats."""
+    try:
+        table = decimals_as_floats(table, where)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    # the pandas metadata would make the index columns (if dropped) an index again
+    df = table.to_pandas(ignore_metadata=True)
+    df.columns = [str(c) for c in df.columns]
+    return df
+
+
 def _read_parquet(source: Any) -> Any:
     import pyarrow.parquet as pq
 
+    where = "standard input" if hasattr(source, "read") else str(source)
     parquet = pq.ParquetFile(source)
-    names = list(parquet.schema_arrow.names)
-    clean_names(names, str(getattr(source, "name", source)))  # two equal names: an error
+    names = parquet_names(parquet, where)  # two equal names: an error
     table = parquet.read()
     drop = [
         n for n in index_columns(names, table.schema.pandas_metadata) if n not in ("", "Unnamed: 0")
     ]  # select() says it leaves them out
     if drop:
         table = table.drop_columns(drop)
-    # the pandas metadata would make the index columns (now gone) an index again
-    df = table.to_pandas(ignore_metadata=True)
-    df.columns = [str(c) for c in df.columns]
-    return df
+    return parquet_frame(table, where)
 
 
 def _read_excel(source: Any, name: str, sheet: str | None, na: list[str]) -> Any:
@@ -363,12 +381,107 @@ def _read_excel(source: Any, name: str, sheet: str | None, na: list[str]) -> Any
         raw = pd.read_excel(
             book, sheet_name=chosen, header=None, na_values=na, keep_default_na=False
         )
-    if raw.shape[0] == 0:
-        return raw
-    header = ["" if pd.isna(v) else v for v in raw.iloc[0].tolist()]
+        if raw.shape[0] <= 1:  # no rows below a header: say which sheets have some
+            raise UsageError(_empty_sheet(book, name, chosen, sheet is None, sheets))
+        header = ["" if pd.isna(v) else v for v in raw.iloc[0].tolist()]
+        _refuse_uncomputed(book, name, chosen, header)
     body = raw.iloc[1:].reset_index(drop=True)
     body.columns = clean_names(header, f"{name}, sheet {chosen!r}")
-    return body.infer_objects()
+    body = body.infer_objects()
+    for c in body.columns:
+        if body[c].dtype == object and _all_numbers(body[c]):
+            # a whole number of 2**64 or more (1e308 typed in a cell) comes as a Python int,
+            # which leaves the column objects: the cells are floats in the file
+            body[c] = body[c].astype(float)
+    return body
+
+
+def _all_numbers(values: Any) -> bool:
+    present = values.dropna()
+    return bool(len(present)) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in present
+    )
+
+
+def _empty_sheet(book: Any, name: str, chosen: str, first: bool, sheets: list[str]) -> str:
+    """The refusal of a sheet without rows, naming the sheets that hold some."""
+    import pandas as pd
+
+    full = []
+    for s in sheets:
+        if s != chosen:
+            head = pd.read_excel(book, sheet_name=s, header=None, nrows=2)
+            if head.shape[0] > 1:
+                full.append(s)
+    which = f"the first sheet {chosen!r}" if first else f"the sheet {chosen!r}"
+    text = f"{name}: {which} has no rows below a header"
+    if full:
+        shown = ", ".join(repr(s) for s in sheets)
+        have = ", ".join(repr(s) for s in full)
+        text += (
+            f"; the file's sheets are {shown}, and {have} hold{'s' if len(full) == 1 else ''} "
+            f"rows: choose one with --sheet (e.g. --sheet {_quoted(full[0])})"
+        )
+    elif len(sheets) > 1:
+        text += f"; nor do its other sheets ({', '.join(repr(s) for s in sheets if s != chosen)})"
+    return text + "."
+
+
+def _quoted(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _refuse_uncomputed(book: Any, name: str, sheet: str, header: list[Any]) -> None:
+    """Refuse formula cells saved without their value (openpyxl, and programs that never
+    compute formulas, write none): they would be read as missing cells.
+
+    The sheet's XML is looked through only when it holds a formula at all.
+    """
+    import xml.etree.ElementTree as ET
+
+    ws = book.book[sheet]
+    path = getattr(ws, "_worksheet_path", None)
+    archive = getattr(book.book, "_archive", None)
+    if path is None or archive is None:
+        return
+    with archive.open(path) as fh:
+        data = fh.read()
+    if b"<f>" not in data and b"<f " not in data:
+        return
+    ns = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+    found: list[tuple[str, str]] = []
+    columns: dict[str, int] = {}
+    for _, el in ET.iterparse(io.BytesIO(data)):
+        if el.tag != f"{ns}c":
+            continue
+        f = el.find(f"{ns}f")
+        if f is not None:
+            v = el.find(f"{ns}v")
+            if v is None or not (v.text or ""):
+                ref = el.get("r", "")
+                found.append((ref, f.text or ""))
+                head = re.match(r"[A-Z]+", ref)
+                if head:
+                    columns[head.group(0)] = columns.get(head.group(0), 0) + 1
+        el.clear()
+    if not found:
+        return
+    named = []
+    for letters, k in columns.items():
+        j = 0
+        for ch in letters:
+            j = j * 26 + ord(ch) - 64
+        title = header[j - 1] if 0 < j <= len(header) else None
+        col = f"{title!r}" if title not in (None, "") else f"column {letters}"
+        named.append(f"{k:,} in {col}")
+    ref, formula = found[0]
+    shown = f" '={formula}'" if formula else ""
+    raise UsageError(
+        f"{name}, sheet {sheet!r}: {len(found):,} formula cell{'s' if len(found) != 1 else ''} "
+        f"saved without a computed value ({'; '.join(named[:10])}; first: {ref}{shown}), which "
+        "would be read as missing: open the file in a spreadsheet program (Excel, LibreOffice) "
+        "and save it, so that the values are stored, or export the sheet as CSV."
+    )
 
 
 def _read_json_lines(source: Any, compression: str | None, na: list[str], nrows: int | None) -> Any:

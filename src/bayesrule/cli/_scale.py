@@ -26,6 +26,8 @@ from ._read_table import (
     _head_text,
     _sniff_separator,
     _table_sep,
+    parquet_frame,
+    parquet_names,
 )
 from ._select import missing_target_error, missing_target_note
 from ._sources import Data, FileSet
@@ -112,12 +114,17 @@ def head_frame(data: Data, sep: str | None, rows: int = HEAD_ROWS) -> Any:
         import pyarrow.parquet as pq
 
         try:
-            batch = next(pq.ParquetFile(data).iter_batches(batch_size=rows), None)
+            parquet = pq.ParquetFile(data)
+        except Exception as exc:  # pyarrow raises several types for a foreign file
+            raise UsageError(f"{data}: not a readable Parquet file ({exc}).") from None
+        parquet_names(parquet, str(data))  # two equal names: refused as in memory
+        try:
+            batch = next(parquet.iter_batches(batch_size=rows), None)
         except Exception as exc:  # pyarrow raises several types for a foreign file
             raise UsageError(f"{data}: not a readable Parquet file ({exc}).") from None
         if batch is None:
             raise UsageError(f"{data}: the file has no rows.")
-        df = batch.to_pandas()
+        df = parquet_frame(batch, str(data))
     else:
         compression = compression_of(data)
         expected = _table_sep(data)  # what the block reader takes: a tab for .tsv and .tab

@@ -12,6 +12,7 @@ from ..io.formats import (
     hidden_character,
     lone_token,
 )
+from ..io.table_text import unsupported_message, unsupported_values
 from ._dataset import (
     _INDEX_NAMES,
     Columns,
@@ -118,9 +119,15 @@ def select(
             + (f" besides the target {target!r}" if target else "")
             + "."
         )
+    for c in cols:  # dates, lists, structs: no model takes them (a model's columns: never)
+        what = unsupported_values(df[c])
+        if what is not None:
+            leave = None if columns.model is not None else "--drop, or --features without it"
+            raise UsageError(unsupported_message(source, c, what, leave))
     tokens = {c: t for c in cols if (t := lone_token(df[c])) is not None}
     if columns.numeric:
-        bad = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
+        # booleans are numbers (0 and 1), their missing cells too (NaN), as streamed
+        bad = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c]) and not _booleans(df[c])]
         spoilt = [c for c in bad if c in tokens]
         if spoilt:
             c = spoilt[0]
@@ -151,6 +158,19 @@ def select(
         notes=notes,
         target=target,
     )
+
+
+def _booleans(values: Any) -> bool:
+    """Whether a column holds booleans and missing values only (pandas' nullable ``boolean``,
+    or Python objects: Parquet's booleans with a null)."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return True
+    if values.dtype != object:
+        return False
+    present = values.dropna()
+    return bool(len(present)) and all(isinstance(v, (bool, np.bool_)) for v in present)
 
 
 def missing_target_error(source: str, target: str, where: str, them: str = "them") -> UsageError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,6 +77,9 @@ def fit_streamed(
             na_values=na_values_for(),
         )
     except ValueError as exc:
+        cells = _cells_refusal(str(exc), est)
+        if cells is not None:
+            raise UsageError(cells) from None
         if missing_target != "drop" or f"target column {target!r} has a missing value" not in str(
             exc
         ):
@@ -94,6 +98,36 @@ def fit_streamed(
         notes.append(missing_target_note(k, target))
     plan.X = plan.frame = None  # the rows were never all in memory
     return plan
+
+
+#: a block's refusal of a NaN or infinite cell, as the stream reader locates it
+_CELL = re.compile(
+    r"^(?P<file>.*?), rows \d+-\d+: Input X contains (?P<kind>NaN|infinity) at row (?P<row>\d+) "
+    r"\(row \d+ of the block\), column (?P<column>'.*?'|\d+); this model needs finite values"
+)
+
+
+def _cells_refusal(text: str, est: Any) -> str | None:
+    """A streamed fit's refusal of a missing or infinite cell, said as the in-memory fit says it.
+
+    The reader names the block's first such cell (the whole file is not
+    counted); the remedies are those of the in-memory message.
+    """
+    from ._errors import models_taking_nan
+
+    found = _CELL.match(text)
+    if found is None:
+        return None
+    name = type(est).__name__
+    what = "missing" if found["kind"] == "NaN" else "infinite"
+    remedies = ["drop or impute them", "leave the columns out with --drop"]
+    others = models_taking_nan(exclude=type(est)) if found["kind"] == "NaN" else []
+    if others:
+        remedies.append(f"use a model that treats NaN as missing ({', '.join(others)})")
+    return (
+        f"{found['file']}: {what} cells in {found['column']} (first in data row "
+        f"{int(found['row']):,}): {name} cannot take them; {', or '.join(remedies)}."
+    )
 
 
 def _labelled_blocks(

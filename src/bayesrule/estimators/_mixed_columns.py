@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,13 +76,15 @@ def _object_column(values: NDArray[Any], name: Any, dtype: str = "object") -> _C
             key = "bool"
         elif isinstance(v, (int, np.integer)):
             key = "int"
-        elif isinstance(v, (float, np.floating)):
-            key = "float"
+        elif isinstance(v, (float, np.floating, decimal.Decimal)):
+            key = "float"  # a Decimal is a number (Parquet's decimals), read as its float
         else:
             raise TypeError(
-                f"column {name!r} of X holds a {type(v).__name__} at row {i}; each value must be "
-                "a string, a number, a boolean or missing (the argument must be a string or a "
-                "number)."
+                f"column {name!r} holds {_described(v)} at row {i}; MixedNB takes text, "
+                "numbers, booleans and missing values (a cell's argument must be a string or a "
+                "number, as scikit-learn says): convert the column (dates to numbers such as "
+                "days since a fixed date, several values per cell to columns of their own) or "
+                "leave it out."
             )
         if kinds[key] < 0:
             kinds[key] = i
@@ -101,6 +104,24 @@ def _object_column(values: NDArray[Any], name: Any, dtype: str = "object") -> _C
     integral = kinds["float"] < 0
     tag = "bool" if boolean else "int64" if integral else "float64"
     return _Column(nums, False, tag if dtype == "object" else dtype, integral, boolean)
+
+
+def _described(v: Any) -> str:
+    """A value MixedNB cannot take, in words: 'a date', 'a list', 'a dict'."""
+    import datetime
+
+    for kind, words in (
+        (datetime.datetime, "a datetime"),
+        (datetime.date, "a date"),
+        (datetime.time, "a time of day"),
+        (datetime.timedelta, "a duration"),
+        ((list, tuple, np.ndarray), f"a {type(v).__name__} (several values in one cell)"),
+        (dict, "a dict (several fields in one cell)"),
+        ((bytes, bytearray), "binary data"),
+    ):
+        if isinstance(v, kind):
+            return words
+    return f"a value of type {type(v).__name__}"
 
 
 def _frame_columns(X: Any) -> list[_Column]:
@@ -172,6 +193,20 @@ class _Encoded:
     reasons: tuple[str, ...] = ()
 
 
+class InferredKind(str):
+    """A kind inferred from a column's type (a plain string otherwise).
+
+    ``infer_columns`` pins such kinds in ``columns`` (a streamed fit does, from
+    its first block); :func:`resolve_kinds` reports them as inferred, not as
+    declared by the user, as the fit at once does.
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> Any:
+        return (InferredKind, (str(self),))
+
+
 def resolve_kinds(
     spec: Any, cols: list[_Column], names: list[Any]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -195,6 +230,13 @@ def resolve_kinds(
                 )
     kinds, reasons = [], []
     for j, col in enumerate(cols):
+        if j in declared and isinstance(declared[j], InferredKind):
+            # pinned from the data (``infer_columns``, a streamed fit's first block): inferred
+            kind, why = _infer_kind(col)
+            if kind == declared[j]:
+                kinds.append(str(kind))
+                reasons.append(f"inferred: {why}")
+                continue
         if j in declared:
             kind = declared[j]
             if kind not in DECLARABLE:
@@ -212,7 +254,7 @@ def resolve_kinds(
                 "cannot model: convert it to numbers first (e.g. to seconds), or declare "
                 f"columns={{{names[j]!r}: 'categorical'}} if its values are categories."
             )
-        kinds.append(kind)
+        kinds.append(InferredKind(kind))
         reasons.append(f"inferred: {why}")
     return tuple(kinds), tuple(reasons)
 

@@ -169,3 +169,126 @@ def near_name(name: str, names: Sequence[str]) -> str | None:
         return exact
     close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.75)
     return close[0] if close else None
+
+
+# ------------------------------------------------------------------ column types no model takes
+def decimals_as_floats(table: Any, where: str) -> Any:
+    """``table`` (an Arrow table or record batch) with its decimal columns as float64.
+
+    A Parquet decimal is a number: each value becomes the float nearest to it
+    (through its text, which Arrow parses correctly rounded; Arrow's own
+    decimal-to-float cast is off in the last bit for about one value in 30).
+    A value beyond a float's range is refused, naming the column.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pt
+
+    wanted = [i for i, t in enumerate(table.schema.types) if pt.is_decimal(t)]
+    if not wanted:
+        return table
+    for i in wanted:
+        name = table.schema.names[i]
+        col = table.column(i)
+        try:
+            floats = pc.cast(pc.cast(col, pa.string()), pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            floats = None
+        if floats is None or pc.any(pc.is_inf(floats)).as_py():
+            raise ValueError(
+                f"{where}: the decimal column {name!r} ({col.type}) holds values beyond a "
+                "float's range (about 1.8e308), which no model can take; rescale them or "
+                "leave the column out."
+            )
+        table = table.set_column(i, pa.field(name, pa.float64()), floats)
+    return table
+
+
+def unsupported_type(arrow_type: Any) -> str | None:
+    """What an Arrow column type holds when no model takes it (``'dates (date32[day])'``), else None.
+
+    Numbers, booleans, text and dictionaries (categories) are taken (decimals
+    are read as numbers); dates, times, durations, binary data, lists, structs
+    and maps are not.
+    """
+    import pyarrow.types as pt
+
+    t = arrow_type
+    if pt.is_dictionary(t):
+        return unsupported_type(t.value_type)
+    if (
+        pt.is_integer(t)
+        or pt.is_floating(t)
+        or pt.is_boolean(t)
+        or pt.is_null(t)
+        or pt.is_decimal(t)
+        or pt.is_string(t)
+        or pt.is_large_string(t)
+        or getattr(pt, "is_string_view", lambda _: False)(t)
+    ):
+        return None
+    if pt.is_timestamp(t):
+        what = "timestamps"
+    elif pt.is_date(t):
+        what = "dates"
+    elif pt.is_time(t):
+        what = "times of day"
+    elif pt.is_duration(t) or pt.is_interval(t):
+        what = "durations"
+    elif pt.is_struct(t):
+        what = "structs"
+    elif pt.is_map(t):
+        what = "maps"
+    elif pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
+        what = "lists"
+    elif pt.is_binary(t) or pt.is_large_binary(t) or pt.is_fixed_size_binary(t):
+        what = "binary data"
+    else:
+        what = "values"
+    return f"{what} ({t})"
+
+
+def unsupported_values(values: Any) -> str | None:
+    """:func:`unsupported_type` of a pandas column (dates, lists, dicts...), else None.
+
+    A column of Python objects is judged by the type Arrow gives its first
+    present values.
+    """
+    import pandas as pd
+
+    dtype = values.dtype
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        return None
+    if isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype)) or str(dtype) == "str":
+        return None
+    import pyarrow as pa
+
+    present = values.dropna().iloc[:64]
+    if present.empty or (
+        dtype.kind == "O" and all(isinstance(v, (str, bool, int, float)) for v in present)
+    ):
+        return None
+    try:
+        arrow_type = pa.Array.from_pandas(present).type
+    except (pa.ArrowException, TypeError, ValueError):
+        return None  # mixed values: the model's own check names them
+    return unsupported_type(arrow_type)
+
+
+def unsupported_message(
+    where: str, column: str, what: str, leave: str | None = "--drop, or --features without it"
+) -> str:
+    """The refusal of a column of dates, lists, structs... and what to do instead.
+
+    ``leave`` says how to leave a column out (the command line's options by
+    default; None where it cannot be, as a fitted model's column).
+    """
+    how = "convert them to numbers"
+    if what.startswith(("dates", "timestamps")):
+        how = "convert them to numbers yourself (e.g. days since a fixed date)"
+    elif what.startswith(("times", "durations")):
+        how = "convert them to numbers yourself (e.g. seconds)"
+    elif what.startswith(("lists", "structs", "maps")):
+        how = "put each of their values in a column of its own"
+    tail = f", or leave the column out ({leave})" if leave else ""
+    return f"{where}: the column {column!r} holds {what}, which no model takes; {how}{tail}."

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...io.formats import lone_token
+from ...io.table_text import decimals_as_floats, unsupported_message, unsupported_type
 from .sources import _File, _listing, _need_pyarrow, _Plan
 
 #: rows of a block when none is given: about this many float64 values (32 MiB),
@@ -34,7 +35,20 @@ PIPELINE = 2
 def _is_numeric_type(t: Any) -> bool:
     import pyarrow.types as pt
 
-    return bool(pt.is_integer(t) or pt.is_floating(t) or pt.is_boolean(t) or pt.is_null(t))
+    return bool(
+        pt.is_integer(t)
+        or pt.is_floating(t)
+        or pt.is_boolean(t)
+        or pt.is_null(t)
+        or pt.is_decimal(t)
+    )
+
+
+def _temporal(t: Any) -> bool:
+    """Timestamps: a table model (MixedNB) takes them declared 'categorical', as in memory."""
+    import pyarrow.types as pt
+
+    return bool(pt.is_timestamp(t))
 
 
 def _type_kind(t: Any) -> str:
@@ -44,7 +58,7 @@ def _type_kind(t: Any) -> str:
         return "bool"
     if pt.is_integer(t):
         return "integer"
-    if pt.is_floating(t):
+    if pt.is_floating(t) or pt.is_decimal(t):  # decimals are read as float64
         return "float"
     if pt.is_dictionary(t) or pt.is_string(t) or pt.is_large_string(t):
         return "string"
@@ -63,23 +77,64 @@ def _check_schema(
             f"its columns are {_listing(names)}."
         )
     kinds = {c: _type_kind(schema.field(c).type) for c in plan.columns}
-    if not plan.frame:
-        for c in plan.features:
-            if not _is_numeric_type(schema.field(c).type):
-                raise ValueError(
-                    f"{f.name}: column {c!r} holds {kinds[c]} values; this model "
-                    "needs numbers in its feature columns."
-                )
+    for c in plan.features:
+        what = unsupported_type(schema.field(c).type)
+        if what is not None and not (plan.frame and _temporal(schema.field(c).type)):
+            # lists, structs, dates...: no model takes them; timestamps only MixedNB, declared
+            # 'categorical' (it names the declaration where they are not)
+            raise ValueError(
+                unsupported_message(f.name, c, what, leave="give features= without it")
+            )
+        if not plan.frame and not _is_numeric_type(schema.field(c).type):
+            raise ValueError(
+                f"{f.name}: column {c!r} holds {kinds[c]} values; this model "
+                "needs numbers in its feature columns."
+            )
     if first is not None:
         for c in plan.columns:
             a, b = first[c], kinds[c]
-            numeric = {"integer", "float", "bool"}
-            if a != b and not (not plan.frame and c in plan.features and {a, b} <= numeric):
+            # integers in one file and floats in another are numbers (read as floats, see
+            # widened_columns), as pandas and Spark write a column in the parts with a null
+            numeric = {"integer", "float"} if plan.frame else {"integer", "float", "bool"}
+            if a != b and not (c in plan.features and {a, b} <= numeric):
                 raise ValueError(
                     f"{f.name}: column {c!r} holds {b} values, but the first file's holds {a} "
                     "values; the files disagree on the column's type."
                 )
     return kinds
+
+
+def widened_columns(schemas: list[Any], plan: _Plan) -> set[str]:
+    """The feature columns that hold integers in some files and floats (or decimals) in others.
+
+    They are read as float64 in every file, so that a table model (MixedNB,
+    which tells integers from floats) sees the values a read at once would
+    give (pandas joins such parts into a float column).
+    """
+    import pyarrow.types as pt
+
+    out = set()
+    for c in plan.features:
+        types = [s.field(c).type for s in schemas if c in s.names]
+        floats = any(pt.is_floating(t) or pt.is_decimal(t) for t in types)
+        if floats and any(pt.is_integer(t) for t in types):
+            out.add(c)
+    return out
+
+
+def as_numbers(table: Any, where: str, widened: set[str] = frozenset()) -> Any:  # type: ignore[assignment]
+    """``table`` with its decimal columns, and the ``widened`` integer ones, as float64."""
+    pa = _need_pyarrow()
+    import pyarrow.types as pt
+
+    table = decimals_as_floats(table, where)
+    for c in widened:
+        i = table.schema.get_field_index(c)
+        if i >= 0 and pt.is_integer(table.schema.types[i]):
+            table = table.set_column(
+                i, pa.field(c, pa.float64()), table.column(i).cast(pa.float64())
+            )
+    return table
 
 
 def _chunked_numpy(col: Any) -> NDArray[Any]:

@@ -17,6 +17,8 @@ from .blocks import (
     _Ring,
     _table_chunk,
     _warn_lone_tokens,
+    as_numbers,
+    widened_columns,
 )
 from .sources import _File, _first_line, _make_plan, _need_pyarrow, _Plan, _Selection
 
@@ -173,6 +175,7 @@ def _parquet_file_chunks(
     first: dict[str, str] | None = None
     plan: _Plan | None = None
     out_dtype = dtype
+    widened: set[str] = set()
     for f in files:
         schema = _parquet_schema(f)
         if plan is None:
@@ -181,6 +184,8 @@ def _parquet_file_chunks(
             plan = _make_plan(
                 names, f.name, selection, hidden=index_columns(names, schema.pandas_metadata)
             )
+            if plan.frame and len(files) > 1:  # footers only: integers here, floats there
+                widened = widened_columns([schema, *(_parquet_schema(g) for g in files[1:])], plan)
         kinds = _check_schema(f, schema, plan, first)
         if first is None:
             first = kinds
@@ -197,6 +202,7 @@ def _parquet_file_chunks(
             rows *= COLUMN_BLOCK_FACTOR
         row0 = 0
         for table in _rechunk(_parquet_batches(f, plan, rows), rows):
+            table = as_numbers(table, f.name, widened)  # decimals (and widened integers)
             if row0 == 0 and f is files[0]:
                 _warn_lone_tokens(table, plan, f)
             yield _table_chunk(table, plan, f, row0, out_dtype, buffer, columns)
