@@ -20,6 +20,7 @@ def _plain_repr(value: Any) -> str:
 
 
 __all__ = [
+    "TooFewRows",
     "check_finite",
     "check_labels",
     "check_lengths",
@@ -31,6 +32,16 @@ __all__ = [
     "first_non_numeric",
     "plain_rows",
 ]
+
+
+class TooFewRows(ValueError):
+    """Statistics with too few rows (or too little weight, or nothing varying yet) for a model.
+
+    More rows can mend it: a streamed update (``partial_fit``, ``merge``,
+    ``forget``) whose derivation raises it keeps its statistics, and the model
+    refuses to predict with this error until later rows make it derivable;
+    ``fit`` raises it at once.
+    """
 
 
 #: the dtypes scikit-learn's ``validate_data`` keeps for a model that takes float64 or float32

@@ -40,7 +40,7 @@ from ._ranges import OutOfRangeWarning, UnitsWarning, check_squared_range, stats
 from ._sampling import SampleMixin, as_generator
 from ._spec import FromSpec, checked_schema, fold_flags
 from ._tasks import ColumnSummariser, EstimatorSummariser
-from ._underived import Underived
+from ._underived import Underived, waiting_attrs, waiting_reason
 from .seam import InputSpec, Schema, Summariser
 
 __all__ = [
@@ -81,6 +81,10 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
     #: (:func:`._ranges.check_squared_range`, from the statistics' bounds; RDA-CV and
     #: MDA, whose statistics are a search, check their rows before it)
     squares_deviations: ClassVar[bool] = False
+    #: whether an update whose statistics hold too few rows for the model yet
+    #: (:class:`~bayesrule._util.validation.TooFewRows`) keeps them, the model
+    #: refusing to predict until later rows mend it (see :meth:`_deferral`)
+    waits_for_rows: ClassVar[bool] = False
     #: parameters added after model files were first written, with the value
     #: that reproduces the model such a file (which lacks them) was saved from
     params_before_added: ClassVar[Mapping[str, Any]] = {}
@@ -521,6 +525,8 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
             # BLAS runs them on one thread (see bayesrule.config_context)
             with blas_budget(float(stats.n_classes) * float(stats.n_features) ** 3):
                 attrs = self._derive(stats, priors, **extra)
+            # the names a later update waiting for rows makes Underived (no stale values)
+            attrs["_derived_names"] = tuple(k for k in attrs if k != "_model")
         except BaseException as exc:
             why = self._deferral(exc, stats) if defer and isinstance(exc, ValueError) else None
             if why is None:
@@ -549,24 +555,13 @@ class GenerativeClassifier(SampleMixin, ClassifierMixin, BaseEstimator):
         after_install(self)
 
     def _deferral(self, exc: ValueError, stats: Any) -> str | None:
-        """Why the derivation's error ``exc`` waits for more rows, or None if it does not.
-
-        An update (``partial_fit``, ``merge``, ``forget``, ``from_stats``)
-        whose derivation fails for want of rows keeps its statistics; the
-        returned sentence (the class, its rows, the rows it needs) is added to
-        the error that every use of the model then raises. By default no
-        error waits: the update fails and is rolled back.
-        """
-        return None
+        """Why ``exc`` waits for more rows (an update keeps its statistics), or None: see
+        :func:`~._underived.waiting_reason`."""
+        return waiting_reason(self, exc)
 
     def _underived_attrs(self, stats: Any, exc: BaseException) -> dict[str, Any]:
-        """The fitted attributes of a model that cannot be derived yet (see :meth:`_deferral`).
-
-        Each attribute the derivation sets is an :class:`~._underived.Underived`
-        that raises ``exc`` on use; those that are known without it may be
-        given their values.
-        """
-        return {"_model": Underived(exc)}
+        """The fitted attributes of a model waiting for rows: see :func:`~._underived.waiting_attrs`."""
+        return waiting_attrs(self, exc)
 
     def _input_dtype_names(self) -> tuple[str, ...]:
         """The fitted attributes given in the input's dtype (scikit-learn's choice)."""

@@ -81,6 +81,8 @@ class _GaussianDA(GenerativeClassifier):
 
     spec = InputSpec(statistic=ScatterStats, deferred_finite_check=True)
     squares_deviations = True
+    #: a stream's first rows (one row, one class) wait for more (see GenerativeClassifier)
+    waits_for_rows = True
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Any:
         """Fit as :meth:`GenerativeClassifier.fit`; with a ``covariance_estimator``, in memory.

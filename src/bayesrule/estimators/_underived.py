@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-__all__ = ["Underived"]
+from .._util.validation import TooFewRows
+
+__all__ = ["Underived", "waiting_attrs", "waiting_reason"]
 
 
 def _rebuilt(kind: type[BaseException], message: str, state: dict[str, Any]) -> BaseException:
@@ -72,3 +74,36 @@ class Underived:
 
 def _underived(kind: type, message: str, state: dict[str, Any]) -> Underived:
     return Underived(_rebuilt(kind, message, state))
+
+
+def waiting_reason(est: Any, exc: BaseException) -> str | None:
+    """Why the derivation's error ``exc`` waits for more rows, or None if it does not.
+
+    An update (``partial_fit``, ``merge``, ``forget``, ``from_stats``)
+    whose derivation fails for want of rows keeps its statistics; the
+    returned sentence is added to the error that every use of the model
+    then raises. An estimator that ``waits_for_rows`` waits on
+    :class:`~bayesrule._util.validation.TooFewRows` (a first block of one
+    row streamed into GaussianNB or LDA, as online learning sends them);
+    otherwise the update fails and is rolled back.
+    """
+    if getattr(est, "waits_for_rows", False) and isinstance(exc, TooFewRows):
+        return (
+            "This model holds the statistics of every row it was given (partial_fit, "
+            "merge, forget or from_stats), but it cannot predict until later rows mend "
+            "that; it then equals fit on all the rows."
+        )
+    return None
+
+
+def waiting_attrs(est: Any, exc: BaseException) -> dict[str, Any]:
+    """The fitted attributes of a model that cannot be derived yet (see :func:`waiting_reason`).
+
+    ``_model`` and every attribute the last derivation set (``_derived_names``)
+    are :class:`Underived`, which raise ``exc`` on use: none keeps a value
+    of rows since forgotten or merged. An estimator may give those known
+    without the derivation their values.
+    """
+    waiting = Underived(exc)
+    names = est.__dict__.get("_derived_names", ())
+    return {name: waiting for name in ("_model", *names)} | {"_derived_names": names}

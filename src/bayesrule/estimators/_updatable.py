@@ -42,15 +42,16 @@ class UpdatableMixin(GenerativeClassifier):
         label outside the known classes raises ``ValueError``. A call that
         fails leaves the model exactly as it was.
 
-        Every block is accepted whatever the classes' sizes so far, as in a
-        stream sorted by class. While a class has too few rows for its model
-        (QDA: a covariance of ``p`` features needs ``p + 1`` rows), the model
+        Every block is accepted whatever the rows so far, as in a stream
+        sorted by class or one row at a time (online learning). While the
+        rows are too few for the model (QDA: a covariance of ``p`` features
+        needs ``p + 1`` rows of the class; GaussianNB and DiagonalLDA: a
+        feature that varies; LDA and RDA: more rows than classes), the model
         keeps the statistics but cannot predict: every prediction, draw or
         class model raises the ``ValueError`` that ``fit`` on those rows
-        raises, naming the class, its rows and the rows it needs. No warning
-        is given per block (the state is expected mid-stream); once later
-        blocks give the class enough rows, the model equals ``fit`` on all
-        the rows. ``merge`` and ``forget`` do the same.
+        raises, with what is missing. No warning is given per block (the
+        state is expected mid-stream); once later blocks mend it, the model
+        equals ``fit`` on all the rows. ``merge`` and ``forget`` do the same.
         """
         with self._atomic():
             return self._partial_fit(X, y, classes, sample_weight)

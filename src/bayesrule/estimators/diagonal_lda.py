@@ -84,6 +84,8 @@ class DiagonalLDA(_BaseNB):
     spec = _BaseNB.spec.replace(statistic=DiagonalStats)
     #: a discriminant analysis: its decision is linear in x, as LDA's (naive Bayes has none)
     has_decision_function = True
+    #: a stream's first rows (one row: no variance yet) wait for more
+    waits_for_rows = True
     squares_deviations = True
     _parameter_constraints: dict = {
         "priors": PRIORS_CONSTRAINT,

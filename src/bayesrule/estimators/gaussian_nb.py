@@ -86,6 +86,8 @@ class GaussianNB(_BaseNB):
     True
     """
 
+    #: a stream's first rows (one row: no variance yet) wait for more
+    waits_for_rows = True
     spec = _BaseNB.spec.replace(
         statistic=DiagonalStats,
         strict_priors=True,

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._util.affine_blocks import affine_rows
 from .._util.dispatch import routed
 from .._util.products import rows_dot, rows_wanted
+from .._util.validation import TooFewRows
 from ..models.tied import TiedGaussian
 from ..stats import PooledScatterStats
 from ._base import EstimatorSummariser
@@ -356,7 +357,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
             )
         self._check_solver()
         if int(stats.counts.sum()) == K:
-            raise ValueError(
+            raise TooFewRows(
                 "The number of samples must be more than the number of classes. "
                 f"{K} samples for {K} classes leave no within-class variation to estimate "
                 "the shared covariance from."

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._util.validation import TooFewRows
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _MOMENTS, _SHRINKAGE, _ClassGaussianDA
 from ._loo import LeaveOneOutMixin, qda_rows
 from ._underived import Underived
@@ -186,7 +187,7 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
         """
         n_samples = getattr(exc, "n_samples", None)
         if n_samples is None or not hasattr(exc, "label"):
-            return None
+            return super()._deferral(exc, stats)
         need = self._rows_needed(stats.n_features)
         if n_samples >= need:
             return None
@@ -209,7 +210,7 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
         single = np.flatnonzero((stats.counts == 1) & (stats.weights < 2.0))
         if single.size:
             label = stats.classes[single[0] : single[0] + 1].tolist()[0]
-            error = ValueError(
+            error = TooFewRows(
                 f"y has only 1 sample in class {label}, covariance is ill defined. "
                 f"class {label!r} has 1 sample; at least 2 samples are needed to estimate its "
                 "covariance (LinearDiscriminantAnalysis and RegularizedDiscriminantAnalysis("

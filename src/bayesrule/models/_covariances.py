@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import eigvalsh
 
+from .._util.validation import TooFewRows
 from ._types import Floats as _F
 from .covariance import (
     NEEDS_FOURTH,
@@ -195,7 +196,7 @@ def mean_pooled_variance(stats: Any, ddof: float, scale: _F | None = None) -> fl
     present = stats.weights > 0
     denom = float(stats.weights.sum()) - ddof * int(np.count_nonzero(present))
     if denom <= 0:
-        raise ValueError(
+        raise TooFewRows(
             f"the pooled covariance needs more weight than classes: total weight "
             f"{float(stats.weights.sum()):g} with {int(np.count_nonzero(present))} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
         )
@@ -215,14 +216,14 @@ def check_own_weight(stats: Any, k: int, ddof: float, alpha: float) -> None:
         )
         if stats.counts[k] > ddof:
             # rows enough, weight too little: the weights are the cause, not the rows
-            raise ValueError(
+            raise TooFewRows(
                 f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}: its "
                 f"covariance divides the class's scatter by its total weight less {ddof:g}, "
                 "which leaves nothing (weights count as rows). Give the class's rows larger "
                 f"weights, or use {pooled}."
             )
         blend = f", which enters the blend with weight alpha={alpha:g}" if alpha < 1 else ""
-        raise ValueError(
+        raise TooFewRows(
             f"class {_label(stats.classes, k)} has {_weight_text(stats, k)}; at least "
             f"{ddof + 1:g} samples are needed to estimate its covariance{blend}. Use "
             f"{pooled}, or more rows of the class."

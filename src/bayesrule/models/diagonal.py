@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._util.products import rows_dot
+from .._util.validation import TooFewRows
 from ..stats import class_label
 from ._checks import check_nonnegative_float, check_observed, feature_name, present_classes
 from ._missing import as_2d_params, finish, split_missing
@@ -352,7 +353,7 @@ def _check_some_variance(stats: Any, var_smoothing: float, eps: Any, names: Any)
         if not np.any(total > 0):
             p = int(np.size(total))
             which = "the only feature" if p == 1 else f"every one of the {p} features"
-            raise ValueError(
+            raise TooFewRows(
                 f"X has no variance ({_samples(stats.counts.sum())}): {which} holds a single "
                 "value in every row, so a "
                 "Gaussian has no width to fit and var_smoothing (a fraction of the data's "
@@ -375,7 +376,7 @@ def _check_pooled_weight(stats: Any, present: NDArray[np.bool_], ddof: float, na
     if np.any(denom <= 0):
         j = int(np.flatnonzero(denom <= 0)[0])
         k = int((V[:, j] > 0).sum())
-        raise ValueError(
+        raise TooFewRows(
             f"the rows' total weight in feature {feature_name(names, j)!r} is "
             f"{float(V[:, j].sum()):.6g} over {k} classes ({_samples(stats.counts.sum())}): "
             f"the unbiased pooled variance divides by the total weight less {ddof:g} per "

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._util.parallel import in_parallel
+from .._util.validation import TooFewRows
 from ._common import (
     BLOCK_VALUES,
     PROBE_ROWS,
@@ -493,7 +494,7 @@ def pooled_covariance(scatter: _F, weights: _F, ddof: float) -> _F:
     k = int(np.count_nonzero(weights > 0))
     denom = weights.sum() - ddof * k
     if denom <= 0:
-        raise ValueError(
+        raise TooFewRows(
             f"the pooled covariance needs more weight than classes: total weight "
             f"{weights.sum():g} with {k} classes (the unbiased estimate divides by weight - classes); give rows more weight (sample_weight) or use bias=True."
         )
