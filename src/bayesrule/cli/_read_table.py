@@ -353,7 +353,8 @@ def _read_parquet(source: Any) -> Any:
     import pyarrow.parquet as pq
 
     where = "standard input" if hasattr(source, "read") else str(source)
-    parquet = pq.ParquetFile(source)
+    # pages written with checksums are checked (a damaged page is refused, not read)
+    parquet = pq.ParquetFile(source, page_checksum_verification=True)
     names = parquet_names(parquet, where)  # two equal names: an error
     table = parquet.read()
     drop = [

@@ -63,8 +63,8 @@ def _open_parquet(path: Any, meta: Any = None) -> Any:
     import pyarrow.parquet as pq
 
     with contextlib.suppress(OSError):  # a file that cannot be mapped is read
-        return pq.ParquetFile(path, memory_map=True, metadata=meta)
-    return pq.ParquetFile(path, metadata=meta)
+        return pq.ParquetFile(path, memory_map=True, metadata=meta, page_checksum_verification=True)
+    return pq.ParquetFile(path, metadata=meta, page_checksum_verification=True)
 
 
 def _parquet_batches(f: _File, plan: _Plan, batch_rows: int) -> Iterator[Any]:
