@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._util import parallel as _parallel
+from ..._util.validation import TooFewRows
 from ...estimators.seam import Schema
 from .blocks import PIPELINE, PREFETCH, _Chunk
 from .passes import StreamReduce, reopener, several_passes
@@ -192,8 +193,33 @@ def fit_stream(
     else:
         names = None if schema[1] is None else np.asarray(schema[1], dtype=object)
         dtype = np.dtype(np.float64 if spec.frame else schema[2])
-    estimator.fit_statistics(stats, schema=Schema(int(schema[0]), names, dtype))
+    try:
+        estimator.fit_statistics(stats, schema=Schema(int(schema[0]), names, dtype))
+    except ValueError as exc:  # a refusal of the whole data: say which data
+        _name_the_source(exc, source)
+        raise
     return estimator
+
+
+def _name_the_source(exc: ValueError, source: Any) -> None:
+    """Prefix the message of ``exc`` (a plain ValueError) with the files it is about.
+
+    A refusal made from the statistics of all the blocks (a feature whose
+    squared deviations overflow, too few rows) concerns the whole source,
+    not a block: it names the file, or the first and the number of files.
+    An iterable of blocks has no name, and other types keep their message.
+    """
+    if type(exc) not in (ValueError, TooFewRows) or not exc.args:
+        return
+    try:
+        files = _files(source)
+    except (OSError, ValueError):
+        return
+    if not files:
+        return
+    where = str(files[0].path) if len(files) == 1 else f"{files[0].path} and {len(files) - 1} more"
+    if not str(exc.args[0]).startswith(where):
+        exc.args = (f"{where}: {exc.args[0]}", *exc.args[1:])
 
 
 def stream_threads() -> int:
