@@ -26,28 +26,10 @@ pytest.importorskip("typer")
 pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
 
-from typer.testing import CliRunner  # noqa: E402
-
+from _cli_runner import error_line, ok, run  # noqa: E402
 from bayesrule.backends.spark import reading  # noqa: E402
-from bayesrule.cli._app import app  # noqa: E402
 from bayesrule.io import load  # noqa: E402
 from bayesrule.stats import PooledScatterStats  # noqa: E402
-
-
-def run(*args: object) -> object:
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def ok(result: object) -> object:
-    assert result.exit_code == 0, (result.output, result.exception)
-    return result
-
-
-def error_line(result: object) -> str:
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("bayesrule: error: "), lines
-    return lines[0]
 
 
 def same_model(a: Path, b: Path) -> None:
