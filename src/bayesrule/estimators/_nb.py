@@ -73,6 +73,10 @@ class _BaseNB(UpdatableMixin):
 
     #: no decision_function, as scikit-learn's naive Bayes (see PredictMixin)
     has_decision_function = False
+    #: an update whose rows leave a class without an observed value of a feature (a
+    #: first row with a NaN, streamed one row at a time) keeps its statistics and waits
+    #: for later rows, as a class without rows enough does (``TooFewRows``)
+    waits_for_rows = True
     refusals = {
         "decision_function": "naive Bayes has no decision_function, as scikit-learn's has "
         "none (so that CalibratedClassifierCV and other meta-estimators use predict_proba); "

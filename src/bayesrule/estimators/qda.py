@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._util.validation import TooFewRows
+from ..models.gaussian import SingularCovarianceError
 from ._da import _CLASS_GAUSSIAN_PARAMS, _F, _MOMENTS, _SHRINKAGE, _ClassGaussianDA
 from ._loo import LeaveOneOutMixin, qda_rows
 from ._underived import Underived
@@ -190,7 +191,11 @@ class QuadraticDiscriminantAnalysis(LeaveOneOutMixin, _ClassGaussianDA, Updatabl
             return super()._deferral(exc, stats)
         need = self._rows_needed(stats.n_features)
         if n_samples >= need:
-            return None
+            # regularised, yet singular with at most p rows (a reg_param too small for
+            # the class's variances): p + 1 rows can mend it, as unregularised
+            if not isinstance(exc, SingularCovarianceError) or n_samples > stats.n_features:
+                return None
+            need = stats.n_features + 1
         label = np.asarray(exc.label).tolist()
         rows = "1 row" if n_samples == 1 else f"{n_samples} rows"
         return (

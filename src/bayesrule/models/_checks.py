@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._util.validation import TooFewRows
 from ..stats import class_label
 from ._types import Floats as _F
 
@@ -47,12 +48,15 @@ def check_observed(
     """Raise a ValueError naming the feature and class when a class never observes a feature.
 
     ``V[k, j]`` is the weight of the rows of class ``k`` where feature ``j``
-    is observed (not NaN); only the ``present`` classes are checked.
+    is observed (not NaN); only the ``present`` classes are checked. The
+    error is :class:`~bayesrule._util.validation.TooFewRows`: ``fit`` refuses
+    such data, while an update (``partial_fit`` of a first row with a NaN)
+    keeps its statistics until later rows observe the feature.
     """
     bad = (V <= 0) & present[:, None]
     if bad.any():
         k, j = (int(v[0]) for v in np.nonzero(bad))
-        raise ValueError(
+        raise TooFewRows(
             f"feature {feature_name(names, j)!r} is missing (NaN) in every row of class "
             f"{class_label(classes, k)!r}; its class model cannot be estimated. Drop the feature or "
             "give the class some observed values."

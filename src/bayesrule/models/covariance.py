@@ -122,7 +122,17 @@ def standardised_intensity(
     if fourth is None:
         raise ValueError(f"shrinkage={shrinkage!r} (Ledoit-Wolf) needs the fourth moments Q.")
     v = 1.0 / var[live]
-    z4 = float(v @ fourth[np.ix_(live, live)] @ v)
+    Q = fourth[np.ix_(live, live)]
+    if not np.all(np.isfinite(Q)):
+        # the squares were finite (the scatter is), their squares are not: X's spread
+        # beyond about 1e77
+        raise ValueError(
+            f"shrinkage={shrinkage!r} (Ledoit-Wolf) needs the fourth powers of the "
+            "residuals, which overflow float64 for this X (a feature's standard deviation "
+            f"reaches {float(s.max()):.3g}): rescale X (the model does not depend on the "
+            "features' units), or use shrinkage='oas', which needs only their squares."
+        )
+    z4 = float(v @ Q @ v)
     delta = (fro2 - 2.0 * mu * tr + p * mu * mu) / p
     beta = min((z4 / weight - fro2) / (p * weight), delta)
     return (0.0 if beta <= 0 or delta <= 0 else float(beta / delta)), mu

@@ -339,6 +339,20 @@ def check_class_variances(
     if bad.any():
         k, j = (int(v[0]) for v in np.nonzero(bad))
         raise ValueError(_overflow_message(noun, feature_name(names, j), class_label(classes, k)))
+    if rows is not None:
+        # a class of one row has no variance of its own: the smoothing alone, which for
+        # data of tiny scale (1e-150) is so small that its reciprocal overflows. More
+        # rows of the class mend it (an update waits for them, as for a first row)
+        with np.errstate(divide="ignore", over="ignore"):
+            tiny = ~np.isfinite(1.0 / var) & (np.asarray(rows)[:, None] <= 1)
+        if tiny.any():
+            k, j = (int(v[0]) for v in np.nonzero(tiny))
+            raise TooFewRows(
+                f"class {class_label(classes, k)!r} has {_samples(rows[k])}: the variance of "
+                f"{noun} {feature_name(names, j)!r} in it is var_smoothing={var_smoothing} "
+                f"times the data's variance alone, {float(var[k, j]):.3g}, whose reciprocal "
+                "overflows float64; give the class more rows, or rescale X."
+            )
 
 
 def _check_some_variance(stats: Any, var_smoothing: float, eps: Any, names: Any) -> None:
