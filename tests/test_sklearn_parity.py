@@ -297,3 +297,21 @@ def test_later_partial_fit_refused_as_sklearn_refuses(later):
         theirs = exc
     with pytest.raises(type(theirs), match="^" + re.escape(str(theirs).split(". ")[0])):
         call(br.GaussianNB)
+
+
+def test_lda_predicts_on_sparse_rows_as_scikit_learn_does():
+    # scikit-learn's LDA (a linear classifier) takes CSR rows at prediction after a dense
+    # fit; both refuse sparse data in fit
+    import scipy.sparse as sp
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    ours = br.LinearDiscriminantAnalysis(bias=True).fit(X, y)
+    theirs = skda.LinearDiscriminantAnalysis().fit(X, y)
+    for make in (sp.csr_matrix, sp.csc_matrix, sp.coo_array):
+        Xs = make(X)
+        np.testing.assert_array_equal(ours.predict(Xs), theirs.predict(Xs))
+        np.testing.assert_allclose(ours.predict_proba(Xs), theirs.predict_proba(Xs), atol=1e-8)
+        np.testing.assert_allclose(ours.decision_function(Xs), ours.decision_function(X))
+    with pytest.raises(TypeError, match="Sparse data was passed"):
+        br.LinearDiscriminantAnalysis().fit(sp.csr_matrix(X), y)

@@ -460,6 +460,11 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         out[:, present] = rel + self._log_priors()[present]
         return out
 
+    def _numeric_X(self, X: Any, *, reset: bool) -> Any:
+        # scikit-learn's LDA predicts on SciPy sparse rows (its fit refuses them, as this
+        # one's does): they are laid out, as the user's .toarray() would
+        return super()._numeric_X(X.toarray() if not reset and sp.issparse(X) else X, reset=reset)
+
     def _one_product_decision(self, Xv: Any, terms: tuple[_F, _F] | None = None) -> _F | None:
         """scikit-learn's form ``x' coef_k + b_k`` in one product, or None where it does not apply.
 
