@@ -234,3 +234,13 @@ def test_every_candidate_of_the_refined_search_equals_plain_rda(scoring):
                 RegularizedDiscriminantAnalysis(target="range", alpha=a, gamma=g, ridge=r).fit(
                     Xd[train], y[train]
                 )
+
+
+def test_a_class_of_one_row_is_named_in_the_refusal():
+    from bayesrule._util.validation import TooFewRows
+
+    X, y = load_wine(return_X_y=True)
+    keep = np.r_[np.flatnonzero(y != 2), np.flatnonzero(y == 2)[:1]]
+    labels = np.array(["barolo", "grignolino", "barbera"])[y[keep]]
+    with pytest.raises(TooFewRows, match=r"class 'barbera' has 1 \(the fold"):
+        RegularizedDiscriminantAnalysisCV().fit(X[keep], labels)

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.model_selection import StratifiedKFold
 
+from .._util.validation import TooFewRows
 from ..stats import ScatterStats, StatisticsError, encode
 from ..stats.schema import bound, nested, shared
 
@@ -400,12 +401,16 @@ def cv_splits(
     n = Xv.shape[0]
     cv = check_cv(given)
     if isinstance(cv, int):
-        smallest = int(np.bincount(encode(y, classes), minlength=classes.size).min())
+        counts = np.bincount(encode(y, classes), minlength=classes.size)
+        smallest = int(counts.min())
         n_splits = min(cv, smallest)
         if n_splits < 2:
-            raise ValueError(
-                f"cv={cv} needs at least 2 samples of every class; the smallest class "
-                f"has {smallest}."
+            label = classes[int(np.argmin(counts))]
+            label = label.item() if hasattr(label, "item") else label
+            raise TooFewRows(
+                f"cv={cv} needs at least 2 samples of every class; class {label!r} has "
+                f"{smallest} (the fold that holds out its only row trains without it): give "
+                "it more rows, or drop it."
             )
         cv = StratifiedKFold(n_splits, shuffle=True, random_state=random_state)
     raw = cv.split(Xv, y) if hasattr(cv, "split") else cv
