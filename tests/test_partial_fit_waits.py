@@ -19,7 +19,7 @@ from sklearn.datasets import load_iris
 import bayesrule
 from bayesrule._util.validation import TooFewRows
 
-pytestmark = pytest.mark.filterwarnings("ignore::bayesrule.OutOfRangeWarning")
+pytestmark = pytest.mark.filterwarnings("error::bayesrule.OutOfRangeWarning")
 
 
 def _iris(seed=0):

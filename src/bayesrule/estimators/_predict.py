@@ -25,6 +25,7 @@ from .._util.products import forget_finite, note_finite, noted_finite, rows_want
 from ..models import combine_terms
 from ._input import InputMixin
 from ._priors import _check_prior_mass, present_log_mass
+from ._underived import Underived
 
 __all__ = ["PredictMixin", "all_finite", "log_softmax", "row_argmax", "softmax"]
 
@@ -398,6 +399,9 @@ def _check_fitted(est: Any) -> None:
     """
     if "classes_" not in vars(est) or hasattr(type(est), "__sklearn_is_fitted__"):
         check_is_fitted(est)
+    waiting = vars(est).get("_model")
+    if isinstance(waiting, Underived):  # a model waiting for rows says so before any warning
+        raise waiting.error()
 
 
 def all_finite(values: NDArray[Any]) -> bool:

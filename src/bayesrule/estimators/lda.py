@@ -23,7 +23,7 @@ from ._base import EstimatorSummariser
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
 from ._lda_terms import decision_form, reduced_rank_model
 from ._loo import LeaveOneOutMixin, lda_rows
-from ._predict import add_to_rows
+from ._predict import _check_fitted, add_to_rows
 from ._priors import PRIORS_CONSTRAINT, _check_prior_mass
 from ._updatable import UpdatableMixin
 from .registry import register
@@ -514,7 +514,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
         data far from that point the term is large (use
         :meth:`predict_log_proba` there).
         """
-        check_is_fitted(self)
+        _check_fitted(self)
         _check_prior_mass(self)
         Xv = self._input(X, reset=False)
         terms = None
@@ -571,7 +571,7 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
                 "transform not implemented for 'lsqr' solver (use 'svd' or 'eigen'). bayesrule's "
                 "solvers give the same model; 'lsqr' refuses transform as scikit-learn's does."
             )
-        check_is_fitted(self)
+        _check_fitted(self)
         Xv = self._validate_X(X, reset=False)
         self._warn_out_of_range(Xv)
         out = ((Xv - self.xbar_) @ self.scalings_)[:, : self._max_components]
