@@ -93,6 +93,8 @@ class _Mapped:
 
     def release(self, rg: Any) -> None:
         """Drop the pages of row group ``rg`` (its first and last column chunks' span)."""
+        if rg.num_columns < 1:
+            return
         ends = []
         for c in (0, rg.num_columns - 1):
             col = rg.column(c)
