@@ -194,13 +194,19 @@ _helper: Any = None
 
 
 def _helper_pool() -> Any:
-    """The one long-lived helper thread of the fused path (made on first use)."""
+    """The one long-lived helper thread of the fused path (made on first use, once: two
+    threads predicting at once never make two)."""
     global _helper
     if _helper is None:
-        from concurrent.futures import ThreadPoolExecutor
+        with _helper_lock:
+            if _helper is None:
+                from concurrent.futures import ThreadPoolExecutor
 
-        _helper = ThreadPoolExecutor(1, thread_name_prefix="bayesrule-rows")
+                _helper = ThreadPoolExecutor(1, thread_name_prefix="bayesrule-rows")
     return _helper
+
+
+_helper_lock = threading.Lock()
 
 
 def share_parts(count: int, part: Callable[[int], None], threads: int = 2) -> None:
@@ -224,8 +230,9 @@ def share_parts(count: int, part: Callable[[int], None], threads: int = 2) -> No
 
 
 def _forget_helper() -> None:  # a forked child has none of the parent's threads
-    global _helper
+    global _helper, _helper_lock
     _helper = None
+    _helper_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -16,6 +16,7 @@ giving a fresh iterable of blocks (see :func:`reopener`).
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -86,6 +87,22 @@ def reopener(source: Any, name: str) -> Callable[[], Any]:
 
 _huge_lock = threading.Lock()
 _huge_state: dict[str, Any] = {"depth": 0, "before": None}
+
+
+def _huge_after_fork() -> None:
+    """A child forked during a pass has none of its threads: a fresh lock, and the huge-page
+    setting found before the pass put back, so that the child's own passes restore it."""
+    global _huge_lock
+    _huge_lock = threading.Lock()
+    if _huge_state["depth"]:
+        toggle = _madvise_toggle()
+        if toggle is not None:
+            toggle(bool(_huge_state["before"]))
+    _huge_state.update(depth=0, before=None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_huge_after_fork)
 
 
 def _madvise_toggle() -> Callable[[bool], bool] | None:
