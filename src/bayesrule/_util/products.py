@@ -191,11 +191,11 @@ FUSED_ROWS = 334
 
 _fused = threading.local()
 _helper: Any = None
+_helper_lock = threading.Lock()
 
 
 def _helper_pool() -> Any:
-    """The one long-lived helper thread of the fused path (made on first use, once: two
-    threads predicting at once never make two)."""
+    """The one long-lived helper thread of the fused path (made once, on first use)."""
     global _helper
     if _helper is None:
         with _helper_lock:
@@ -204,9 +204,6 @@ def _helper_pool() -> Any:
 
                 _helper = ThreadPoolExecutor(1, thread_name_prefix="bayesrule-rows")
     return _helper
-
-
-_helper_lock = threading.Lock()
 
 
 def share_parts(count: int, part: Callable[[int], None], threads: int = 2) -> None:
