@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/bench_mda.py [--data DIR] [--quick] [--n-train N]
        python benchmarks/bench_mda.py --small [--no-grid]
+       python benchmarks/bench_mda.py --tables
 
 Each MixtureDiscriminantAnalysis setting (the default first) is fitted on the
 MNIST training rows (pixels / 255, no deskewing or augmentation) and scored
@@ -15,12 +16,17 @@ and a row goes to the class of largest ``log prior + score_samples``.
 machine it is the steadier figure.
 Timings on a shared machine are noisy: compare rows of one run.
 
+``--tables``: the defaults on generated tables and two more of scikit-learn's
+data sets (:func:`generated_tables`).
+
 ``--small``: the defaults on scikit-learn's wine, breast_cancer, iris and
-digits (5-fold stratified CV, shuffled with seed 0) beside
+digits, and on a generated table with more features (60) than rows a class
+(30: ``make_classification(120, 60, n_informative=10, n_classes=4,
+class_sep=1.5, random_state=7)``) (5-fold stratified CV, shuffled with seed 0) beside
 LinearDiscriminantAnalysis and the best point of a small grid of MDA's own
 parameters (``n_components`` 1-4 times ``reg_covar`` 0.01, 0.03, 0.1, 0.3;
-``--no-grid`` leaves it out), with the numbers of components and the ridge
-the defaults chose on all the rows, and the share of predictions that
+``--no-grid`` leaves it out), with the numbers of components, the ridge
+and the covariance structure the defaults chose on all the rows, and the share of predictions that
 change when every feature is multiplied by a random factor in [1e-3, 1e3].
 """
 
@@ -104,8 +110,14 @@ def small_sets(grid=True):
             return cross_val_predict(est, X, y, cv=cv)
 
     print("5-fold CV accuracy; rescaled: share of predictions changed by random feature scales")
-    for name in ("wine", "breast_cancer", "iris", "digits"):
-        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    for name in ("wine", "breast_cancer", "iris", "digits", "wide"):
+        if name == "wide":  # more features (60) than rows a class (30)
+            X, y = datasets.make_classification(
+                120, 60, n_informative=10, n_redundant=0, n_classes=4,
+                n_clusters_per_class=1, class_sep=1.5, random_state=7,
+            )  # fmt: skip
+        else:
+            X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
         pred = predict(bayesrule.MixtureDiscriminantAnalysis(), X, y)
         lda = np.mean(predict(bayesrule.LinearDiscriminantAnalysis(), X, y) == y)
         factors = 10.0 ** np.random.default_rng(1).uniform(-3, 3, X.shape[1])
@@ -115,7 +127,8 @@ def small_sets(grid=True):
             full = bayesrule.MixtureDiscriminantAnalysis().fit(X, y)
         line = (
             f"{name:<14} defaults {np.mean(pred == y):.4f} (components "
-            f"{full.n_components_.tolist()}, reg_covar {full.reg_covar_}) LDA {lda:.4f} "
+            f"{full.n_components_.tolist()}, reg_covar {full.reg_covar_}, "
+            f"{full.covariance_type_}) LDA {lda:.4f} "
             f"rescaled {moved:.4f}"
         )
         if grid:
@@ -138,6 +151,82 @@ def small_sets(grid=True):
         print(line, flush=True)
 
 
+def generated_tables():
+    """MDA's defaults on the tables of an audit (2026-11-27) no other benchmark names.
+
+    3 shuffles of stratified 5-fold CV; beside them LDA, MDA with
+    ``covariance_type='full'`` (one covariance a component, the structure
+    before 'auto') and with ``n_components=1``; and the structure, ridge and
+    components the defaults choose on all the rows.
+    """
+    from sklearn import datasets as d
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    rng = np.random.default_rng(0)
+    X, y = d.make_classification(
+        400, 20, n_informative=6, n_redundant=4, n_classes=4, n_clusters_per_class=2,
+        class_sep=1.0, random_state=1,
+    )  # fmt: skip
+    tables = {
+        "400 x 20, 4 classes of 2 clusters, rescaled": (X * 10.0 ** rng.uniform(-2, 2, 20), y)
+    }
+    tables["make_gaussian_quantiles 400 x 5"] = d.make_gaussian_quantiles(
+        n_samples=400, n_features=5, n_classes=3, random_state=2
+    )
+    X, y = d.make_moons(400, noise=0.25, random_state=3)
+    tables["moons + 8 noise columns"] = (np.hstack([X, rng.normal(size=(400, 8))]), y)
+    tables["make_hastie_10_2 600"] = d.make_hastie_10_2(600, random_state=4)
+    tables["1:20 imbalance, 1050 x 10"] = d.make_classification(
+        1050, 10, n_informative=5, n_redundant=0, weights=[20 / 21, 1 / 21], flip_y=0,
+        class_sep=1.0, random_state=5,
+    )  # fmt: skip
+    tables["1250 x 20, 25 classes"] = d.make_classification(
+        1250, 20, n_informative=12, n_redundant=0, n_classes=25, n_clusters_per_class=1,
+        class_sep=2.0, random_state=6,
+    )  # fmt: skip
+    tables["120 x 60, 4 classes (p > n a class)"] = d.make_classification(
+        120, 60, n_informative=10, n_redundant=0, n_classes=4, n_clusters_per_class=1,
+        class_sep=1.5, random_state=7,
+    )  # fmt: skip
+    X, t = d.load_diabetes(return_X_y=True)
+    tables["diabetes in 3 classes"] = (X, np.digitize(t, np.quantile(t, [1 / 3, 2 / 3])))
+    X, y = d.load_digits(return_X_y=True)
+    idx = np.random.default_rng(0).choice(len(y), 600, replace=False)
+    noisy = X[idx] + np.random.default_rng(1).normal(0, 4, (600, 64))
+    tables["digits, 600 rows + N(0, 4^2) noise"] = (noisy, y[idx])
+    MDA = bayesrule.MixtureDiscriminantAnalysis
+    models = {
+        "MDA()": MDA,
+        "full": lambda: MDA(covariance_type="full"),
+        "LDA": bayesrule.LinearDiscriminantAnalysis,
+        "n_components=1": lambda: MDA(n_components=1),
+    }
+    print(
+        "3 x stratified 5-fold CV accuracy (%); chosen on all the rows: structure, ridge, components"
+    )
+    print(f"{'data':<45}" + "".join(f"{m:>16}" for m in models) + "  chosen")
+    for name, (X, y) in tables.items():
+        accs = []
+        for make in models.values():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                accs.append(
+                    100 * np.mean(
+                        [
+                            cross_val_score(
+                                make(), X, y, cv=StratifiedKFold(5, shuffle=True, random_state=r)
+                            ).mean()
+                            for r in range(3)
+                        ]
+                    )
+                )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = MDA().fit(X, y)
+        chosen = f"{m.covariance_type_}, {m.reg_covar_}, {sorted(set(m.n_components_.tolist()))}"
+        print(f"{name:<45}" + "".join(f"{a:>16.2f}" for a in accs) + f"  {chosen}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="MNIST directory (default: ../shared/datasets/mnist)")
@@ -145,7 +234,11 @@ def main():
     parser.add_argument("--n-train", type=int, default=None, help="training rows (default all)")
     parser.add_argument("--small", action="store_true", help="scikit-learn's small data sets")
     parser.add_argument("--no-grid", action="store_true", help="with --small: no grid")
+    parser.add_argument("--tables", action="store_true", help="generated tables of an audit")
     args = parser.parse_args()
+    if args.tables:
+        generated_tables()
+        return
     if args.small:
         small_sets(grid=not args.no_grid)
         return

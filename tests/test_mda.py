@@ -64,7 +64,7 @@ def test_one_full_component_is_qda(dataset, digits):
 
         X, y = digits
         X = PCA(12, random_state=0).fit_transform(X)  # every class covariance invertible
-    m = MDA(n_components=1, projection=None, reg_covar=0.0).fit(X, y)
+    m = MDA(n_components=1, covariance_type="full", projection=None, reg_covar=0.0).fit(X, y)
     ref = SkQDA().fit(X, y)
     np.testing.assert_array_equal(m.predict(X), ref.predict(X))
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-8)

@@ -45,6 +45,9 @@ def tables():
     X = rng.normal(size=(150, 8)) @ rng.normal(size=(8, 8))
     y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
     out["correlated"] = (X * 10.0 ** rng.uniform(-4, 4, 8), y)
+    # fewer rows a class (25) than features (40): one pooled covariance
+    X, y = blobs([25, 25, 25], [1, 1, 1], 40, seed=3, spread=0.6)
+    out["wide"] = (X * 10.0 ** rng.uniform(-3, 3, 40), y)
     return out
 
 
@@ -202,7 +205,7 @@ def test_relative_parameters_refuse_values_outside_their_range(params, match):
 
 
 # ------------------------------------------------------------------ against LDA
-@pytest.mark.parametrize("name", ["iris", "wine", "cancer"])
+@pytest.mark.parametrize("name", ["iris", "wine", "cancer", "wide"])
 def test_defaults_score_at_least_lda_less_one_and_a_half_points(name):
     X, y = TABLES[name]
     mda = np.mean(cv_predict(MDA(), X, y) == y)

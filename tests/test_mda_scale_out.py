@@ -17,7 +17,7 @@ import bayesrule
 from bayesrule import MixtureDiscriminantAnalysis as MDA
 from bayesrule.stats._sketch import KeyedRows, KeySketch, row_keys
 
-COVARIANCE_TYPES = ["full", "diag", "spherical", "shared", "ppca"]
+COVARIANCE_TYPES = ["auto", "full", "diag", "spherical", "shared", "ppca"]
 PROJECTIONS = [None, "pca", "fisher"]
 TOL = 1e-8
 #: uneven blocks; the one-row block and the short ones miss most classes

@@ -104,6 +104,9 @@ LEGACY_SCHEMA = {
         "scale": ArraySpec("float64", ("p",), low=0.0, optional=True),
         # the ridge the fit used (what reg_covar='auto' chose); missing from older files
         "reg_covar": ArraySpec("float64", ("1",), allow_nonfinite=True, optional=True),
+        # 1: the components share one covariance (what covariance_type='auto' chose),
+        # 0: each has its own, -1: unknown; missing from older files
+        "shared": ArraySpec("int64", ("1",), low=-1, optional=True),
         "residual_var": _f8("1", low=0.0),
         "log_likelihood": _f8("K"),
         "n_iter": ArraySpec("int64", ("1",), low=0),

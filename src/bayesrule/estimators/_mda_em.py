@@ -146,10 +146,13 @@ def _em(
     bic = est.n_components in ("bic", "auto")
     est._check_dimension(K if bic else int(want.sum()), d, bic=bic)
     ridge = None if est.reg_covar == "auto" else float(est.reg_covar)
-    if est.n_components == "auto" or est.reg_covar == "auto":
-        want, ridge = choose_for(est, classes, sample, rows, weights, d, rank, rng, want)
+    kind = est._structure()
+    choose_kind = kind == "auto" and est.n_components != "bic"
+    if est.n_components == "auto" or est.reg_covar == "auto" or choose_kind:
+        want, ridge, kind = choose_for(est, classes, sample, rows, weights, d, rank, rng, want)
+    kind = "full" if kind == "auto" else kind
     ridge = float(REG_FOR_CHOICE if ridge is None else ridge)
-    run = _Runner(est, reduce, ctx, sample, weights, rank, ridge)
+    run = _Runner(est, reduce, ctx, sample, weights, rank, ridge, kind)
     # a class whose sample holds all its rows has no more components than
     # distinct rows (identical rows are one, with their weights summed)
     distinct = np.array([sample.of_class(k, d)[0].shape[0] for k in range(K)])
@@ -162,7 +165,7 @@ def _em(
             runs[C] = run.best_of(counts, rng)
             for k in range(K):
                 if C <= want[k]:
-                    npar = n_parameters(est.covariance_type, C, d, rank, est.dimension)
+                    npar = n_parameters(kind, C, d, rank, est.dimension)
                     ll = runs[C][3][k]
                     scores[C - 1, k] = -2.0 * ll + npar * np.log(max(float(weights[k]), 1.0))
         want = (np.argmin(scores, axis=0) + 1).astype(np.int64)
@@ -193,13 +196,23 @@ def _em(
         n_iter=np.array([n_iter], dtype=np.int64),
         converged=np.array([int(converged)], dtype=np.int64),
         reg_covar=np.array([ridge]),
+        shared=np.array([int(kind == "shared")]),
     )
 
 
 def components(
-    est: Any, owner: NDArray[np.intp], moments: _Moments, K: int, rank: int, ridge: float
+    est: Any,
+    owner: NDArray[np.intp],
+    moments: _Moments,
+    K: int,
+    rank: int,
+    ridge: float,
+    kind: str,
 ) -> Any:
-    """The M-step: the components of the estimator ``est`` from sub-class moments ``(W, means, scatter)``."""
+    """The M-step: the components of the estimator ``est`` from sub-class moments ``(W, means, scatter)``.
+
+    ``kind`` is the covariance structure (``covariance_type``, or what ``'auto'`` chose).
+    """
     W, means, scatter = moments
     M, d = means.shape
     with blas_budget(float(M) * d**3):  # small factorisations: few threads on a busy machine
@@ -208,7 +221,7 @@ def components(
             W,
             means,
             scatter,
-            covariance_type=est.covariance_type,
+            covariance_type=kind,
             reg_covar=float(ridge),
             rank=rank,
             scale=class_scales(owner, W, means, scatter, K),
@@ -228,6 +241,7 @@ class _Runner:
         weights: _F,
         rank: int,
         ridge: float,
+        kind: str,
     ) -> None:
         self.est = est
         self.reduce = reduce
@@ -236,6 +250,7 @@ class _Runner:
         self.weights = weights
         self.rank = rank
         self.ridge = ridge
+        self.kind = kind
 
     def best_of(self, counts: NDArray[np.int64], rng: np.random.Generator) -> _Run:
         """The run of ``n_init`` with the highest log-likelihood."""
@@ -266,7 +281,7 @@ class _Runner:
         n_iter, converged = 0, False
         ll = np.zeros(K)
         for it in range(1, int(est.max_iter) + 1):
-            comps = components(est, owner, moments, K, self.rank, self.ridge)
+            comps = components(est, owner, moments, K, self.rank, self.ridge, self.kind)
             result = self.reduce(_EStep(self.ctx, owner, comps))
             moments = result.moments
             ll = result.log_likelihood

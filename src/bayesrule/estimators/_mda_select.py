@@ -42,6 +42,7 @@ from ..models.mixture import (
     component_log_prob,
     component_moments,
     derive_components,
+    segment_logsumexp,
 )
 from ..stats import label_repr
 from ._mda_passes import _kmeanspp_seeds, _Sample
@@ -123,6 +124,7 @@ def choose_components(
     seed: int,
     only: int | None = None,
     rows: int | None = None,
+    scored: bool = False,
 ) -> Choice:
     """The number of components of one class (see the module's docstring).
 
@@ -151,6 +153,10 @@ def choose_components(
         compared on it, and if 2 win the class gets one component per
         :data:`ROWS_PER_DIM` ``x d`` of its rows (at least 2, at most
         ``max_components``).
+    scored : bool
+        Fit and score the folds even when one component is the only
+        candidate (a class with few rows for its dimensions): the ridge
+        and the structure are then chosen on those fits.
     """
     if only is not None:
         ladder = [int(only)] if Z.shape[0] >= max(MIN_ROWS, 2 * int(only)) else []
@@ -158,7 +164,7 @@ def choose_components(
             return Choice(int(only), {})
     else:
         ladder = candidates(Z.shape[0], max_components, Z.shape[1])
-        if len(ladder) == 1:
+        if len(ladder) == 1 and not (scored and Z.shape[0] >= MIN_ROWS):
             return Choice(1, {})
         if rows is not None:
             ladder = ladder[:2]
@@ -166,7 +172,7 @@ def choose_components(
         return Choice(1, {})
     splits = _splits(Z, w)
     held_out = float(sum(wb.sum() for _, (_, wb) in splits))
-    kind = "full" if covariance_type == "shared" else covariance_type
+    kind = "full" if covariance_type in ("shared", "auto") else covariance_type
     scores: dict[int, float] = {}
     fits: dict[int, tuple[Any, ...]] = {}
     best, worse = ladder[0], 0
@@ -204,51 +210,96 @@ def choose_reg_covar(
     covariance_type: str,
     rank: int,
     rows_per_class: int = 256,
-) -> tuple[float, dict[float, tuple[float, float]]]:
-    """The ridge of the fewest held-out errors of Bayes' rule over every class's folds.
+    kinds: tuple[str, ...] | None = None,
+) -> tuple[float, dict[tuple[str, float], tuple[float, float]], str]:
+    """The ridge (and structure) of the fewest held-out errors of Bayes' rule over every class's folds.
 
-    For each ``reg_covar`` of ``grid``, each class's mixtures are derived
-    from the moments EM reached on each half (with the ridge the components
-    were chosen with) and the other half's rows (at most ``rows_per_class``
-    of each class) are classified: the weighted count of errors summed over
-    every fold, ties broken by the log-loss ``-sum w log P(class | z)``.
-    Classes without folds (too few rows) are left out. Returns the ridge
-    and each one's (errors, log-loss); ties go to the larger ridge.
+    For each structure of ``kinds`` (default: ``covariance_type`` alone) and
+    each ``reg_covar`` of ``grid``, each class's mixtures are derived from
+    the moments EM reached on each training part (with the ridge the
+    components were chosen with) and the held-out rows (at most
+    ``rows_per_class`` of each class) are classified: the weighted count of
+    errors summed over every fold, ties broken by the log-loss
+    ``-sum w log P(class | z)``. For ``'shared'`` the components of every
+    class on their training part i pool their scatter into one covariance
+    (no class's held-out rows are in it). Classes without folds (too few
+    rows) are left out. Returns the ridge, each candidate's (errors,
+    log-loss) keyed by (structure, ridge), and the structure; ties go to
+    the earlier structure, then to the larger ridge.
     """
     K = len(choices)
+    kinds = kinds or (covariance_type,)
     scored = [c for c in choices if c.moments]
     if not scored or K < 2:
-        return float(grid[-1]), {}
-    kind = "full" if covariance_type == "shared" else covariance_type
-    losses: dict[float, tuple[float, float]] = {}
-    for reg in grid:
-        total = errors = 0.0
-        for i in range(max(len(c.moments) for c in choices)):
-            # each class's fit on its half i (or on its only half): other classes'
-            # rows are held out from it either way
-            comps = [
-                _derive(c.moments[min(i, len(c.moments) - 1)], kind, reg, rank)
-                if c.moments
-                else None
-                for c in choices
-            ]
-            for k, c in enumerate(choices):
-                if len(c.moments) <= i:
-                    continue
-                B, wb = c.splits[i][1]
-                B, wb = B[:rows_per_class], wb[:rows_per_class]
-                joint = np.full((B.shape[0], K), -np.inf)
-                for j, comp in enumerate(comps):
-                    if comp is not None:
-                        lp = component_log_prob(B, comp)
-                        joint[:, j] = log_priors[j] + np.asarray(logsumexp(lp, axis=1))
-                present = np.isfinite(joint).any(axis=0)
-                norm = np.asarray(logsumexp(joint[:, present], axis=1))
-                errors += float(wb @ (np.argmax(joint, axis=1) != k))
-                total -= float(wb @ (joint[:, k] - norm))
-        losses[float(reg)] = (errors, total if np.isfinite(total) else np.inf)
+        return float(grid[-1]), {}, kinds[0]
+    losses: dict[tuple[str, float], tuple[float, float]] = {}
+    folds = max(len(c.moments) for c in choices)
+    for kind in kinds:
+        for reg in grid:
+            total = errors = 0.0
+            for i in range(folds):
+                # each class's fit on its part i (or on its only part): other classes'
+                # rows are held out from it either way
+                density = _fold_densities(choices, i, kind, float(reg), rank)
+                for k, c in enumerate(choices):
+                    if len(c.moments) <= i:
+                        continue
+                    B, wb = c.splits[i][1]
+                    B, wb = B[:rows_per_class], wb[:rows_per_class]
+                    joint = density(B) + log_priors[None, :]
+                    present = np.isfinite(joint).any(axis=0)
+                    norm = np.asarray(logsumexp(joint[:, present], axis=1))
+                    errors += float(wb @ (np.argmax(joint, axis=1) != k))
+                    total -= float(wb @ (joint[:, k] - norm))
+            losses[(kind, float(reg))] = (errors, total if np.isfinite(total) else np.inf)
     best = min(losses.values())
-    return max(r for r, v in losses.items() if v == best), losses
+    winners = [key for key, v in losses.items() if v == best]
+    kind = winners[0][0]
+    return max(r for kd, r in winners if kd == kind), losses, kind
+
+
+def _fold_densities(choices: list[Choice], i: int, kind: str, reg: float, rank: int) -> Any:
+    """``Z -> (n, K)`` log densities of every class fitted on its training part ``i``.
+
+    A class without folds gets ``-inf``. ``kind='shared'``: every class's
+    components on its part ``i`` share their pooled covariance.
+    """
+    K = len(choices)
+    parts = [c.moments[min(i, len(c.moments) - 1)] if c.moments else None for c in choices]
+    if kind != "shared":
+        comps = [None if m is None else _derive(m, kind, reg, rank) for m in parts]
+
+        def each(B: _F) -> _F:
+            out = np.full((B.shape[0], K), -np.inf)
+            for j, comp in enumerate(comps):
+                if comp is not None:
+                    out[:, j] = logsumexp(component_log_prob(B, comp), axis=1)
+            return out
+
+        return each
+    held = [k for k, m in enumerate(parts) if m is not None]
+    W = np.concatenate([parts[k][0] for k in held])
+    means = np.concatenate([parts[k][1] for k in held])
+    scatter = np.concatenate([parts[k][2] for k in held])
+    owner = np.repeat(np.arange(len(held)), [parts[k][0].size for k in held]).astype(np.intp)
+    pooled = derive_components(
+        owner,
+        W,
+        means,
+        scatter,
+        covariance_type="shared",
+        reg_covar=reg,
+        rank=rank,
+        scale=class_scales(owner, W, means, scatter, len(held)),
+    )
+    starts = np.searchsorted(owner, np.arange(len(held))).astype(np.intp)
+
+    def shared(B: _F) -> _F:
+        out = np.full((B.shape[0], K), -np.inf)
+        out[:, held] = segment_logsumexp(component_log_prob(B, pooled), starts)
+        return out
+
+    return shared
 
 
 def _derive(moments: Any, kind: str, reg_covar: float, rank: int) -> Any:
@@ -304,11 +355,14 @@ def choose_for(
     rank: int,
     rng: np.random.Generator,
     want: NDArray[np.int64],
-) -> tuple[NDArray[np.int64], float | None]:
-    """``'auto'``: each class's number of components, then the ridge, held out on the sample.
+) -> tuple[NDArray[np.int64], float | None, str]:
+    """``'auto'``: each class's number of components, then the ridge and structure, held out.
 
     For the estimator ``est``: the components of each class (``want`` where
-    they were given) and the ridge of the fit (None: the parameter's).
+    they were given), the ridge of the fit (None: the default's) and the
+    covariance structure (``covariance_type='auto'``: ``'full'`` or
+    ``'shared'``, whichever misclassifies fewer held-out rows when the
+    sample holds every row; ``'full'`` otherwise).
     """
     K = classes.size
     seeds = rng.integers(0, 2**31 - 1, size=K)
@@ -324,6 +378,17 @@ def choose_for(
                 stacklevel=7,
             )
     reg = REG_FOR_CHOICE if est.reg_covar == "auto" else float(est.reg_covar)
+    # the ridge and the structure are chosen where the folds' fits stand for
+    # the model: when the sample holds every row of every class (else the
+    # fixed default ridge, and full covariances)
+    complete = all(Z.shape[0] < sample.size for Z, _ in parts)
+    structure = est._structure()
+    fixed = est.reg_covar != "auto"
+    if structure == "auto":  # 'bic' compares numbers of full components
+        kinds: tuple[str, ...] = ("full",) if est.n_components == "bic" else ("full", "shared")
+    else:
+        kinds = (structure,)
+    choosing = complete and (not fixed or len(kinds) > 1)
 
     def one(k: int) -> Choice:
         Z, w = parts[k]
@@ -337,26 +402,30 @@ def choose_for(
             seed=int(seeds[k]),
             only=None if auto else int(want[k]),
             rows=int(rows[k]) if Z.shape[0] >= sample.size else None,
+            scored=choosing,
         )
 
     top = int(est.max_components) if auto else int(want.max())
     work = float(sum(Z.shape[0] for Z, _ in parts)) * d * d * top
     with blas_budget(work):
         choices = in_parallel(one, list(range(K)), work)
-    # the ridge is chosen where the folds' fits stand for the model: when the
-    # sample holds every row of every class (else the fixed default)
-    complete = all(Z.shape[0] < sample.size for Z, _ in parts)
-    ridge: float | None = None
-    if est.reg_covar == "auto" and not complete:
-        ridge = REG_FOR_CHOICE
-    elif est.reg_covar == "auto":
+    ridge: float | None = float(est.reg_covar) if fixed else None
+    kind = kinds[0]
+    if choosing:
         log_priors = np.log(np.maximum(weights, 1e-300) / weights.sum())
-        ridge, _ = choose_reg_covar(
-            choices, log_priors, REG_GRID, covariance_type=est.covariance_type, rank=rank
+        # a class with no more rows than dimensions has a covariance the ridge
+        # makes: the held-out errors of a few rows would choose a light one whose
+        # densities are far too narrow, so such data keep the heaviest
+        thin = any(0 < Z.shape[0] <= d for Z, _ in parts)
+        grid = (float(est.reg_covar),) if fixed else REG_GRID[-1:] if thin else REG_GRID
+        ridge, _, kind = choose_reg_covar(
+            choices, log_priors, grid, covariance_type=kinds[0], rank=rank, kinds=kinds
         )
+    elif not fixed:
+        ridge = REG_FOR_CHOICE
     if not auto:
-        return want, ridge
-    return np.asarray([c.n_components for c in choices], dtype=np.int64), ridge
+        return want, ridge, kind
+    return np.asarray([c.n_components for c in choices], dtype=np.int64), ridge, kind
 
 
 def _splits(Z: _F, w: _F) -> list[tuple[tuple[_F, _F], tuple[_F, _F]]]:

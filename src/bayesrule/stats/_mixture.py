@@ -69,6 +69,11 @@ class MixtureStats:
         The ridge the fit used (a fraction of each class's mean variance, see
         the estimator): what ``reg_covar='auto'`` chose; NaN when unknown (a
         model file written before it was recorded: 'auto' then derives with 0.1).
+    shared : (1,) int64
+        1 if the components share one covariance (``covariance_type='shared'``,
+        or what ``'auto'`` chose), 0 if each has its own; -1 when unknown (a
+        model file written before it was recorded: 'auto' then derives full
+        covariances).
     residual_var : (1,)
     log_likelihood : (K,)
         ``sum_i w_i log p_k(z_i)`` of each class at the last E-step.
@@ -111,6 +116,11 @@ class MixtureStats:
         default=cast(Any, None), kw_only=True, metadata=bound("p", low=0.0, allow_nonfinite=False)
     )
     reg_covar: _F = field(default=cast(Any, None), kw_only=True, metadata=bound("1"))
+    shared: NDArray[np.int64] = field(
+        default=cast(Any, None),
+        kw_only=True,
+        metadata=bound("1", dtype="int64", low=-1, allow_nonfinite=False),
+    )
 
     def __post_init__(self) -> None:
         p = self.n_features
@@ -132,6 +142,8 @@ class MixtureStats:
         object.__setattr__(self, "scale", scale)
         ridge = np.full(1, np.nan) if self.reg_covar is None else self.reg_covar
         object.__setattr__(self, "reg_covar", np.asarray(ridge, dtype=np.float64).reshape(1))
+        shared = np.full(1, -1) if self.shared is None else self.shared
+        object.__setattr__(self, "shared", np.asarray(shared, dtype=np.int64).reshape(1))
         object.__setattr__(self, "n_passes", np.asarray(passes, dtype=np.int64).reshape(1))
 
     def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixtureStats:
