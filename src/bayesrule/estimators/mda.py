@@ -94,9 +94,11 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         sample holds every row of every class (at most 2048 distinct rows a
         class), the value of ``0.01, 0.03, 0.1, 0.3`` whose mixtures fitted
         on the training folds misclassify the fewest held-out rows (ties:
-        the lower log-loss, then the larger ridge); for larger data 0.1
-        (measured on MNIST, where a subsample's verdict is biased towards
-        heavier ridges). The value used is ``reg_covar_``. It also floors the
+        the lower log-loss, then the larger ridge), or 0.3 where a class has
+        no more sampled rows than projected dimensions (its covariance is
+        then mostly ridge, and lighter ones chosen on a few held-out rows
+        give far too narrow densities); for larger data 0.1 (measured on
+        MNIST, where a subsample's verdict is biased towards heavier ridges). The value used is ``reg_covar_``. It also floors the
         variance of the isotropic residual outside the projection, where
         there are fewer rows than features (``n`` rows span at most ``n - 1``
         dimensions, so the training rows' own residual is 0 there): at least
