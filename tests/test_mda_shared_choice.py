@@ -177,3 +177,45 @@ def test_shared_fold_densities_are_gaussians_of_the_pooled_covariance(reg):
     choices[1] = Choice(1, {})
     got = _fold_densities(choices, 0, "shared", reg, 1)(B)
     assert np.all(got[:, 1] == -np.inf) and np.all(np.isfinite(got[:, [0, 2]]))
+
+
+def test_a_stray_row_of_its_own_label_does_not_force_the_heaviest_ridge():
+    X, y = make_classification(
+        600, 10, n_informative=6, n_classes=3, n_clusters_per_class=2, random_state=0
+    )
+    base = MDA().fit(X, y)
+    stray = X[:1] + np.random.default_rng(0).normal(size=(1, 10)) * X.std(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the one-row class is named
+        m = MDA().fit(np.vstack([X, stray]), np.r_[y, 3])
+    assert (m.covariance_type_, m.reg_covar_) == (base.covariance_type_, base.reg_covar_)
+
+
+def _classes(sizes, p, seed):
+    rng = np.random.default_rng(seed)
+    means = np.random.default_rng(123).normal(size=(len(sizes), p)) * 0.5
+    X = np.vstack([rng.normal(size=(n, p)) + means[k] for k, n in enumerate(sizes)])
+    return X, np.repeat(np.arange(len(sizes)), sizes)
+
+
+def test_one_class_beyond_the_sample_does_not_leave_narrow_classes_a_covariance_each():
+    # three classes of 40 rows in 60 dimensions and one of 2,100: the large
+    # class is subsampled, the narrow ones still choose (full covariances of
+    # their own put them at chance, 0.25)
+    X, y = _classes([2100, 40, 40, 40], 60, 0)
+    m = MDA(priors=[0.25] * 4).fit(X, y)
+    assert m.covariance_type_ == "shared"
+    Xt, yt = _classes([500] * 4, 60, 99)
+    assert np.mean(m.predict(Xt) == yt) > 0.9
+    P = m.predict_proba(Xt)
+    assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("value", [2, 7, -2])
+def test_the_recorded_structure_is_one_of_three_values(value):
+    from bayesrule.stats import StatisticsError
+
+    X, y = wide(7)
+    stats = MDA().fit(X, y).stats_
+    with pytest.raises(StatisticsError, match="shared must be 1"):
+        dataclasses.replace(stats, shared=np.array([value]))

@@ -278,10 +278,11 @@ def _fold_densities(choices: list[Choice], i: int, kind: str, reg: float, rank: 
 
         return each
     held = [k for k, m in enumerate(parts) if m is not None]
-    W = np.concatenate([parts[k][0] for k in held])
-    means = np.concatenate([parts[k][1] for k in held])
-    scatter = np.concatenate([parts[k][2] for k in held])
-    owner = np.repeat(np.arange(len(held)), [parts[k][0].size for k in held]).astype(np.intp)
+    fitted = [m for m in parts if m is not None]
+    W = np.concatenate([m[0] for m in fitted])
+    means = np.concatenate([m[1] for m in fitted])
+    scatter = np.concatenate([m[2] for m in fitted])
+    owner = np.repeat(np.arange(len(held)), [m[0].size for m in fitted]).astype(np.intp)
     pooled = derive_components(
         owner,
         W,
@@ -379,16 +380,21 @@ def choose_for(
             )
     reg = REG_FOR_CHOICE if est.reg_covar == "auto" else float(est.reg_covar)
     # the ridge and the structure are chosen where the folds' fits stand for
-    # the model: when the sample holds every row of every class (else the
-    # fixed default ridge, and full covariances)
-    complete = all(Z.shape[0] < sample.size for Z, _ in parts)
+    # the model: when the sample holds every row of every class; else the
+    # fixed default ridge and full covariances, unless some class has no more
+    # rows than dimensions (a covariance of its own would be mostly ridge)
+    sizes = [Z.shape[0] for Z, _ in parts]
+    complete = all(
+        n < sample.size or int(r) <= sample.size for n, r in zip(sizes, rows, strict=True)
+    )
+    narrow = [MIN_ROWS <= n <= d for n in sizes]
     structure = est._structure()
     fixed = est.reg_covar != "auto"
     if structure == "auto":  # 'bic' compares numbers of full components
         kinds: tuple[str, ...] = ("full",) if est.n_components == "bic" else ("full", "shared")
     else:
         kinds = (structure,)
-    choosing = complete and (not fixed or len(kinds) > 1)
+    choosing = (complete or any(narrow)) and (not fixed or len(kinds) > 1)
 
     def one(k: int) -> Choice:
         Z, w = parts[k]
@@ -415,8 +421,9 @@ def choose_for(
         log_priors = np.log(np.maximum(weights, 1e-300) / weights.sum())
         # a class with no more rows than dimensions has a covariance the ridge
         # makes: the held-out errors of a few rows would choose a light one whose
-        # densities are far too narrow, so such data keep the heaviest
-        thin = any(0 < Z.shape[0] <= d for Z, _ in parts)
+        # densities are far too narrow, so data whose rows are mostly in such
+        # classes keep the heaviest (a stray row of its own label does not)
+        thin = 2 * sum(n for n, t in zip(sizes, narrow, strict=True) if t) >= sum(sizes)
         grid = (float(est.reg_covar),) if fixed else REG_GRID[-1:] if thin else REG_GRID
         ridge, _, kind = choose_reg_covar(
             choices, log_priors, grid, covariance_type=kinds[0], rank=rank, kinds=kinds

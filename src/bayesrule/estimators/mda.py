@@ -72,9 +72,10 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         'auto': 'full' or 'shared', whichever misclassifies fewer held-out
         rows of the folds that choose the ridge (chosen with it, on the same
         fits; ties go to 'full'), when the sample holds every row of every
-        class (at most 2048 distinct rows a class); 'full' for larger data,
-        where each class has the rows to estimate its own covariances, and
-        with ``n_components='bic'``; 'shared' with a ``dimension``. Where
+        class (at most 2048 distinct rows a class) or some class has no
+        more rows than projected dimensions; 'full' for larger data, where
+        each class has the rows to estimate its own covariances, and with
+        ``n_components='bic'``; 'shared' with a ``dimension``. Where
         classes have fewer rows than dimensions, one pooled covariance (LDA's,
         with one component a class) usually predicts better than a
         regularised covariance per component. The structure used is
@@ -94,11 +95,13 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         sample holds every row of every class (at most 2048 distinct rows a
         class), the value of ``0.01, 0.03, 0.1, 0.3`` whose mixtures fitted
         on the training folds misclassify the fewest held-out rows (ties:
-        the lower log-loss, then the larger ridge), or 0.3 where a class has
-        no more sampled rows than projected dimensions (its covariance is
-        then mostly ridge, and lighter ones chosen on a few held-out rows
-        give far too narrow densities); for larger data 0.1 (measured on
-        MNIST, where a subsample's verdict is biased towards heavier ridges). The value used is ``reg_covar_``. It also floors the
+        the lower log-loss, then the larger ridge), or 0.3 where most
+        sampled rows are in classes with no more rows than projected
+        dimensions (their covariances are then mostly ridge, and lighter ones
+        chosen on a few held-out rows give far too narrow densities); for
+        larger data 0.1 (measured on MNIST, where a subsample's verdict is
+        biased towards heavier ridges), unless some class has no more rows
+        than dimensions (then chosen as for small data). The value used is ``reg_covar_``. It also floors the
         variance of the isotropic residual outside the projection, where
         there are fewer rows than features (``n`` rows span at most ``n - 1``
         dimensions, so the training rows' own residual is 0 there): at least

@@ -143,7 +143,13 @@ class MixtureStats:
         ridge = np.full(1, np.nan) if self.reg_covar is None else self.reg_covar
         object.__setattr__(self, "reg_covar", np.asarray(ridge, dtype=np.float64).reshape(1))
         shared = np.full(1, -1) if self.shared is None else self.shared
-        object.__setattr__(self, "shared", np.asarray(shared, dtype=np.int64).reshape(1))
+        shared = np.asarray(shared, dtype=np.int64).reshape(1)
+        if int(shared[0]) not in (-1, 0, 1):
+            raise StatisticsError(
+                f"shared must be 1 (one covariance), 0 (one a component) or -1 (unknown); "
+                f"got {int(shared[0])}."
+            )
+        object.__setattr__(self, "shared", shared)
         object.__setattr__(self, "n_passes", np.asarray(passes, dtype=np.int64).reshape(1))
 
     def with_bounds(self, lower: ArrayLike, upper: ArrayLike) -> MixtureStats:
