@@ -219,3 +219,27 @@ def test_the_recorded_structure_is_one_of_three_values(value):
     stats = MDA().fit(X, y).stats_
     with pytest.raises(StatisticsError, match="shared must be 1"):
         dataclasses.replace(stats, shared=np.array([value]))
+
+
+@pytest.mark.parametrize("relabel", ["reversed", "strings"])
+def test_relabelling_the_classes_changes_no_choice_and_no_probability(relabel):
+    # each class's k-means++ draws follow its rows (their least sampled key), not its label
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X[::2]
+    y = np.where(np.arange(X.shape[0]) % 3 == 0, 2, y[::2])  # three classes
+    a = MDA().fit(X, y)
+    if relabel == "reversed":
+        b = MDA().fit(X, y.max() - y)
+        Pb = b.predict_proba(X)[:, ::-1]
+        nb = b.n_components_[::-1]
+    else:
+        names = np.array(["zeta", "alpha", "mu"])  # sorted: alpha, mu, zeta
+        b = MDA().fit(X, names[y])
+        order = [int(np.flatnonzero(b.classes_ == n)[0]) for n in names]
+        Pb = b.predict_proba(X)[:, order]
+        nb = b.n_components_[order]
+    assert (a.covariance_type_, a.reg_covar_) == (b.covariance_type_, b.reg_covar_)
+    np.testing.assert_array_equal(a.n_components_, nb)
+    np.testing.assert_allclose(a.predict_proba(X), Pb, rtol=0, atol=1e-10)

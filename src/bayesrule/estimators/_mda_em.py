@@ -268,7 +268,7 @@ class _Runner:
         K = self.ctx.classes.size
         d = self.ctx.proj.n_dims
         owner = np.repeat(np.arange(K), counts).astype(np.intp)
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=K)]
+        seeds = [int(s) for s in self.sample.class_seeds(rng, K)]
         centres = np.concatenate(
             [
                 _kmeanspp_seeds(*self.sample.of_class(k, d), int(counts[k]), seeds[k], d)

@@ -203,6 +203,24 @@ class _Sample:
         Z, w, _ = self.found.of_class(k)
         return Z, w
 
+    def class_seeds(self, rng: np.random.Generator, K: int) -> NDArray[np.int64]:
+        """One seed per class, dealt in the order of the classes' least sampled keys.
+
+        The keys are hashes of the rows, so a class's seed follows its rows,
+        not its label: relabelling the classes (or sorting other labels
+        differently) gives each class's rows the same k-means++ draws.
+        Classes without sampled rows come last, by index.
+        """
+        draws = rng.integers(0, 2**31 - 1, size=K)
+        if self.found is None:
+            return draws
+        top = np.iinfo(np.uint64).max
+        first = [self.found.of_class(k)[2] for k in range(K)]
+        least = np.array([int(keys[0]) if keys.size else top for keys in first], dtype=np.uint64)
+        seeds = np.empty(K, dtype=np.int64)
+        seeds[np.argsort(least, kind="stable")] = draws
+        return seeds
+
 
 class _ComponentPass(_Task):
     """A pass of sub-class moments: each class's rows against its own components only.

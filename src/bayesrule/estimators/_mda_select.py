@@ -366,7 +366,7 @@ def choose_for(
     sample holds every row; ``'full'`` otherwise).
     """
     K = classes.size
-    seeds = rng.integers(0, 2**31 - 1, size=K)
+    seeds = sample.class_seeds(rng, K)
     parts = [sample.of_class(k, d) for k in range(K)]
     auto = est.n_components == "auto"
     for k, (Z, _) in enumerate(parts):
