@@ -3,6 +3,7 @@
 Usage: python benchmarks/bench_mda.py [--data DIR] [--quick] [--n-train N]
        python benchmarks/bench_mda.py --small [--no-grid]
        python benchmarks/bench_mda.py --tables
+       python benchmarks/bench_mda.py --defaults      # MNIST, the defaults only
 
 Each MixtureDiscriminantAnalysis setting (the default first) is fitted on the
 MNIST training rows (pixels / 255, no deskewing or augmentation) and scored
@@ -235,6 +236,7 @@ def main():
     parser.add_argument("--small", action="store_true", help="scikit-learn's small data sets")
     parser.add_argument("--no-grid", action="store_true", help="with --small: no grid")
     parser.add_argument("--tables", action="store_true", help="generated tables of an audit")
+    parser.add_argument("--defaults", action="store_true", help="MNIST: the defaults' row only")
     args = parser.parse_args()
     if args.tables:
         generated_tables()
@@ -245,8 +247,9 @@ def main():
     Xtr, ytr, Xte, yte = load_mnist(args.data)
     n = args.n_train or (10_000 if args.quick else Xtr.shape[0])
     Xtr, ytr = Xtr[:n], ytr[:n]
-    rows = [mda_row(p, Xtr, ytr, Xte, yte) for p in (QUICK if args.quick else SETTINGS)]
-    for dims, comps in SKLEARN_QUICK if args.quick else SKLEARN:
+    settings = [{}] if args.defaults else QUICK if args.quick else SETTINGS
+    rows = [mda_row(p, Xtr, ytr, Xte, yte) for p in settings]
+    for dims, comps in [] if args.defaults else SKLEARN_QUICK if args.quick else SKLEARN:
         rows.append(sklearn_row(dims, comps, Xtr, ytr, Xte, yte))
     print(f"MNIST: {n} training rows, {Xte.shape[0]} test rows (seconds; cpu = all threads)")
     head = (
