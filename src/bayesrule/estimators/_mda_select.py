@@ -234,23 +234,30 @@ def choose_reg_covar(
         return float(grid[-1]), {}, kinds[0]
     losses: dict[tuple[str, float], tuple[float, float]] = {}
     folds = max(len(c.moments) for c in choices)
+    # the held-out rows of every class's part i, scored together
+    held = []
+    for i in range(folds):
+        parts = [
+            (k, c.splits[i][1][0][:rows_per_class], c.splits[i][1][1][:rows_per_class])
+            for k, c in enumerate(choices)
+            if len(c.moments) > i
+        ]
+        truth = np.concatenate([np.full(B.shape[0], k) for k, B, _ in parts])
+        held.append(
+            (np.vstack([B for _, B, _ in parts]), np.concatenate([w for *_, w in parts]), truth)
+        )
     for kind in kinds:
         for reg in grid:
             total = errors = 0.0
-            for i in range(folds):
+            for i, (B, wb, truth) in enumerate(held):
                 # each class's fit on its part i (or on its only part): other classes'
                 # rows are held out from it either way
                 density = _fold_densities(choices, i, kind, float(reg), rank)
-                for k, c in enumerate(choices):
-                    if len(c.moments) <= i:
-                        continue
-                    B, wb = c.splits[i][1]
-                    B, wb = B[:rows_per_class], wb[:rows_per_class]
-                    joint = density(B) + log_priors[None, :]
-                    present = np.isfinite(joint).any(axis=0)
-                    norm = np.asarray(logsumexp(joint[:, present], axis=1))
-                    errors += float(wb @ (np.argmax(joint, axis=1) != k))
-                    total -= float(wb @ (joint[:, k] - norm))
+                joint = density(B) + log_priors[None, :]
+                present = np.isfinite(joint).any(axis=0)
+                norm = np.asarray(logsumexp(joint[:, present], axis=1))
+                errors += float(wb @ (np.argmax(joint, axis=1) != truth))
+                total -= float(wb @ (joint[np.arange(truth.size), truth] - norm))
             losses[(kind, float(reg))] = (errors, total if np.isfinite(total) else np.inf)
     best = min(losses.values())
     winners = [key for key, v in losses.items() if v == best]
@@ -261,46 +268,37 @@ def choose_reg_covar(
 def _fold_densities(choices: list[Choice], i: int, kind: str, reg: float, rank: int) -> Any:
     """``Z -> (n, K)`` log densities of every class fitted on its training part ``i``.
 
-    A class without folds gets ``-inf``. ``kind='shared'``: every class's
+    A class without folds gets ``-inf``. The components of every class are
+    derived at once, as the estimator derives them (each class's ridge in
+    units of its own mean variance); ``kind='shared'``: every class's
     components on its part ``i`` share their pooled covariance.
     """
     K = len(choices)
     parts = [c.moments[min(i, len(c.moments) - 1)] if c.moments else None for c in choices]
-    if kind != "shared":
-        comps = [None if m is None else _derive(m, kind, reg, rank) for m in parts]
-
-        def each(B: _F) -> _F:
-            out = np.full((B.shape[0], K), -np.inf)
-            for j, comp in enumerate(comps):
-                if comp is not None:
-                    out[:, j] = logsumexp(component_log_prob(B, comp), axis=1)
-            return out
-
-        return each
     held = [k for k, m in enumerate(parts) if m is not None]
     fitted = [m for m in parts if m is not None]
     W = np.concatenate([m[0] for m in fitted])
     means = np.concatenate([m[1] for m in fitted])
     scatter = np.concatenate([m[2] for m in fitted])
     owner = np.repeat(np.arange(len(held)), [m[0].size for m in fitted]).astype(np.intp)
-    pooled = derive_components(
+    comps = derive_components(
         owner,
         W,
         means,
         scatter,
-        covariance_type="shared",
+        covariance_type=kind,
         reg_covar=reg,
         rank=rank,
         scale=class_scales(owner, W, means, scatter, len(held)),
     )
     starts = np.searchsorted(owner, np.arange(len(held))).astype(np.intp)
 
-    def shared(B: _F) -> _F:
+    def densities(B: _F) -> _F:
         out = np.full((B.shape[0], K), -np.inf)
-        out[:, held] = segment_logsumexp(component_log_prob(B, pooled), starts)
+        out[:, held] = segment_logsumexp(component_log_prob(B, comps), starts)
         return out
 
-    return shared
+    return densities
 
 
 def _derive(moments: Any, kind: str, reg_covar: float, rank: int) -> Any:
