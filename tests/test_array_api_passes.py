@@ -71,6 +71,7 @@ def test_ledoit_wolf_lda_on_the_device_is_the_numpy_model(seed, solver):
 
 
 MDA = [
+    {},  # every default: components, ridge and structure chosen on the host's sample
     {"n_components": 2},
     {"n_components": 3, "covariance_type": "diag"},
     {"n_components": 2, "covariance_type": "spherical"},

@@ -243,3 +243,35 @@ def test_relabelling_the_classes_changes_no_choice_and_no_probability(relabel):
     assert (a.covariance_type_, a.reg_covar_) == (b.covariance_type_, b.reg_covar_)
     np.testing.assert_array_equal(a.n_components_, nb)
     np.testing.assert_allclose(a.predict_proba(X), Pb, rtol=0, atol=1e-10)
+
+
+def test_the_command_line_info_shows_the_choices(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    X, y = wide(7)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]).assign(label=y)
+    csv = tmp_path / "wide.csv"
+    frame.to_csv(csv, index=False)
+    model = tmp_path / "mda.bayesrule"
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+
+    def cli(*args):
+        cmd = [sys.executable, "-m", "bayesrule.cli", *map(str, args)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    cli("fit", csv, "--target", "label", "--model", "mda", "-o", model)
+    info = json.loads(cli("info", model, "--json"))
+    direct = MDA().fit(frame.drop(columns="label"), y)
+    assert info["chosen"] == {
+        "n_components_": direct.n_components_.tolist(),
+        "reg_covar_": direct.reg_covar_,
+        "covariance_type_": "shared",
+    }
+    assert 'covariance_type_="shared"' in cli("info", model)

@@ -91,9 +91,7 @@ def _summary(path: Path, est: Any) -> dict[str, Any]:
         "short_name": short_name(type(est)),
         "params": params,
         "chosen": {
-            k: _jsonable(getattr(est, k))
-            for k in _CHOSEN
-            if isinstance(getattr(est, k, None), (int, float, np.number, str))
+            k: _jsonable(getattr(est, k)) for k in _CHOSEN if _shown(k, getattr(est, k, None))
         },
         "target": extra.get("target") if isinstance(extra.get("target"), str) else None,
         "classes": [
@@ -116,8 +114,26 @@ def _summary(path: Path, est: Any) -> dict[str, Any]:
     }
 
 
-#: fitted attributes that are a choice made by the fit (cross-validation, shrinkage)
-_CHOSEN = ("alpha_", "gamma_", "ridge_", "reg_param_", "shrinkage_", "bandwidth_")
+#: fitted attributes that are a choice made by the fit (cross-validation, shrinkage,
+#: MDA's held-out choices)
+_CHOSEN = (
+    "alpha_",
+    "gamma_",
+    "ridge_",
+    "reg_param_",
+    "shrinkage_",
+    "bandwidth_",
+    "n_components_",
+    "reg_covar_",
+    "covariance_type_",
+)
+
+
+def _shown(name: str, value: Any) -> bool:
+    """Whether a chosen value is shown: a number, a word, or MDA's components per class."""
+    if isinstance(value, np.ndarray):
+        return name == "n_components_" and value.size <= 64
+    return isinstance(value, (int, float, np.number, str))
 
 
 def _jsonable(value: Any) -> Any:

@@ -101,10 +101,11 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
         chosen on a few held-out rows give far too narrow densities); for
         larger data 0.1 (measured on MNIST, where a subsample's verdict is
         biased towards heavier ridges), unless some class has no more rows
-        than dimensions (then chosen as for small data). The value used is ``reg_covar_``. It also floors the
-        variance of the isotropic residual outside the projection, where
-        there are fewer rows than features (``n`` rows span at most ``n - 1``
-        dimensions, so the training rows' own residual is 0 there): at least
+        than dimensions (then chosen as for small data). The value used is
+        ``reg_covar_``. It also floors the variance of the isotropic
+        residual outside the projection, where there are fewer rows than
+        features (``n`` rows span at most ``n - 1`` dimensions, so the
+        training rows' own residual is 0 there): at least
         ``reg_covar_`` times the mean variance of a scaled feature, times
         ``1 - max(n - 1 - d, 0) / (p - d)``, the share of the ``p - d``
         dimensions left out that the rows cannot reach (no floor with
