@@ -275,3 +275,21 @@ def test_the_command_line_info_shows_the_choices(tmp_path):
         "covariance_type_": "shared",
     }
     assert 'covariance_type_="shared"' in cli("info", model)
+
+
+def test_the_held_out_errors_are_those_of_the_models_priors(monkeypatch):
+    import bayesrule.estimators._mda_select as select
+
+    seen = []
+    real = select.choose_reg_covar
+
+    def spy(choices, log_priors, *args, **kwargs):
+        seen.append(np.asarray(log_priors))
+        return real(choices, log_priors, *args, **kwargs)
+
+    monkeypatch.setattr(select, "choose_reg_covar", spy)
+    X, y = wide(7)
+    MDA(priors={0: 0.1, 1: 0.2, 2: 0.3, 3: 0.4}).fit(X, y)
+    np.testing.assert_allclose(seen[-1], np.log([0.1, 0.2, 0.3, 0.4]))
+    MDA().fit(X, y)
+    np.testing.assert_allclose(seen[-1], np.log(np.bincount(y) / y.size))
