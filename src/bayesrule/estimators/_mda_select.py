@@ -24,6 +24,12 @@ core and on Dask:
 A class with fewer than :data:`MIN_ROWS` distinct rows cannot be split
 for scoring: it gets one component (the estimator warns,
 naming the class).
+
+The same folds then choose the ridge (``reg_covar='auto'``) and the
+covariance structure (``covariance_type='auto'``: each component's own, or
+one pooled from every class's components) by the held-out errors of
+Bayes' rule over all the classes (:func:`choose_reg_covar`), where the
+sample holds every row or some class has no more rows than dimensions.
 """
 
 from __future__ import annotations
@@ -362,7 +368,8 @@ def choose_for(
     they were given), the ridge of the fit (None: the default's) and the
     covariance structure (``covariance_type='auto'``: ``'full'`` or
     ``'shared'``, whichever misclassifies fewer held-out rows when the
-    sample holds every row; ``'full'`` otherwise).
+    sample holds every row or some class has no more rows than dimensions;
+    ``'full'`` otherwise).
     """
     K = classes.size
     seeds = sample.class_seeds(rng, K)
