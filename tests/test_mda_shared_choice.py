@@ -277,7 +277,9 @@ def test_the_command_line_info_shows_the_choices(tmp_path):
     assert 'covariance_type_="shared"' in cli("info", model)
 
 
-def test_the_held_out_errors_are_those_of_the_models_priors(monkeypatch):
+def test_the_choice_is_of_the_class_densities_which_priors_only_shift(monkeypatch):
+    # the held-out errors weigh the classes by their weights, whatever ``priors`` says:
+    # given priors shift the joint log likelihood and change nothing else
     import bayesrule.estimators._mda_select as select
 
     seen = []
@@ -289,7 +291,31 @@ def test_the_held_out_errors_are_those_of_the_models_priors(monkeypatch):
 
     monkeypatch.setattr(select, "choose_reg_covar", spy)
     X, y = wide(7)
-    MDA(priors={0: 0.1, 1: 0.2, 2: 0.3, 3: 0.4}).fit(X, y)
-    np.testing.assert_allclose(seen[-1], np.log([0.1, 0.2, 0.3, 0.4]))
-    MDA().fit(X, y)
-    np.testing.assert_allclose(seen[-1], np.log(np.bincount(y) / y.size))
+    priors = np.array([0.1, 0.2, 0.3, 0.4])
+    a = MDA().fit(X, y)
+    b = MDA(priors=priors).fit(X, y)
+    np.testing.assert_allclose(seen[0], seen[1])
+    np.testing.assert_allclose(seen[1], np.log(np.bincount(y) / y.size))
+    assert (a.covariance_type_, a.reg_covar_) == (b.covariance_type_, b.reg_covar_)
+    diff = b.predict_joint_log_proba(X) - a.predict_joint_log_proba(X)
+    np.testing.assert_allclose(
+        diff, np.tile(np.log(priors) - np.log(a.priors_), (len(X), 1)), atol=1e-9
+    )
+
+
+def test_bytes_float32_fractions_and_an_added_constant_column_give_one_model():
+    # the sample's keys start at each feature's least value and skip constant features:
+    # images stored as bytes or as float32 fractions draw the same sample
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = (X * 15).astype(np.uint8)  # 0..240 grey levels
+    ref = MDA(n_dims=20).fit(X, y)
+    fractions = (X / 255.0).astype(np.float32)
+    a = MDA(n_dims=20).fit(fractions, y)
+    constant = np.hstack([X, np.full((X.shape[0], 1), 7, dtype=np.uint8)])
+    b = MDA(n_dims=20).fit(constant, y)
+    for m, Z in ((a, fractions), (b, constant)):
+        assert (m.covariance_type_, m.reg_covar_) == (ref.covariance_type_, ref.reg_covar_)
+        np.testing.assert_array_equal(m.n_components_, ref.n_components_)
+        np.testing.assert_array_equal(m.predict(Z), ref.predict(X))

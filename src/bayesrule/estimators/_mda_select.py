@@ -52,7 +52,6 @@ from ..models.mixture import (
 )
 from ..stats import label_repr
 from ._mda_passes import _kmeanspp_seeds, _Sample
-from ._priors import resolve_priors
 
 __all__ = [
     "LADDER",
@@ -424,9 +423,9 @@ def choose_for(
     ridge: float | None = float(est.reg_covar) if fixed else None
     kind = kinds[0]
     if choosing:
-        # the model's priors: the parameter's, else the classes' weights
-        prior = weights if est.priors is None else resolve_priors(est.priors, classes)
-        log_priors = np.log(np.maximum(prior, 1e-300) / prior.sum())
+        # the classes' weights, not the ``priors`` parameter: the choice is one of
+        # the class densities, which given priors only shift (as in the model)
+        log_priors = np.log(np.maximum(weights, 1e-300) / weights.sum())
         # a class with no more rows than dimensions has a covariance the ridge
         # makes: the held-out errors of a few rows would choose a light one whose
         # densities are far too narrow, so data whose rows are mostly in such
