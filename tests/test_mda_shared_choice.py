@@ -303,19 +303,31 @@ def test_the_choice_is_of_the_class_densities_which_priors_only_shift(monkeypatc
     )
 
 
-def test_bytes_float32_fractions_and_an_added_constant_column_give_one_model():
-    # the sample's keys start at each feature's least value and skip constant features:
-    # images stored as bytes or as float32 fractions draw the same sample
-    from sklearn.datasets import load_digits
+@pytest.mark.parametrize(
+    "full_errors, shared_errors, expected",
+    [
+        (10, 12, "shared"),  # 2 fewer errors: within sqrt(12) = 3.5, the simpler model
+        (8, 12, "full"),  # 4 fewer: beyond it
+        (0, 1, "shared"),  # 1 fewer: within sqrt(1)
+        (0, 4, "full"),  # 4 fewer: beyond sqrt(4) = 2
+        (12, 10, "shared"),
+    ],
+)
+def test_full_covariances_must_beat_the_pooled_one_beyond_its_standard_error(
+    full_errors, shared_errors, expected
+):
+    from bayesrule.estimators._mda_select import structure_of
 
-    X, y = load_digits(return_X_y=True)
-    X = (X * 15).astype(np.uint8)  # 0..240 grey levels
-    ref = MDA(n_dims=20).fit(X, y)
-    fractions = (X / 255.0).astype(np.float32)
-    a = MDA(n_dims=20).fit(fractions, y)
-    constant = np.hstack([X, np.full((X.shape[0], 1), 7, dtype=np.uint8)])
-    b = MDA(n_dims=20).fit(constant, y)
-    for m, Z in ((a, fractions), (b, constant)):
-        assert (m.covariance_type_, m.reg_covar_) == (ref.covariance_type_, ref.reg_covar_)
-        np.testing.assert_array_equal(m.n_components_, ref.n_components_)
-        np.testing.assert_array_equal(m.predict(Z), ref.predict(X))
+    losses = {
+        ("full", 0.03): (float(full_errors) + 3, 1.0),
+        ("full", 0.1): (float(full_errors), 5.0),
+        ("shared", 0.1): (float(shared_errors), 6.0),
+        ("shared", 0.3): (float(shared_errors) + 1, 2.0),
+    }
+    assert structure_of(losses, ("full", "shared")) == expected
+    # a single structure is that structure; without 'shared', the fewest errors
+    assert structure_of(losses, ("full",)) == "full"
+    assert (
+        structure_of({("full", 0.1): (3.0, 1.0), ("diag", 0.1): (2.0, 1.0)}, ("full", "diag"))
+        == "diag"
+    )

@@ -112,10 +112,7 @@ def fit_em(est: Any, reduce: Callable[[Any], Any], classes: Any = None) -> Mixtu
     proj = fit_projection(moments, est.projection, est.n_dims)
     est._resolve_rank(proj.n_dims)
     size = _sample_size(_most_components(est))
-    # the keys: from each feature's least value, over the features that vary
-    origin = np.asarray(moments.lower, dtype=np.float64)
-    varying = np.asarray(moments.upper, dtype=np.float64) > origin
-    sample = _Sample(counted(_Gather(base, c, proj, size, origin, varying)), size)
+    sample = _Sample(counted(_Gather(base, c, proj, size)), size)
     stats = _em(est, counted, _Context(base, c, proj), moments, sample)
     stats = dataclasses.replace(stats, n_passes=np.array([passes[0]], dtype=np.int64))
     return stats.with_bounds(moments.lower, moments.upper)

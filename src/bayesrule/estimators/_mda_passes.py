@@ -144,23 +144,12 @@ class _Survey(_Task):
 KEY_GRID = 2.0**-10
 
 
-def sample_keys(
-    X: _F, proj: Projection, origin: _F | None = None, varying: NDArray[np.bool_] | None = None
-) -> NDArray[np.uint64]:
+def sample_keys(X: _F, proj: Projection) -> NDArray[np.uint64]:
     """Keys of the rows that depend neither on the features' units nor on their origins, (n,).
 
     The hash (:func:`~bayesrule.stats._sketch.row_keys`) of each row's
-    features less ``origin`` (each feature's least training value; the
-    projection's centre where not given) and divided by the projection's
-    scale, rounded to a multiple of ``KEY_GRID`` (1/1024 of the feature's
-    scale). From the least value, values on a lattice (pixels, counts,
-    whole units) land on multiples of ``1024 / range`` however they are
-    stored: MNIST as bytes or as float32 fractions of 255 gives one sample
-    (from the mean, some of the 47 million rounded values fell within
-    float32's rounding of a grid boundary, and 0.75 % of the predictions
-    moved). Only the features of ``varying`` (those not constant in the
-    training data) are hashed: a constant column added to the table changes
-    no key. A feature
+    features centred and divided by the projection's scale, rounded to a
+    multiple of ``KEY_GRID`` (1/1024 of the feature's scale). A feature
     times ``a`` plus ``b`` (grams for kilograms, kelvin for degrees Celsius,
     a timestamp's epoch) changes the standardised values only by the
     rounding of its arithmetic, far below the grid's spacing, so the keys,
@@ -172,14 +161,9 @@ def sample_keys(
     """
     out = np.empty(X.shape[0], dtype=np.uint64)
     scale = np.asarray(proj.scale)
-    start = proj.centre if origin is None else np.where(np.isfinite(origin), origin, proj.centre)
-    cols = (
-        np.arange(X.shape[1]) if varying is None or not np.any(varying) else np.flatnonzero(varying)
-    )
-    start, unit = start[cols], scale[cols] * KEY_GRID
     for s in range(0, X.shape[0], BLOCK_ROWS):
         with np.errstate(over="ignore", invalid="ignore"):
-            U = np.rint((np.asarray(X[s : s + BLOCK_ROWS])[:, cols] - start) / unit)
+            U = np.rint((X[s : s + BLOCK_ROWS] - proj.centre) / (scale * KEY_GRID))
         out[s : s + BLOCK_ROWS] = row_keys(U)
     return out
 
@@ -187,27 +171,15 @@ def sample_keys(
 class _Gather(_Task):
     """Pass 2: per class, the projected rows of the ``size`` smallest keys (a :class:`RowSample`)."""
 
-    def __init__(
-        self,
-        est: Any,
-        classes: NDArray[Any],
-        proj: Projection,
-        size: int,
-        origin: _F | None = None,
-        varying: NDArray[np.bool_] | None = None,
-    ):
+    def __init__(self, est: Any, classes: NDArray[Any], proj: Projection, size: int):
         super().__init__(est)
         self.classes = classes
         self.proj = proj
         self.size = size
-        #: each feature's least training value, the keys' origin (see :func:`sample_keys`)
-        self.origin = origin
-        #: the features not constant in the training data, the ones the keys hash
-        self.varying = varying
 
     def summarise(self, rows: _Rows, classes: Any = None) -> RowSample:
         K = self.classes.size
-        keys = sample_keys(rows.X, self.proj, self.origin, self.varying)
+        keys = sample_keys(rows.X, self.proj)
         yi = rows.codes(self.classes)
         at = np.arange(rows.n, dtype=np.float64)[:, None]
         # the candidates first (row indices as their values), then their projected rows

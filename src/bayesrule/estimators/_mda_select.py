@@ -62,6 +62,7 @@ __all__ = [
     "choose_components",
     "choose_for",
     "choose_reg_covar",
+    "structure_of",
 ]
 
 _F = NDArray[np.float64]
@@ -231,7 +232,12 @@ def choose_reg_covar(
     (no class's held-out rows are in it). Classes without folds (too few
     rows) are left out. Returns the ridge, each candidate's (errors,
     log-loss) keyed by (structure, ridge), and the structure; ties go to
-    the earlier structure, then to the larger ridge.
+    the earlier structure, then to the larger ridge. Between ``'shared'``
+    and another structure, the other is chosen only if its fewest errors are
+    below the shared ones' by more than their standard error (the square
+    root of the count): one pooled covariance is the simpler model, and on
+    a few hundred rows the errors of the two differ by chance (breast_cancer:
+    95.2-96.3 over ``random_state`` with the plain minimum).
     """
     K = len(choices)
     kinds = kinds or (covariance_type,)
@@ -265,10 +271,29 @@ def choose_reg_covar(
                 errors += float(wb @ (np.argmax(joint, axis=1) != truth))
                 total -= float(wb @ (joint[np.arange(truth.size), truth] - norm))
             losses[(kind, float(reg))] = (errors, total if np.isfinite(total) else np.inf)
-    best = min(losses.values())
-    winners = [key for key, v in losses.items() if v == best]
-    kind = winners[0][0]
-    return max(r for kd, r in winners if kd == kind), losses, kind
+    kind = structure_of(losses, kinds)
+    best = min(v for (kd, _), v in losses.items() if kd == kind)
+    return max(r for (kd, r), v in losses.items() if kd == kind and v == best), losses, kind
+
+
+def structure_of(
+    losses: dict[tuple[str, float], tuple[float, float]], kinds: tuple[str, ...]
+) -> str:
+    """The structure of :func:`choose_reg_covar`'s held-out ``losses`` ((errors, log-loss) by
+    (structure, ridge)): the fewest errors (ties: the lower log-loss, then the earlier
+    structure), except that one pooled covariance (``'shared'``), the simpler model, gives
+    way only to a structure whose fewest errors are below its own by more than their
+    standard error, the square root of the count (the one-standard-error rule).
+    """
+    scored = [kd for kd in kinds if any(k == kd for k, _ in losses)]
+    if "shared" in scored and len(scored) > 1:
+        pooled = min(v for (kd, _), v in losses.items() if kd == "shared")[0]
+        rivals = [v[0] for (kd, _), v in losses.items() if kd != "shared" and kd in scored]
+        if not any(e < pooled - float(np.sqrt(pooled)) for e in rivals):
+            return "shared"
+        scored = [kd for kd in scored if kd != "shared"]
+    best = min(v for (kd, _), v in losses.items() if kd in scored)
+    return next(kd for kd in scored if any(v == best for (k, _), v in losses.items() if k == kd))
 
 
 def _fold_densities(choices: list[Choice], i: int, kind: str, reg: float, rank: int) -> Any:
