@@ -71,7 +71,8 @@ class MixtureDiscriminantAnalysis(GenerativeClassifier):
     covariance_type : {'auto', 'full', 'diag', 'spherical', 'shared', 'ppca'}, default='auto'
         'auto': 'full' or 'shared', whichever misclassifies fewer held-out
         rows of the folds that choose the ridge (chosen with it, on the same
-        fits; ties go to 'full'), when the sample holds every row of every
+        fits; 'shared', the simpler model, is kept unless 'full' has fewer
+        errors by more than the square root of its count), when the sample holds every row of every
         class (at most 2048 distinct rows a class) or some class has no
         more rows than projected dimensions; 'full' for larger data, where
         each class has the rows to estimate its own covariances, and with
