@@ -15,6 +15,16 @@ theirs, ours, ...) after one warm-up call of each, so that both see the
 same machine; the table holds the medians and ``ratio = theirs / ours``
 (above 1: bayesrule is faster).
 
+``--order apart`` times each library's calls back to back instead (ours R
+times, a pause of 0.3 s, theirs R times), each after a warm-up call: then
+no call follows the other library's. After a multi-threaded product,
+OpenBLAS's worker threads spin for up to a tenth of a second waiting for
+the next one; interleaved, the call that follows takes a core from a
+library that runs threads of its own rather than the BLAS's (the count
+models' blocked products of narrow rows), and apart it does not. The two
+orders bound what a user sees: a prediction called in a loop, or after
+other work's matrix products.
+
 ``--busy N`` starts N processes spinning in pure Python for the whole run
 (stopped at the end, also on an error), the condition of a machine whose
 cores are taken by other work.
@@ -114,6 +124,22 @@ def interleaved(
             fn()
             times[fn].append(time.perf_counter() - t0)
     return statistics.median(times[ours]), statistics.median(times[theirs])
+
+
+def apart(ours: Callable[[], Any], theirs: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """Median seconds of ``ours`` and ``theirs``, each called ``repeat`` times in a row after a
+    warm-up call and a pause of 0.3 s (the worker threads of an earlier product asleep)."""
+    medians = []
+    for fn in (ours, theirs):
+        time.sleep(0.3)
+        fn()
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        medians.append(statistics.median(times))
+    return medians[0], medians[1]
 
 
 def narrow_table(n: int, p: int = 20, k: int = 5, seed: int = 0) -> dict[str, Any]:
@@ -233,7 +259,8 @@ def run(args: argparse.Namespace, save: Callable[[list[str]], None]) -> list[str
                 fo, ft = getattr(ours, method), getattr(theirs, method)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    t_o, t_t = interleaved(
+                    timing = apart if args.order == "apart" else interleaved
+                    t_o, t_t = timing(
                         lambda fo=fo, X=X: fo(X), lambda ft=ft, X=X: ft(X), args.repeat
                     )
                 line = f"{model} {method} {dataset} {t_o * 1e3:.2f} {t_t * 1e3:.2f} {t_t / t_o:.2f}"
@@ -256,6 +283,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", help="result file (default: benchmarks/results/...)")
     parser.add_argument("--models", help="comma-separated models to run (default: all)")
     parser.add_argument("--datasets", help="comma-separated: mnist,narrow (default: both)")
+    parser.add_argument(
+        "--order",
+        choices=("interleaved", "apart"),
+        default="interleaved",
+        help="the libraries' calls alternated (default) or each library's back to back",
+    )
     args = parser.parse_args(argv)
     if args.repeat is None:
         args.repeat = 3 if args.quick else 7
@@ -288,7 +321,7 @@ def main(argv: list[str] | None = None) -> None:
             f"# machine: {machine()}",
             f"# versions: bayesrule {bayesrule.__version__}, scikit-learn "
             f"{sklearn.__version__}, numpy {np.__version__}",
-            f"# run: medians of {args.repeat} interleaved calls, ratio = theirs / ours (above 1: "
+            f"# run: medians of {args.repeat} {args.order} calls, ratio = theirs / ours (above 1: "
             f"bayesrule faster); {state}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
             f"# load: 1-minute load average {load_before:.1f} before, "
             f"{os.getloadavg()[0]:.1f} {'after' if done else 'now'} (spinning processes included)",

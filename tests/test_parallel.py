@@ -367,3 +367,41 @@ def test_a_forked_child_can_cap_the_blas_after_the_parent_did():
         release.set()
         t.join()
     assert [int(lib.get_num_threads() or 1) for lib in parallel._blas_controllers()] == counts
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_in_parallel_deals_many_items_to_a_few_threads_in_order(threads):
+    """Many items: every one run once, on at most ``threads`` threads, results in order."""
+    seen: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def item(i):
+        with lock:
+            seen.append((i, threading.get_ident()))
+        return i * 3
+
+    with config_context(n_threads=threads):
+        got = _parallel.in_parallel(item, list(range(2000)), np.inf)
+    assert got == [3 * i for i in range(2000)]
+    assert sorted(i for i, _ in seen) == list(range(2000))
+    assert 1 <= len({t for _, t in seen}) <= threads
+    assert threading.get_ident() not in {t for _, t in seen}  # workers, as before
+
+
+def test_in_parallel_raises_the_first_failing_item_in_order():
+    """Items 37 and 1500 fail: the error is item 37's, whichever thread met which first;
+    no item after a failure already known is started."""
+    started: list[int] = []
+
+    def item(i):
+        started.append(i)
+        if i in (37, 1500):
+            raise ValueError(f"item {i}")
+        return i
+
+    for _ in range(5):
+        started.clear()
+        with config_context(n_threads=2), pytest.raises(ValueError, match="^item 37$"):
+            _parallel.in_parallel(item, list(range(2000)), np.inf)
+        assert set(range(38)) <= set(started)  # every item before the failure ran
+        assert len(started) < 2000  # the rest were not started once it was known

@@ -21,6 +21,7 @@ bayesrule never changes it. See ``docs/parallelism.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -321,6 +322,12 @@ def in_parallel(
     core slows only its own part. With one thread the items run in the
     calling thread under :func:`blas_budget`. Results keep the items' order.
     ``threads`` (e.g. :func:`prediction_threads`) replaces the budget.
+
+    Each thread takes the next item as it finishes one (one task a thread,
+    not one a item: 1,953 items of 512 rows, BernoulliNB's converted blocks
+    of 1,000,000 rows, cost 30-40 µs each as futures, more than the items
+    themselves). An error is that of the first item in order that raised;
+    no item after it is started once it is known.
     """
     budget = thread_count(work) if threads is None else max(1, int(threads))
     workers = min(len(items), budget)
@@ -329,10 +336,28 @@ def in_parallel(
             return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor
 
+    results: list[Any] = [None] * len(items)
+    errors: dict[int, BaseException] = {}
+    taken = itertools.count()
+    end = [len(items)]  # lowered to the first failed item: none after it is started
+
     run = _as_worker(fn)
 
+    def work_items() -> None:
+        # next() on a count is atomic under the GIL: each item is taken once, in order
+        while (i := next(taken)) < end[0]:
+            try:
+                results[i] = run(items[i])
+            except BaseException as exc:  # the first in order is raised below
+                errors[i] = exc
+                end[0] = min(end[0], i)
+
     with blas_cap(1), ThreadPoolExecutor(workers, thread_name_prefix="bayesrule") as pool:
-        return list(pool.map(run, items))
+        for future in [pool.submit(work_items) for _ in range(workers)]:
+            future.result()
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 def ordered_map(

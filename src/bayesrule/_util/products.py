@@ -34,9 +34,9 @@ FEW_ROWS = 64
 #: BLAS has the cores, with its result made column-major (:func:`_narrow_dot`).
 NARROW = 64
 
-#: Rows of a block converted to float64 at once by :func:`rows_dot` (a few MiB:
-#: the converted copy stays in cache and is reused).
-CONVERT_ROWS = 512
+#: A block converted to float64 by :func:`rows_dot`: at least ``CONVERT_ROWS`` rows, else
+#: ``CONVERT_BYTES`` (in cache; 512 narrow rows cost more in calls than in converting)
+CONVERT_ROWS, CONVERT_BYTES = 512, 3 << 20
 
 
 def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
@@ -55,7 +55,7 @@ def rows_dot(X: Any, A: NDArray[Any]) -> NDArray[np.float64]:
     (the plain shape where the BLAS has the cores, the transposed one where not).
 
     A dense ``X`` of another dtype (BernoulliNB's binarized float32, float32
-    data) is converted a block of :data:`CONVERT_ROWS` rows at a time, each
+    data) is converted a block of rows at a time (:data:`CONVERT_BYTES`), each
     block multiplied while it is in cache, the blocks shared among threads
     (:func:`~bayesrule._util.parallel.in_parallel`): no float64 copy of ``X``
     is made. Sparse ``X`` keeps the plain product.
@@ -169,12 +169,13 @@ def _converted_blocks(X: NDArray[Any], A: NDArray[np.float64]) -> NDArray[np.flo
     """
     n = X.shape[0]
     out = np.empty((A.shape[0], n))
+    rows = max(CONVERT_ROWS, CONVERT_BYTES // (8 * max(X.shape[1], 1)))
 
     def block(s: int) -> None:
-        part = X[s : s + CONVERT_ROWS].astype(np.float64)
-        np.matmul(A, part.T, out=out[:, s : s + CONVERT_ROWS])
+        part = X[s : s + rows].astype(np.float64)
+        np.matmul(A, part.T, out=out[:, s : s + rows])
 
-    in_parallel(block, list(range(0, n, CONVERT_ROWS)), float(n) * X.shape[1] * A.shape[0])
+    in_parallel(block, list(range(0, n, rows)), float(n) * X.shape[1] * A.shape[0])
     return out.T
 
 
