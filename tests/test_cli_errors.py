@@ -306,6 +306,27 @@ def test_keyboard_interrupt_is_one_line_and_exit_code_130(files, tmp_path, monke
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_swallowed_stop_signal_still_stops_with_its_status(files, tmp_path, monkeypatch):
+    """A stop signal whose KeyboardInterrupt a library swallowed (the handler noted it and the
+    command went on to the end) still ends the command with the signal's status, not 0."""
+    from bayesrule.cli import _errors
+
+    real = bayesrule.LinearDiscriminantAnalysis.predict
+
+    def swallowed(self, *args, **kwargs):
+        try:
+            _errors._on_signal(15, None)  # SIGTERM's handler, as the process would run it
+        except KeyboardInterrupt:
+            pass  # what a library that catches it does
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(bayesrule.LinearDiscriminantAnalysis, "predict", swallowed)
+    result = run("predict", files["lda"], files["iris"], "-o", tmp_path / "p.csv")
+    assert result.exit_code == 128 + 15
+    assert result.stderr.splitlines()[-1] == "bayesrule: error: stopped by SIGTERM."
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(".p.csv.tmp-")] == []
+
+
 def test_version_and_help_exit_0():
     assert run("--version").exit_code == 0 and run("--version").stdout.startswith("bayesrule ")
     assert run("fit", "--help").exit_code == 0

@@ -405,3 +405,30 @@ def test_in_parallel_raises_the_first_failing_item_in_order():
             _parallel.in_parallel(item, list(range(2000)), np.inf)
         assert set(range(38)) <= set(started)  # every item before the failure ran
         assert len(started) < 2000  # the rest were not started once it was known
+
+
+def test_in_parallel_interrupted_starts_no_further_item():
+    """A KeyboardInterrupt while the caller waits: the threads finish the items they hold
+    and take no other (not the whole list, as futures submitted up front would)."""
+    import os
+    import signal
+    import time
+
+    started: list[int] = []
+
+    def item(i):
+        started.append(i)
+        time.sleep(0.01)
+        return i
+
+    # Python's own SIGINT handler, whatever the test runner's worker set
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))  # as a Ctrl-C
+    timer.start()
+    try:
+        with config_context(n_threads=2), pytest.raises(KeyboardInterrupt):
+            _parallel.in_parallel(item, list(range(1000)), np.inf)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, before)
+    assert 0 < len(started) < 100

@@ -324,10 +324,11 @@ def in_parallel(
     ``threads`` (e.g. :func:`prediction_threads`) replaces the budget.
 
     Each thread takes the next item as it finishes one (one task a thread,
-    not one a item: 1,953 items of 512 rows, BernoulliNB's converted blocks
+    not a future an item: 1,953 items of 512 rows, BernoulliNB's converted blocks
     of 1,000,000 rows, cost 30-40 µs each as futures, more than the items
     themselves). An error is that of the first item in order that raised;
-    no item after it is started once it is known.
+    no item after it is started once it is known, nor any once the caller is
+    interrupted (KeyboardInterrupt while it waits).
     """
     budget = thread_count(work) if threads is None else max(1, int(threads))
     workers = min(len(items), budget)
@@ -353,8 +354,12 @@ def in_parallel(
                 end[0] = min(end[0], i)
 
     with blas_cap(1), ThreadPoolExecutor(workers, thread_name_prefix="bayesrule") as pool:
-        for future in [pool.submit(work_items) for _ in range(workers)]:
-            future.result()
+        futures = [pool.submit(work_items) for _ in range(workers)]
+        try:
+            for future in futures:
+                future.result()
+        finally:
+            end[0] = -1  # an interrupted caller: the threads take no further item
     if errors:
         raise errors[min(errors)]
     return results

@@ -371,7 +371,12 @@ class BoundaryGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         with _noting_interrupts():
             try:
-                return self._invoke_quietly(ctx)
+                result = self._invoke_quietly(ctx)
+                if state["interrupted"]:
+                    # a stop signal whose KeyboardInterrupt something swallowed: the
+                    # command still stops with the signal's status, never with 0
+                    raise KeyboardInterrupt
+                return result
             except _PASS_THROUGH:
                 raise
             except SystemExit as exc:
