@@ -415,15 +415,21 @@ def test_in_parallel_interrupted_starts_no_further_item():
     import time
 
     started: list[int] = []
+    sent = threading.Event()
 
     def item(i):
         started.append(i)
-        time.sleep(0.01)
+        sent.wait(30)  # the items held until the Ctrl-C is sent: it comes while they run
+        time.sleep(0.001)
         return i
+
+    def ctrl_c():
+        os.kill(os.getpid(), signal.SIGINT)
+        sent.set()
 
     # Python's own SIGINT handler, whatever the test runner's worker set
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))  # as a Ctrl-C
+    timer = threading.Timer(0.05, ctrl_c)
     timer.start()
     try:
         with config_context(n_threads=2), pytest.raises(KeyboardInterrupt):
