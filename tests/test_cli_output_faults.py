@@ -201,6 +201,9 @@ def test_sigterm_during_a_write_removes_the_temporary(base, tmp_path, sig):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # the signal's default action in the command, whatever this process inherited: under
+        # `nohup` SIGHUP is ignored, the command (rightly) leaves it so and finishes with 0
+        preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 120
