@@ -54,3 +54,39 @@ def test_lda_predict_still_names_a_non_finite_value(value):
     bad[12, 2] = value
     with pytest.raises(ValueError, match="row 12, column 2"):
         est.predict(bad)
+
+
+@pytest.mark.parametrize("solver", ["svd", "lsqr"])
+def test_float32_decision_terms_are_made_once_a_model_and_follow_updates(solver, monkeypatch):
+    """A float32 fit's ``decision_function`` takes float64 terms made once per fitted model:
+    a second call reuses them (no new ``decision_form``), and they equal terms made afresh;
+    ``partial_fit`` and a new ``fit`` make a new model, whose terms are made anew."""
+    from bayesrule.estimators import _lda_terms
+
+    X, y = classes_data(3, 600, 12, 5)
+    X32 = X.astype(np.float32)
+    est = br.LinearDiscriminantAnalysis(solver=solver).fit(X32[:400], y[:400])
+    assert est.coef_.dtype == np.float32
+    made: list[int] = []
+    real = _lda_terms.decision_form
+    monkeypatch.setattr(_lda_terms, "decision_form", lambda m, o: made.append(1) or real(m, o))
+
+    def fresh(e):
+        coef, const = real(e._model, e._decision_origin())
+        return X32 @ coef.T + (const + e._log_priors())
+
+    first = est.decision_function(X32)
+    again = est.decision_function(X32)
+    assert len(made) == 1  # the terms of this model, once
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(first, fresh(est), rtol=1e-6, atol=1e-5)
+    for update in (
+        lambda e: e.partial_fit(X32[400:], y[400:]),
+        lambda e: e.fit(X32[200:], y[200:]),
+    ):
+        update(est)
+        made.clear()
+        got = est.decision_function(X32)
+        assert len(made) == 1  # a new model: new terms, not the former ones
+        np.testing.assert_allclose(got, fresh(est), rtol=1e-6, atol=1e-5)
+        np.testing.assert_array_equal(est.predict(X32), np.argmax(fresh(est), axis=1))

@@ -6,6 +6,7 @@ Functions of a :class:`~bayesrule.models.tied.TiedGaussian` that
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from ..models.tied import TiedGaussian
 from ._da import _F
 
-__all__ = ["decision_form", "reduced_rank_model"]
+__all__ = ["decision_form", "float64_terms", "reduced_rank_model"]
 
 
 def reduced_rank_model(
@@ -65,4 +66,21 @@ def decision_form(model: Any, origin: _F) -> tuple[_F, _F]:
     Wm = model.whitened_means - (origin - model.centre) @ W
     coef = Wm @ W.T
     const = -0.5 * np.einsum("kr,kr->k", Wm, Wm) - coef @ origin
+    return coef, const
+
+
+#: :func:`decision_form`'s float64 terms of a fitted model whose attributes are float32,
+#: by model (each fit or update makes a new one), with the origin they were taken about
+_FLOAT64_TERMS: weakref.WeakKeyDictionary[Any, tuple[_F, _F, _F]] = weakref.WeakKeyDictionary()
+
+
+def float64_terms(model: Any, origin: _F) -> tuple[_F, _F]:
+    """``decision_form(model, origin)``, computed once per model and origin (a p x p
+    product per class: 9 ms of a 10 ms ``decision_function`` of one row, 2,000
+    features and 100 classes, when it was computed again at every call)."""
+    held = _FLOAT64_TERMS.get(model)
+    if held is not None and np.array_equal(held[0], origin):
+        return held[1], held[2]
+    coef, const = decision_form(model, origin)
+    _FLOAT64_TERMS[model] = (np.array(origin, copy=True), coef, const)
     return coef, const

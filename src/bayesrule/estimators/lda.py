@@ -21,7 +21,7 @@ from ..models.tied import TiedGaussian
 from ..stats import PooledScatterStats
 from ._base import EstimatorSummariser
 from ._da import _F, _MOMENTS, _SHRINKAGE, _GaussianDA
-from ._lda_terms import decision_form, reduced_rank_model
+from ._lda_terms import decision_form, float64_terms, reduced_rank_model
 from ._loo import LeaveOneOutMixin, lda_rows
 from ._predict import _check_fitted, add_to_rows
 from ._priors import PRIORS_CONSTRAINT, _check_prior_mass
@@ -523,8 +523,8 @@ class LinearDiscriminantAnalysis(LeaveOneOutMixin, TransformerMixin, _GaussianDA
             coef_, intercept_ = np.asarray(self.coef_), np.asarray(self.intercept_)
             if coef_.dtype == np.float64 and intercept_.dtype == np.float64:
                 terms = (coef_, intercept_)  # decision_form's, assembled by the fit
-            else:  # float32 attributes (a float32 fit): the float64 terms again
-                coef, const = decision_form(self._model, self._decision_origin())
+            else:  # float32 attributes (a float32 fit): the float64 terms, once a model
+                coef, const = float64_terms(self._model, self._decision_origin())
                 terms = (coef, const + self._log_priors())
         with rows_wanted():  # the product is the answer: no reduction reads it
             fast = self._one_product_decision(Xv, terms) if terms is not None else None
